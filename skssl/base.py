@@ -1,0 +1,321 @@
+"""The semi-supervised contract shared by every skssl estimator.
+
+Every estimator in skssl is fitted as ``est.fit(X, y)`` where ``y == -1``
+marks an unlabeled row (the :mod:`sklearn.semi_supervised` convention). This
+module turns such a ``y`` into what an algorithm needs and back:
+
+* :func:`encode_semi_supervised_target` validates ``y`` and returns the
+  sorted labeled classes, a boolean mask of the labeled rows and an integer
+  encoding (``0 .. n_classes - 1`` for labeled rows, ``-1`` for unlabeled
+  ones). Algorithms only ever see that encoding.
+* :class:`SemiSupervisedClassifierMixin` gives estimators the shared
+  validation of ``(X, y)``, the mapping of predictions back to user labels,
+  the ``transduction_`` helper and a ``score`` that ignores unlabeled rows.
+
+Decisions
+---------
+* Labels may be integers, floats with integral values, booleans or strings.
+  Strings must come in an ``object`` array holding the *integer* ``-1`` as
+  the sentinel (``np.array(["spam", -1, "ham"], dtype=object)``). numpy's
+  ``np.unique`` and therefore sklearn's own label handling raise on such a
+  mix (scikit-learn issue 17951), so only the labeled part is validated and
+  encoded here.
+* A string ``"-1"`` is never a class: a ``U``/``S`` array (or an ``object``
+  array) holding ``"-1"`` is almost certainly a user who meant "unlabeled"
+  but lost the sentinel in a string conversion, so it raises a
+  ``ValueError`` telling them to use an ``object`` array with the integer
+  ``-1``. Silently treating ``"-1"`` as a third class would be a wrong answer.
+* A ``y`` with no unlabeled row is allowed: a :class:`NoUnlabeledDataWarning`
+  is emitted and the estimator fits the supervised problem. This is what
+  ``GridSearchCV`` with a plain splitter, and sklearn's own checks, do.
+* ``score`` drops the rows with ``y == -1`` before computing the accuracy, so
+  ``GridSearchCV`` without a ``scoring`` is not silently wrong when a test
+  fold holds unlabeled rows.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.metrics import accuracy_score
+from sklearn.utils import _safe_indexing, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
+
+__all__ = [
+    "UNLABELED",
+    "NoUnlabeledDataWarning",
+    "SemiSupervisedClassifierMixin",
+    "encode_semi_supervised_target",
+    "labeled_mask",
+]
+
+#: The value of ``y`` that marks an unlabeled row.
+UNLABELED = -1
+
+
+class NoUnlabeledDataWarning(UserWarning):
+    """Warning raised when a semi-supervised estimator gets no unlabeled row.
+
+    The estimator then fits the supervised problem on the labeled rows.
+    """
+
+
+def _as_1d_target(y):
+    """Return ``y`` as a 1-D numpy array without modifying the caller's copy."""
+    if y is None:
+        raise ValueError(
+            "This semi-supervised estimator requires y to be passed, "
+            "but the target y is None."
+        )
+    y = np.asarray(y)
+    if y.ndim == 0:
+        raise ValueError("y must be a 1-D array of labels, got a scalar.")
+    return column_or_1d(y, warn=True)
+
+
+def labeled_mask(y):
+    """Boolean mask of the labeled rows of a semi-supervised target.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels with ``-1`` marking unlabeled rows. Integer, float, boolean and
+        ``object`` arrays are accepted; in an ``object`` array only the integer
+        (or float) ``-1`` is the sentinel.
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_samples,)
+        ``True`` where the row is labeled.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is a string array (or an ``object`` array) holding the
+        string ``"-1"``, which is ambiguous.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.base import labeled_mask
+    >>> labeled_mask(np.array(["spam", -1, "ham"], dtype=object))
+    array([ True, False,  True])
+    """
+    y = _as_1d_target(y)
+    kind = y.dtype.kind
+    if kind in "US":
+        if np.any(y == y.dtype.type("-1")):
+            raise ValueError(
+                "y is a string array that contains '-1'. skssl marks unlabeled "
+                "rows with the integer -1; pass string labels as an object array "
+                "with the integer -1 for unlabeled rows, e.g. "
+                "np.array(['spam', -1, 'ham'], dtype=object)."
+            )
+        return np.ones(y.shape[0], dtype=bool)
+    if kind == "O":
+        is_str_minus_one = np.fromiter(
+            (isinstance(v, (str, bytes)) and v.strip() in ("-1", b"-1") for v in y),
+            dtype=bool,
+            count=y.shape[0],
+        )
+        if is_str_minus_one.any():
+            raise ValueError(
+                "y contains the string '-1'. skssl marks unlabeled rows with the "
+                "integer -1, not the string '-1'; replace it with the integer -1."
+            )
+        return np.fromiter(
+            (
+                not (
+                    isinstance(v, (int, float, np.integer, np.floating))
+                    and not isinstance(v, bool)
+                    and v == UNLABELED
+                )
+                for v in y
+            ),
+            dtype=bool,
+            count=y.shape[0],
+        )
+    if kind in "iuf":
+        return y != UNLABELED
+    if kind == "b":
+        return np.ones(y.shape[0], dtype=bool)
+    raise ValueError(
+        f"y has dtype {y.dtype}, which cannot hold class labels; use integers, "
+        "or strings in an object array with the integer -1 for unlabeled rows."
+    )
+
+
+def _object_labels_to_concrete(y_labeled):
+    """Turn the labeled part of an object ``y`` into a string or numeric array.
+
+    sklearn's ``type_of_target`` only understands object arrays of strings, so
+    integer labels that arrived in an object array (because of the -1 mix) are
+    converted back to a numeric array. A mix of strings and numbers raises.
+    """
+    if all(isinstance(v, str) for v in y_labeled):
+        return y_labeled.astype(str)
+    if all(isinstance(v, (int, float, np.integer, np.floating)) for v in y_labeled):
+        return np.array(y_labeled.tolist())
+    kinds = sorted({type(v).__name__ for v in y_labeled})
+    raise ValueError(
+        f"The labels of y mix types {kinds}; use one type of label (all "
+        "integers or all strings) with the integer -1 for unlabeled rows."
+    )
+
+
+def encode_semi_supervised_target(y):
+    """Validate a semi-supervised target and encode its labeled part.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels with ``-1`` marking unlabeled rows.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        The sorted labeled classes; ``-1`` is never one of them.
+    y_encoded : ndarray of int64, shape (n_samples,)
+        ``classes[y_encoded[i]] == y[i]`` for labeled rows, ``-1`` for the
+        unlabeled ones.
+    mask : ndarray of bool, shape (n_samples,)
+        ``True`` where the row is labeled.
+
+    Raises
+    ------
+    ValueError
+        If no row is labeled, if the labeled rows hold fewer than two classes,
+        if the labels are not classification targets (continuous values, NaN),
+        or if a string ``"-1"`` appears (see :func:`labeled_mask`).
+
+    Warns
+    -----
+    NoUnlabeledDataWarning
+        If no row is unlabeled.
+
+    Examples
+    --------
+    >>> from skssl.base import encode_semi_supervised_target
+    >>> classes, y_enc, mask = encode_semi_supervised_target([3, -1, 5, 3])
+    >>> classes
+    array([3, 5])
+    >>> y_enc
+    array([ 0, -1,  1,  0])
+    """
+    y = _as_1d_target(y)
+    mask = labeled_mask(y)
+    n_labeled = int(mask.sum())
+    if n_labeled == 0:
+        raise ValueError(
+            "y has no labeled row: every entry is -1 (unlabeled). A "
+            "semi-supervised classifier needs at least one labeled row per class."
+        )
+    y_labeled = y[mask]
+    if y_labeled.dtype.kind == "O":
+        y_labeled = _object_labels_to_concrete(y_labeled)
+    check_classification_targets(y_labeled)
+    classes, codes = np.unique(y_labeled, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"The labeled rows of y hold only one class ({classes[0]}); a "
+            "classifier needs samples of at least 2 classes in the data."
+        )
+    if n_labeled == y.shape[0]:
+        warnings.warn(
+            "y has no unlabeled row (no entry equals -1); fitting the "
+            "supervised problem on the labeled rows.",
+            NoUnlabeledDataWarning,
+            stacklevel=3,
+        )
+    y_encoded = np.full(y.shape[0], UNLABELED, dtype=np.int64)
+    y_encoded[mask] = codes.ravel()
+    return classes, y_encoded, mask
+
+
+class SemiSupervisedClassifierMixin:
+    """Mixin giving an estimator skssl's semi-supervised contract.
+
+    Put it before :class:`~sklearn.base.ClassifierMixin` and
+    :class:`~sklearn.base.BaseEstimator` in the bases. A subclass calls
+    :meth:`_validate_semi_supervised_data` in ``fit`` and receives an encoded
+    integer target; it stores predictions as class indices and maps them back
+    with :meth:`_decode` (or :meth:`_set_transduction`).
+    """
+
+    def _validate_semi_supervised_data(
+        self, X, y, *, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32), **check_params
+    ):
+        """Validate ``X`` and ``y`` for ``fit``; set ``classes_`` and ``n_features_in_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data. NaN and inf raise a ``ValueError``.
+        y : array-like of shape (n_samples,)
+            Labels with ``-1`` for unlabeled rows.
+        accept_sparse, dtype, **check_params
+            Passed on to :func:`sklearn.utils.validation.validate_data`.
+
+        Returns
+        -------
+        X : {ndarray, sparse matrix}
+            The validated data (a copy only where a conversion was needed).
+        y_encoded : ndarray of int64, shape (n_samples,)
+            Class indices for labeled rows, ``-1`` for unlabeled rows.
+        mask : ndarray of bool, shape (n_samples,)
+            ``True`` for labeled rows.
+        """
+        y = _as_1d_target(y)
+        X = validate_data(self, X, accept_sparse=accept_sparse, dtype=dtype, reset=True, **check_params)
+        check_consistent_length(X, y)
+        self.classes_, y_encoded, mask = encode_semi_supervised_target(y)
+        return X, y_encoded, mask
+
+    def _decode(self, indices):
+        """Map class indices back to the user's labels."""
+        return self.classes_[np.asarray(indices, dtype=np.intp)]
+
+    def _set_transduction(self, y_encoded, predicted_indices):
+        """Set ``transduction_``: labeled rows keep their label, others get the prediction."""
+        final = np.where(y_encoded == UNLABELED, predicted_indices, y_encoded)
+        self.transduction_ = self._decode(final)
+        return self.transduction_
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on the labeled rows of ``(X, y)``; rows with ``y == -1`` are ignored.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Test samples.
+        y : array-like of shape (n_samples,)
+            True labels, ``-1`` for rows to ignore.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            Mean accuracy of ``self.predict(X)`` on the labeled rows.
+
+        Raises
+        ------
+        ValueError
+            If no row of ``y`` is labeled.
+        """
+        check_is_fitted(self)
+        y = _as_1d_target(y)
+        check_consistent_length(X, y)
+        mask = labeled_mask(y)
+        if not mask.any():
+            raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
+        rows = np.flatnonzero(mask)
+        X_labeled = _safe_indexing(X, rows)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight)[rows]
+        return accuracy_score(y[rows], self.predict(X_labeled), sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
