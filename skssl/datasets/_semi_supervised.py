@@ -1,0 +1,93 @@
+"""Hide labels to turn a supervised dataset into a semi-supervised experiment."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state, column_or_1d
+from sklearn.utils._param_validation import Interval, validate_params
+from sklearn.utils.multiclass import check_classification_targets
+
+
+@validate_params(
+    {
+        "y": ["array-like"],
+        "n_labeled": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+        "stratify": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True):
+    """Hide all labels of ``y`` but ``n_labeled`` of them behind ``-1``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Fully labeled target (must not contain ``-1``).
+    n_labeled : int or float
+        Number of rows that keep their label; a float in (0, 1) is a fraction
+        of the rows.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draw.
+    stratify : bool, default=True
+        Keep the class proportions among the labeled rows and at least one
+        labeled row per class (``n_labeled`` must then be at least the number
+        of classes). If False, draw the labeled rows uniformly at random.
+
+    Returns
+    -------
+    y_semi : ndarray of shape (n_samples,)
+        A copy of ``y`` with the hidden labels set to ``-1``. Numeric ``y``
+        keeps its dtype; string labels come back as an ``object`` array
+        holding the integer ``-1``, the form skssl's estimators expect.
+
+    Examples
+    --------
+    >>> from skssl.datasets import make_semi_supervised
+    >>> y_semi = make_semi_supervised([0, 0, 1, 1, 0, 1], n_labeled=2, random_state=0)
+    >>> sorted(y_semi[y_semi != -1].tolist())
+    [0, 1]
+    """
+    y = column_or_1d(np.asarray(y))
+    check_classification_targets(y)
+    n_samples = y.shape[0]
+    if y.dtype.kind in "iuf" and np.any(y == -1):
+        raise ValueError("y already contains -1; make_semi_supervised expects a fully labeled y.")
+    if isinstance(n_labeled, Real) and not isinstance(n_labeled, Integral):
+        n_labeled = max(1, int(round(n_labeled * n_samples)))
+    if n_labeled > n_samples:
+        raise ValueError(f"n_labeled={n_labeled} is larger than the number of rows ({n_samples}).")
+    rng = check_random_state(random_state)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if stratify:
+        if n_labeled < classes.shape[0]:
+            raise ValueError(
+                f"n_labeled={n_labeled} is smaller than the number of classes "
+                f"({classes.shape[0]}); stratify=True keeps one labeled row per class."
+            )
+        keep = _stratified_draw(y_idx, classes.shape[0], n_labeled, rng)
+    else:
+        keep = rng.choice(n_samples, n_labeled, replace=False)
+    if y.dtype.kind in "iuf":
+        y_semi = np.full_like(y, -1)
+    else:
+        y_semi = np.full(n_samples, -1, dtype=object)
+    y_semi[keep] = y[keep]
+    return y_semi
+
+
+def _stratified_draw(y_idx, n_classes, n_labeled, rng):
+    """Indices of ``n_labeled`` rows, at least one per class, proportional otherwise."""
+    counts = np.bincount(y_idx, minlength=n_classes)
+    # One row per class first, then the rest split in proportion to the class
+    # sizes by largest remainder, capped at each class's size.
+    quota = np.ones(n_classes, dtype=np.int64)
+    extra = n_labeled - n_classes
+    if extra > 0:
+        share = (counts - 1) / max(counts.sum() - n_classes, 1) * extra
+        add = np.floor(share).astype(np.int64)
+        order = np.argsort(-(share - add), kind="stable")
+        add[order[: extra - add.sum()]] += 1
+        quota += np.minimum(add, counts - 1)
+    picks = [rng.choice(np.flatnonzero(y_idx == k), quota[k], replace=False) for k in range(n_classes)]
+    return np.sort(np.concatenate(picks))
