@@ -203,6 +203,8 @@ def encode_semi_supervised_target(y):
     array([ 0, -1,  1,  0])
     """
     y = _as_1d_target(y)
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("Input y contains NaN or infinity; mark unlabeled rows with -1.")
     mask = labeled_mask(y)
     n_labeled = int(mask.sum())
     if n_labeled == 0:

@@ -1,0 +1,214 @@
+"""Cross-validation and scoring with unlabeled rows.
+
+Plain sklearn cross-validation is wrong for semi-supervised targets: a test
+fold holding rows with ``y == -1`` counts each of them as an error (accuracy
+collapses towards the labeled fraction), ``StratifiedKFold`` treats ``-1`` as
+a class, and scorers such as ``"f1"`` see three classes and return NaN.
+This module gives the two pieces that make ``GridSearchCV``,
+``cross_validate`` and ``Pipeline`` work unchanged:
+
+* :class:`SemiSupervisedKFold` splits the labeled rows with any sklearn
+  splitter and appends every unlabeled row to every training fold; test
+  folds hold labeled rows only, so any scorer is right. This is the
+  recommended way to tune.
+* :func:`labeled_scorer` wraps any scorer so that it drops the rows with
+  ``y == -1``; use it when the splitter is not under your control.
+
+Decisions
+---------
+* The inner splitter sees only the labeled rows (their ``X`` rows, labels and
+  groups), so ``StratifiedKFold`` stratifies over the labeled classes and
+  ``GroupKFold`` groups labeled rows; unlabeled rows never enter a test fold.
+* Each training fold lists its indices in increasing order (labeled and
+  unlabeled rows interleaved as in the input), so the fit does not depend on
+  the order in which the pieces were assembled.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import BaseCrossValidator, check_cv
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples
+
+from .base import NoUnlabeledDataWarning, encode_semi_supervised_target, labeled_mask
+
+__all__ = ["SemiSupervisedKFold", "labeled_scorer"]
+
+
+class SemiSupervisedKFold(BaseCrossValidator):
+    """Cross-validator for targets where ``y == -1`` marks unlabeled rows.
+
+    The labeled rows are split by an inner cross-validator; every unlabeled
+    row is added to every training fold and never appears in a test fold.
+
+    Parameters
+    ----------
+    cv : int, cross-validation generator or iterable, default=5
+        The splitter applied to the labeled rows, as in
+        :func:`sklearn.model_selection.check_cv` for a classifier: an int
+        gives a ``StratifiedKFold`` over the labeled classes; any sklearn
+        splitter (``KFold``, ``GroupKFold``, ``RepeatedStratifiedKFold``,
+        ...) is accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.model_selection import SemiSupervisedKFold
+    >>> y = np.array([0, 1, -1, 0, 1, -1, 0, 1])
+    >>> cv = SemiSupervisedKFold(cv=3)
+    >>> for train, test in cv.split(np.zeros((8, 1)), y):
+    ...     print(train, test)
+    [2 3 4 5 6 7] [0 1]
+    [0 1 2 5 6 7] [3 4]
+    [0 1 2 3 4 5] [6 7]
+    """
+
+    def __init__(self, cv=5):
+        self.cv = cv
+
+    def _inner_cv(self, y_labeled):
+        return check_cv(self.cv, y_labeled, classifier=True)
+
+    def split(self, X, y, groups=None):
+        """Generate indices to split data into training and test sets.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows. Required.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels, passed on (restricted to the labeled rows) to the
+            inner splitter.
+
+        Yields
+        ------
+        train : ndarray
+            The training indices: labeled rows of the fold and all unlabeled rows.
+        test : ndarray
+            The test indices: labeled rows only.
+        """
+        if y is None:
+            raise ValueError("SemiSupervisedKFold needs y to tell labeled from unlabeled rows.")
+        n_samples = _num_samples(X)
+        y = np.asarray(y)
+        if y.shape[0] != n_samples:
+            raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
+        labeled = np.flatnonzero(labeled_mask(y))
+        if labeled.shape[0] == 0:
+            raise ValueError("y has no labeled row: every entry is -1, nothing to test on.")
+        unlabeled = np.flatnonzero(~labeled_mask(y))
+        # Encode the labeled part: the inner splitter must not choke on an
+        # object array mixing strings with the -1 sentinel.
+        _, y_encoded, _ = _encode_quietly(y)
+        y_labeled = y_encoded[labeled]
+        groups_labeled = None if groups is None else _safe_indexing(groups, labeled)
+        X_labeled = _safe_indexing(X, labeled)
+        for train_l, test_l in self._inner_cv(y_labeled).split(X_labeled, y_labeled, groups_labeled):
+            train = np.sort(np.concatenate([labeled[train_l], unlabeled]))
+            yield train, labeled[test_l]
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        """Number of splits: that of the inner cross-validator.
+
+        Parameters
+        ----------
+        X, y, groups : object
+            Passed to the inner cross-validator (restricted to the labeled
+            rows when ``y`` is given).
+
+        Returns
+        -------
+        n_splits : int
+        """
+        if isinstance(self.cv, numbers.Integral):
+            return int(self.cv)
+        if y is None:
+            return check_cv(self.cv).get_n_splits(X, y, groups)
+        labeled = np.flatnonzero(labeled_mask(y))
+        _, y_encoded, _ = _encode_quietly(y)
+        X_l = None if X is None else _safe_indexing(X, labeled)
+        g_l = None if groups is None else _safe_indexing(groups, labeled)
+        return self._inner_cv(y_encoded[labeled]).get_n_splits(X_l, y_encoded[labeled], g_l)
+
+    def _iter_test_indices(self, X=None, y=None, groups=None):  # pragma: no cover - split is overridden
+        for _, test in self.split(X, y, groups):
+            yield test
+
+    def __repr__(self):
+        return f"{type(self).__name__}(cv={self.cv!r})"
+
+
+def _encode_quietly(y):
+    """Encode y for splitting; a fully labeled y is fine here (no warning)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoUnlabeledDataWarning)
+        return encode_semi_supervised_target(y)
+
+
+class _LabeledScorer:
+    """A scorer that drops the rows with ``y == -1`` before scoring."""
+
+    def __init__(self, scorer, scoring):
+        self._scorer = scorer
+        self._scoring = scoring
+
+    def __call__(self, estimator, X, y_true, **kwargs):
+        mask = labeled_mask(y_true)
+        if not mask.any():
+            raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
+        rows = np.flatnonzero(mask)
+        y_labeled = np.asarray(y_true)[rows]
+        if y_labeled.dtype.kind == "O" and all(isinstance(v, str) for v in y_labeled):
+            y_labeled = y_labeled.astype(str)
+        kwargs = {
+            key: (_safe_indexing(value, rows) if _is_per_row(value, mask.shape[0]) else value)
+            for key, value in kwargs.items()
+        }
+        return self._scorer(estimator, _safe_indexing(X, rows), y_labeled, **kwargs)
+
+    def __repr__(self):
+        return f"labeled_scorer({self._scoring!r})"
+
+
+def _is_per_row(value, n_rows):
+    return hasattr(value, "__len__") and not isinstance(value, str) and len(value) == n_rows
+
+
+def labeled_scorer(scoring=None, estimator=None):
+    """Wrap a scorer so that it ignores the rows with ``y == -1``.
+
+    Parameters
+    ----------
+    scoring : str, callable or None, default=None
+        Any scorer name (``"accuracy"``, ``"f1"``, ``"roc_auc"``, ...), a
+        scorer callable ``scorer(estimator, X, y)`` or None, which stands for
+        the estimator's ``score`` (``estimator`` is then required).
+    estimator : estimator object, default=None
+        Only needed when ``scoring`` is None.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, **kwargs)`` scoring the labeled rows only;
+        per-row keyword arguments such as ``sample_weight`` are restricted to
+        the same rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skssl.model_selection import labeled_scorer
+    >>> X = np.array([[0.0], [1.0], [0.1], [0.9]])
+    >>> clf = LogisticRegression().fit(X, [0, 1, 0, 1])
+    >>> labeled_scorer("accuracy")(clf, X, np.array([0, 1, -1, -1]))
+    1.0
+    """
+    if scoring is None and estimator is None:
+        raise ValueError("labeled_scorer(None) stands for the estimator's score: pass estimator too.")
+    scorer = check_scoring(estimator, scoring=scoring)
+    return _LabeledScorer(scorer, scoring)

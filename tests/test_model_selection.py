@@ -1,0 +1,144 @@
+"""Tests of SemiSupervisedKFold and labeled_scorer, on real data with sklearn's
+own SelfTrainingClassifier."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import (
+    GridSearchCV,
+    GroupKFold,
+    KFold,
+    RepeatedStratifiedKFold,
+    cross_val_score,
+    cross_validate,
+    train_test_split,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.semi_supervised import SelfTrainingClassifier
+
+from skssl.datasets import make_semi_supervised
+from skssl.model_selection import SemiSupervisedKFold, labeled_scorer
+
+
+def _self_training():
+    return make_pipeline(StandardScaler(), SelfTrainingClassifier(LogisticRegression(max_iter=2000)))
+
+
+@pytest.fixture(scope="module")
+def cancer_split():
+    """Real data, 80% of the training labels hidden, a labeled held-out set."""
+    X, y = load_breast_cancer(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    y_semi = make_semi_supervised(y_train, 0.2, random_state=0)
+    return X_train, y_semi, X_test, y_test
+
+
+def test_splits_keep_unlabeled_rows_in_training_and_out_of_tests():
+    y = np.array([0, 1, -1, 0, 1, -1, 0, 1, -1, 0, 1, 1])
+    unlabeled = set(np.flatnonzero(y == -1))
+    tests = []
+    for train, test in SemiSupervisedKFold(cv=3).split(np.zeros((12, 2)), y):
+        assert unlabeled <= set(train)
+        assert not unlabeled & set(test)
+        assert not set(train) & set(test)
+        assert np.all(np.diff(train) > 0)
+        tests.extend(test)
+    assert sorted(tests) == sorted(np.flatnonzero(y != -1))
+
+
+def test_inner_cv_is_stratified_over_labeled_classes():
+    y = np.array([0] * 10 + [1] * 5 + [-1] * 30)
+    for _, test in SemiSupervisedKFold(cv=5).split(np.zeros((45, 1)), y):
+        assert np.bincount(y[test]).tolist() == [2, 1]
+
+
+@pytest.mark.parametrize(
+    "inner", [KFold(3), RepeatedStratifiedKFold(n_splits=2, n_repeats=2, random_state=0), GroupKFold(2)]
+)
+def test_any_sklearn_splitter_works(inner):
+    y = np.array([0, 1] * 6 + [-1] * 4)
+    groups = np.arange(16) % 4
+    cv = SemiSupervisedKFold(cv=inner)
+    splits = list(cv.split(np.zeros((16, 1)), y, groups))
+    assert len(splits) == cv.get_n_splits(np.zeros((16, 1)), y, groups)
+    for train, test in splits:
+        assert set(range(12, 16)) <= set(train)
+        assert np.all(y[test] != -1)
+
+
+def test_string_labels_mixed_with_minus_one():
+    y = np.array(["a", "b", -1, "a", "b", -1, "a", "b"], dtype=object)
+    splits = list(SemiSupervisedKFold(cv=2).split(np.zeros((8, 1)), y))
+    assert len(splits) == 2
+    assert all({2, 5} <= set(train) for train, _ in splits)
+
+
+def test_split_errors():
+    with pytest.raises(ValueError, match="needs y"):
+        next(SemiSupervisedKFold().split(np.zeros((3, 1)), None))
+    with pytest.raises(ValueError, match="no labeled row"):
+        next(SemiSupervisedKFold().split(np.zeros((3, 1)), [-1, -1, -1]))
+    with pytest.raises(ValueError, match="3 rows but y has 2"):
+        next(SemiSupervisedKFold().split(np.zeros((3, 1)), [0, 1]))
+
+
+def test_labeled_scorer_drops_unlabeled_rows_and_their_weights():
+    X = np.array([[0.0], [1.0], [0.2], [0.8], [0.5]])
+    clf = LogisticRegression().fit(X[:4], [0, 1, 0, 1])
+    y = np.array([0, 1, -1, 0, -1])
+    expected = np.mean(clf.predict(X[[0, 1, 3]]) == y[[0, 1, 3]])
+    assert labeled_scorer("accuracy")(clf, X, y) == pytest.approx(expected)
+    weights = np.array([1.0, 1.0, 5.0, 3.0, 7.0])
+    expected_w = np.average(clf.predict(X[[0, 1, 3]]) == y[[0, 1, 3]], weights=[1, 1, 3])
+    assert labeled_scorer("accuracy")(clf, X, y, sample_weight=weights) == pytest.approx(expected_w)
+    assert labeled_scorer(None, estimator=clf)(clf, X, y) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="pass estimator"):
+        labeled_scorer(None)
+    assert repr(labeled_scorer("f1")) == "labeled_scorer('f1')"
+
+
+def test_plain_cv_is_wrong_and_semi_supervised_kfold_is_right(cancer_split):
+    """The figures of the issue: CV accuracy against held-out accuracy (80% unlabeled)."""
+    X_train, y_semi, X_test, y_test = cancer_split
+    held_out = _self_training().fit(X_train, y_semi).score(X_test, y_test)
+    plain = cross_val_score(_self_training(), X_train, y_semi, cv=5).mean()
+    ours = cross_val_score(_self_training(), X_train, y_semi, cv=SemiSupervisedKFold(5)).mean()
+    scorer_only = cross_val_score(_self_training(), X_train, y_semi, cv=5, scoring=labeled_scorer("accuracy"))
+    print(f"held-out {held_out:.3f}  plain CV {plain:.3f}  SemiSupervisedKFold {ours:.3f}")
+    assert held_out > 0.9
+    assert plain < 0.5  # the -1 rows are counted as errors
+    assert abs(ours - held_out) < 0.05
+    assert abs(scorer_only.mean() - held_out) < 0.05
+
+
+def test_f1_is_nan_with_plain_cv_and_finite_with_ours(cancer_split):
+    X_train, y_semi, _, _ = cancer_split
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn warns that scoring failed
+        plain = cross_val_score(_self_training(), X_train, y_semi, cv=5, scoring="f1")
+    assert np.isnan(plain).all()
+    result = cross_validate(
+        _self_training(), X_train, y_semi, cv=SemiSupervisedKFold(5), scoring=["f1", "accuracy"]
+    )
+    assert np.isfinite(result["test_f1"]).all() and result["test_f1"].mean() > 0.9
+    wrapped = cross_val_score(_self_training(), X_train, y_semi, cv=5, scoring=labeled_scorer("f1"))
+    assert np.isfinite(wrapped).all()
+
+
+def test_grid_search_on_real_multiclass_data():
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    y_semi = make_semi_supervised(y_train, 0.2, random_state=1)
+    search = GridSearchCV(
+        _self_training(),
+        {"selftrainingclassifier__threshold": [0.75, 0.95]},
+        cv=SemiSupervisedKFold(3),
+        scoring="f1_macro",
+    ).fit(X_train, y_semi)
+    held_out = search.score(X_test, y_test)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert abs(search.best_score_ - held_out) < 0.06
