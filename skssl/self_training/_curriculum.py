@@ -1,0 +1,531 @@
+"""Curriculum Labeling: percentile-paced self-training around any classifier.
+
+Cascante-Bonilla et al., "Curriculum Labeling: Revisiting Pseudo-Labeling for
+Semi-Supervised Learning", AAAI 2021 (paper 002). Round 0 fits the wrapped
+classifier on the labeled rows. Round ``t = 1, 2, ...`` scores *every*
+unlabeled row with the model of round ``t - 1``, takes one global threshold at
+the percentile ``100 - step * t`` of the maximum class probability, pseudo-
+labels the rows at or above it and fits a *fresh* model on the labeled and the
+pseudo-labeled rows as one pool. The last round is the one at percentile 0,
+where every unlabeled row is used.
+
+Decisions
+---------
+* **Rows at or above the threshold.** The reference program keeps the rows
+  with ``max_proba >= threshold`` (Algorithm 1 in the paper prints ``>``), and
+  only ``>=`` makes the round at percentile 0 use every unlabeled row, which
+  is the paper's stopping rule. A ``step`` that does not divide 100 ends with
+  an extra round at percentile 0 (the reference clamps the percentile to 0).
+* **Pseudo-labels may leave.** Each round selects from the whole unlabeled
+  set with the newest model, so a row picked in round ``t`` can be dropped or
+  relabeled in round ``t + 1``; ``labeled_iter_`` keeps the round in which a
+  row was *first* pseudo-labeled and ``history_`` counts the rows that left.
+* **Re-initialisation** is a :func:`sklearn.base.clone` per round. With
+  ``reinitialize=False`` (the paper's fine-tuning ablation) one model is kept
+  and trained further: through ``warm_start=True`` when the estimator has
+  that parameter (sklearn's SGD, MLP, LogisticRegression, skorch nets), else
+  through ``partial_fit`` on the round's pool. An estimator with neither
+  cannot be fine-tuned and ``fit`` raises a ``ValueError`` instead of silently
+  re-initialising. For convex models (LogisticRegression) warm starting
+  reaches the same optimum, so the ablation only matters for models with
+  local optima or a fixed iteration budget.
+* **Class weighting** follows the reference program: in the pseudo-label
+  rounds (not in round 0) a row of class ``k`` weighs ``(N - n_k) / n_k``,
+  where ``n_k`` counts class ``k`` in the round's pool of ``N`` rows. The
+  reference feeds these to a cross-entropy with ``reduction="mean"``, which
+  divides by the sum of the weights, so their scale does not matter there. A
+  sklearn estimator's ``sample_weight`` scale *does* matter (it trades off
+  against the regulariser), so the weights are divided by ``K - 1``, which
+  makes them average exactly 1 over the pool (``sum_k n_k (N - n_k) / n_k =
+  N (K - 1)``); a balanced pool gets weight 1 everywhere. The default
+  ``class_weighting="auto"`` applies them whenever the estimator's ``fit``
+  takes ``sample_weight`` (as the reference always weights its pseudo rounds)
+  and fits unweighted otherwise; ``True`` insists and raises when the
+  estimator cannot take weights; ``False`` never weights. ``history_``
+  records whether each round was weighted.
+* **Validation.** ``validation_fraction`` holds out that fraction of the
+  labeled rows of every class (rounded down, so every class keeps at least one
+  training row; a hand-written split because ``StratifiedShuffleSplit`` refuses
+  classes with a single member). The held-out rows are never trained on nor
+  pseudo-labeled; each round's model is scored on them (accuracy) and the best
+  round's model becomes ``estimator_``, the later round winning ties (more
+  rows seen). The next round is still scored by the newest model, as in the
+  paper.
+* **Seeds.** ``random_state`` draws the validation split and, when the
+  wrapped estimator has a ``random_state`` parameter left at ``None``, a new
+  seed for every round's clone, so each re-initialisation starts from other
+  random weights (as in the paper) and the same ``random_state`` gives the
+  same model. An estimator whose own ``random_state`` is set keeps it.
+* **transduction_** holds, for unlabeled rows, the prediction of the final
+  ``estimator_`` (like ``LabelSpreading``), not the pseudo-labels of the last
+  round, which the model before it made.
+* **Confidence** is the maximum of ``predict_proba``; an estimator without
+  ``predict_proba`` after fitting raises a ``ValueError``.
+"""
+
+import copy
+import importlib.util
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.metrics import accuracy_score
+from sklearn.utils import _safe_indexing, check_random_state, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter, validate_data
+
+from ..base import SemiSupervisedClassifierMixin
+
+__all__ = ["CurriculumLabelingClassifier"]
+
+
+def _default_estimator():
+    """Return skssl's supervised MLP net, importing torch only now."""
+    missing = [name for name in ("torch", "skorch") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError(
+            "CurriculumLabelingClassifier(estimator=None) uses skssl's MLP net, which needs "
+            f"{' and '.join(missing)}; install the extra with `pip install skssl[deep]` or pass "
+            "any scikit-learn classifier with predict_proba as `estimator`."
+        )
+    try:
+        from ..deep import SupervisedNetClassifier
+    except ImportError as exc:
+        raise ImportError(
+            "CurriculumLabelingClassifier(estimator=None) needs skssl.deep.SupervisedNetClassifier "
+            "(the `skssl[deep]` extra), which could not be imported; pass any scikit-learn "
+            "classifier with predict_proba as `estimator`."
+        ) from exc
+    return SupervisedNetClassifier()
+
+
+def _estimator_has(attr):
+    """Check ``attr`` on the fitted model, else on ``estimator`` (the default net has predict_proba)."""
+
+    def check(self):
+        if hasattr(self, "estimator_"):
+            return hasattr(self.estimator_, attr)
+        if self.estimator is None:
+            return attr in ("predict", "predict_proba")
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+def _percentile_schedule(step):
+    """Percentiles of rounds 1, 2, ...: ``100 - step * t`` clamped at 0, ending at 0."""
+    percentiles = []
+    t = 1
+    while True:
+        p = max(100.0 - step * t, 0.0)
+        percentiles.append(p)
+        if p <= 0.0:
+            return percentiles
+        t += 1
+
+
+def _class_weights(y_pool, n_classes):
+    """Per-row weights ``(N - n_k) / (n_k (K - 1))`` of the reference, averaging 1 over the pool."""
+    counts = np.bincount(y_pool, minlength=n_classes).astype(np.float64)
+    present = counts > 0
+    n_present = int(present.sum())
+    if n_present < 2:
+        return np.ones(y_pool.shape[0])
+    weight = np.zeros(n_classes)
+    n = float(y_pool.shape[0])
+    weight[present] = (n - counts[present]) / (counts[present] * (n_present - 1))
+    return weight[y_pool]
+
+
+def _validation_split(y_labeled, fraction, rng):
+    """Per class, hold out ``floor(fraction * n_k)`` of the labeled rows; return (train, validation)."""
+    train, valid = [], []
+    for k in np.unique(y_labeled):
+        rows = rng.permutation(np.flatnonzero(y_labeled == k))
+        n_valid = int(np.floor(fraction * rows.shape[0]))
+        valid.append(rows[:n_valid])
+        train.append(rows[n_valid:])
+    valid = np.sort(np.concatenate(valid))
+    if valid.shape[0] == 0:
+        raise ValueError(
+            f"validation_fraction={fraction} holds out no labeled row (it takes floor(fraction * n_k) "
+            "rows of each class k); use a larger fraction, more labeled rows, or validation_fraction=None."
+        )
+    return np.sort(np.concatenate(train)), valid
+
+
+class CurriculumLabelingClassifier(
+    SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator
+):
+    """Curriculum Labeling: self-training paced by percentiles, re-initialised every round.
+
+    Round 0 fits a clone of ``estimator`` on the labeled rows (``y != -1``).
+    Round ``t`` scores every unlabeled row with the previous round's model,
+    sets one threshold at the percentile ``100 - step * t`` of the maximum
+    class probability, pseudo-labels the rows at or above it and fits a fresh
+    clone on the labeled plus pseudo-labeled rows. Fitting stops after the
+    round at percentile 0, which uses every unlabeled row. Rows pseudo-labeled
+    in one round may leave (or change label) in the next.
+
+    Parameters
+    ----------
+    estimator : estimator object, default=None
+        A classifier with ``fit`` and ``predict_proba``. ``None`` uses skssl's
+        MLP net ``skssl.deep.SupervisedNetClassifier`` (needs the
+        ``skssl[deep]`` extra: torch and skorch).
+    step : float, default=20
+        Percentile step per round, in ``(0, 100]``: 20 gives percentiles
+        80, 60, 40, 20, 0 (six fits in all).
+    reinitialize : bool, default=True
+        Fit a fresh clone every round (the paper's choice). ``False`` keeps
+        training one model through ``warm_start`` or ``partial_fit``.
+    class_weighting : bool or "auto", default="auto"
+        Weight the pseudo-label rounds by class, ``(N - n_k) / n_k`` rescaled
+        to average 1, through ``sample_weight``. ``"auto"`` weights when the
+        estimator's ``fit`` takes ``sample_weight``; ``True`` requires it.
+    validation_fraction : float or None, default=None
+        Fraction in ``(0, 1)`` of each class's labeled rows held out to score
+        every round; the best round's model is kept. ``None`` keeps the last.
+    verbose : int, default=0
+        Print one line per round when positive.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the validation split and, where the estimator's own
+        ``random_state`` is ``None``, each round's clone.
+
+    Attributes
+    ----------
+    estimator_ : estimator object
+        The final model (the best round's when ``validation_fraction`` is set).
+    classes_ : ndarray of shape (n_classes,)
+        The labeled classes.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows: given labels, else ``estimator_``'s prediction.
+    labeled_iter_ : ndarray of shape (n_samples,)
+        Round in which each row was first pseudo-labeled; 0 for labeled rows,
+        -1 for rows never pseudo-labeled.
+    thresholds_ : ndarray of shape (n_iter_,)
+        Confidence threshold of each round (``nan`` for round 0).
+    n_iter_ : int
+        Number of rounds run, round 0 included.
+    best_iter_ : int
+        Round whose model is ``estimator_``.
+    history_ : list of dict
+        One entry per round: ``round``, ``percentile``, ``threshold``,
+        ``n_pseudo`` (pseudo-labeled rows used), ``n_left`` (rows of the
+        previous round's pseudo-labeled set not used now), ``n_train``
+        (rows fitted), ``class_weighted`` and ``validation_score``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    sklearn.semi_supervised.SelfTrainingClassifier : Self-training with a fixed threshold.
+
+    References
+    ----------
+    P. Cascante-Bonilla, F. Tan, Y. Qi, V. Ordonez. "Curriculum Labeling:
+    Revisiting Pseudo-Labeling for Semi-Supervised Learning", AAAI 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skssl.self_training import CurriculumLabelingClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> y_semi = y.copy()
+    >>> y_semi[np.random.RandomState(0).rand(y.shape[0]) < 0.8] = -1
+    >>> clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+    >>> clf.n_iter_
+    6
+    >>> [float(h["percentile"]) for h in clf.history_[1:]]
+    [80.0, 60.0, 40.0, 20.0, 0.0]
+    >>> bool(clf.score(X, y) > 0.8)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"]), None],
+        "step": [Interval(Real, 0, 100, closed="right")],
+        "reinitialize": ["boolean"],
+        "class_weighting": ["boolean", StrOptions({"auto"})],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        step=20,
+        reinitialize=True,
+        class_weighting="auto",
+        validation_fraction=None,
+        verbose=0,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.step = step
+        self.reinitialize = reinitialize
+        self.class_weighting = class_weighting
+        self.validation_fraction = validation_fraction
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def _base_estimator(self):
+        return _default_estimator() if self.estimator is None else self.estimator
+
+    def _new_model(self, base, rng):
+        """A fresh clone, seeded from ``rng`` where its own ``random_state`` is ``None``."""
+        model = clone(base)
+        params = model.get_params(deep=False)
+        if "random_state" in params and params["random_state"] is None:
+            model.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        return model
+
+    @_fit_context(
+        # the wrapped estimator is validated by its own fit
+        prefer_skip_nested_validation=False
+    )
+    def fit(self, X, y, sample_weight=None):
+        """Fit the curriculum of rounds on ``(X, y)``, ``y == -1`` marking unlabeled rows.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input needs an estimator that takes it.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights passed to the estimator's ``fit`` (multiplied by the
+            class weights in pseudo rounds); the estimator must accept them.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y_enc, labeled = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        base = self._base_estimator()
+        takes_weight = has_fit_parameter(base, "sample_weight")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            if not takes_weight:
+                raise ValueError(
+                    f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight."
+                )
+        if self.class_weighting is True and not takes_weight:
+            raise ValueError(
+                f"class_weighting=True needs an estimator whose fit takes sample_weight; "
+                f"{type(base).__name__}.fit does not. Use class_weighting='auto' or False."
+            )
+        weight_classes = bool(self.class_weighting) and takes_weight
+        if not self.reinitialize:
+            can_warm = "warm_start" in base.get_params(deep=False)
+            if not can_warm and not hasattr(base, "partial_fit"):
+                raise ValueError(
+                    f"reinitialize=False keeps training one model, which needs an estimator with a "
+                    f"warm_start parameter or a partial_fit method; {type(base).__name__} has neither."
+                )
+
+        rng = check_random_state(self.random_state)
+        n_classes = self.classes_.shape[0]
+        labeled_rows = np.flatnonzero(labeled)
+        unlabeled_rows = np.flatnonzero(~labeled)
+        if self.validation_fraction is not None:
+            train_pos, valid_pos = _validation_split(y_enc[labeled_rows], self.validation_fraction, rng)
+            train_rows, valid_rows = labeled_rows[train_pos], labeled_rows[valid_pos]
+            X_valid = _safe_indexing(X, valid_rows)
+            y_valid = y_enc[valid_rows]
+            w_valid = None if sample_weight is None else sample_weight[valid_rows]
+        else:
+            train_rows, valid_rows = labeled_rows, None
+
+        X_unlabeled = _safe_indexing(X, unlabeled_rows) if unlabeled_rows.shape[0] else None
+        self.labeled_iter_ = np.full(y_enc.shape[0], -1, dtype=np.int64)
+        self.labeled_iter_[labeled_rows] = 0
+        self.history_ = []
+        thresholds = []
+        best_score, best_model, self.best_iter_ = -np.inf, None, 0
+        previous_pseudo = np.zeros(0, dtype=np.intp)
+
+        schedule = [None] + (_percentile_schedule(self.step) if X_unlabeled is not None else [])
+        model = None
+        for t, percentile in enumerate(schedule):
+            if t == 0:
+                pseudo_rows = np.zeros(0, dtype=np.intp)
+                pseudo_labels = np.zeros(0, dtype=np.int64)
+                threshold = np.nan
+            else:
+                pseudo_rows, pseudo_labels, threshold = self._select(model, X_unlabeled, unlabeled_rows,
+                                                                     percentile)
+                first = self.labeled_iter_[pseudo_rows] == -1
+                self.labeled_iter_[pseudo_rows[first]] = t
+            n_left = int(np.setdiff1d(previous_pseudo, pseudo_rows, assume_unique=True).shape[0])
+            previous_pseudo = pseudo_rows
+
+            rows = np.concatenate([train_rows, pseudo_rows])
+            order = np.argsort(rows, kind="stable")
+            rows = rows[order]
+            y_pool = np.concatenate([y_enc[train_rows], pseudo_labels])[order]
+            weight = None if sample_weight is None else sample_weight[rows]
+            weighted = t > 0 and weight_classes
+            if weighted:
+                class_weight = _class_weights(y_pool, n_classes)
+                weight = class_weight if weight is None else weight * class_weight
+            X_pool = _safe_indexing(X, rows)
+            fit_kwargs = {} if weight is None else {"sample_weight": weight}
+
+            if model is None or self.reinitialize:
+                model = self._new_model(base, rng)
+                model.fit(X_pool, y_pool, **fit_kwargs)
+            else:
+                self._keep_training(model, X_pool, y_pool, fit_kwargs, n_classes)
+            if not hasattr(model, "predict_proba"):
+                raise ValueError(
+                    f"{type(model).__name__} has no predict_proba after fitting; Curriculum Labeling "
+                    "ranks unlabeled rows by their maximum class probability."
+                )
+
+            score = None
+            if valid_rows is not None:
+                score = float(accuracy_score(y_valid, self._indices(model, X_valid), sample_weight=w_valid))
+                if score >= best_score:
+                    best_score, self.best_iter_ = score, t
+                    best_model = model if self.reinitialize else copy.deepcopy(model)
+            else:
+                self.best_iter_ = t
+            thresholds.append(threshold)
+            self.history_.append(
+                {
+                    "round": t,
+                    "percentile": 100.0 if percentile is None else float(percentile),
+                    "threshold": float(threshold),
+                    "n_pseudo": int(pseudo_rows.shape[0]),
+                    "n_left": n_left,
+                    "n_train": int(rows.shape[0]),
+                    "class_weighted": weighted,
+                    "validation_score": score,
+                }
+            )
+            if self.verbose:
+                extra = "" if score is None else f", validation accuracy {score:.4f}"
+                print(
+                    f"[CurriculumLabeling] round {t}: percentile {self.history_[-1]['percentile']:g}, "
+                    f"threshold {threshold:.4g}, {pseudo_rows.shape[0]} pseudo-labeled rows "
+                    f"({n_left} left), {rows.shape[0]} rows fitted{extra}"
+                )
+
+        self.estimator_ = best_model if valid_rows is not None else model
+        self.thresholds_ = np.asarray(thresholds, dtype=np.float64)
+        self.n_iter_ = len(schedule)
+        predicted = np.zeros(y_enc.shape[0], dtype=np.int64)
+        if X_unlabeled is not None:
+            predicted[unlabeled_rows] = self._indices(self.estimator_, X_unlabeled)
+        self._set_transduction(y_enc, predicted)
+        return self
+
+    @staticmethod
+    def _indices(model, X):
+        """Class indices (0 .. K-1) predicted by a model fitted on encoded labels."""
+        return np.asarray(model.predict(X)).astype(np.int64, copy=False)
+
+    def _select(self, model, X_unlabeled, unlabeled_rows, percentile):
+        """Rows at or above the round's percentile of max probability, with their pseudo-labels."""
+        proba = np.asarray(model.predict_proba(X_unlabeled))
+        confidence = proba.max(axis=1)
+        threshold = float(np.percentile(confidence, percentile))
+        chosen = np.flatnonzero(confidence >= threshold)
+        inner_classes = np.asarray(model.classes_)
+        labels = inner_classes[proba[chosen].argmax(axis=1)].astype(np.int64)
+        return unlabeled_rows[chosen], labels, threshold
+
+    @staticmethod
+    def _keep_training(model, X_pool, y_pool, fit_kwargs, n_classes):
+        """Continue training one model on the round's pool (``reinitialize=False``)."""
+        if "warm_start" in model.get_params(deep=False):
+            model.set_params(warm_start=True)
+            model.fit(X_pool, y_pool, **fit_kwargs)
+        else:
+            model.partial_fit(X_pool, y_pool, classes=np.arange(n_classes), **fit_kwargs)
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+
+    def predict(self, X):
+        """Predict the class of each row of ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
+        X = self._check_X(X)
+        return self._decode(self._indices(self.estimator_, X))
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of ``estimator_``, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class probabilities.
+        """
+        X = self._check_X(X)
+        return self.estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of ``estimator_``, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log class probabilities.
+        """
+        X = self._check_X(X)
+        return self.estimator_.predict_log_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of ``estimator_`` (for two classes, positive means ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values.
+        """
+        X = self._check_X(X)
+        return self.estimator_.decision_function(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Sparse input works exactly when the wrapped estimator takes it; the default net is
+        # declared dense here so that asking for tags never imports torch.
+        tags.input_tags.sparse = self.estimator is not None and get_tags(self.estimator).input_tags.sparse
+        return tags

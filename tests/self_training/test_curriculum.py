@@ -1,0 +1,438 @@
+"""Unit tests of CurriculumLabelingClassifier on hand-made probabilities and small data."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.svm import LinearSVC
+from sklearn.utils import get_tags
+
+from skssl.base import NoUnlabeledDataWarning
+from skssl.self_training import CurriculumLabelingClassifier
+from skssl.self_training._curriculum import _class_weights, _percentile_schedule
+
+# Every fit of a TableClassifier (any clone) appends one record here.
+FIT_LOG = []
+
+
+@pytest.fixture(autouse=True)
+def _clear_log():
+    FIT_LOG.clear()
+    yield
+    FIT_LOG.clear()
+
+
+class TableClassifier(ClassifierMixin, BaseEstimator):
+    """Classifier whose probabilities are read from a table: ``tables[r][row id]``.
+
+    Column 0 of ``X`` holds the row id. The model made by the ``r``-th fit (counted over
+    all clones through ``FIT_LOG``) answers with ``tables[r]``.
+    """
+
+    def __init__(self, tables=None, warm_start=False):
+        self.tables = tables
+        self.warm_start = warm_start
+
+    def fit(self, X, y, sample_weight=None):
+        FIT_LOG.append(
+            {
+                "ids": np.asarray(X[:, 0]).astype(int).ravel().copy(),
+                "y": np.asarray(y).copy(),
+                "w": None if sample_weight is None else np.asarray(sample_weight).copy(),
+                "was_fitted": hasattr(self, "round_"),
+                "warm_start": self.warm_start,
+            }
+        )
+        self.round_ = len(FIT_LOG) - 1
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        ids = np.asarray(X[:, 0]).astype(int).ravel()
+        return np.asarray(self.tables[min(self.round_, len(self.tables) - 1)])[ids]
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+class PartialFitTable(TableClassifier):
+    """A TableClassifier without ``warm_start`` that can only keep training through ``partial_fit``."""
+
+    def __init__(self, tables=None):
+        self.tables = tables
+
+    def fit(self, X, y, sample_weight=None):
+        self.warm_start = False
+        return super().fit(X, y, sample_weight)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        FIT_LOG.append({"ids": np.asarray(X[:, 0]).astype(int), "y": np.asarray(y).copy(),
+                        "partial": True, "classes": classes, "was_fitted": hasattr(self, "round_")})
+        self.round_ = len(FIT_LOG) - 1
+        return self
+
+
+def _two_class_table(confidence, label):
+    """Rows ``i`` get probability ``confidence[i]`` for class ``label[i]``."""
+    confidence, label = np.asarray(confidence, float), np.asarray(label)
+    table = np.empty((confidence.shape[0], 2))
+    table[np.arange(confidence.shape[0]), label] = confidence
+    table[np.arange(confidence.shape[0]), 1 - label] = 1 - confidence
+    return table
+
+
+N_LAB, N_UNL = 6, 10
+ROW_IDS = np.arange(N_LAB + N_UNL)
+X_IDS = np.column_stack([ROW_IDS, np.zeros(N_LAB + N_UNL)]).astype(float)
+Y_SEMI = np.array([0, 1, 0, 1, 0, 1] + [-1] * N_UNL)
+LAB_LABEL = np.array([0, 1, 0, 1, 0, 1])
+# Round-0 confidences of the unlabeled rows 6..15, all distinct, increasing with the row id.
+CONF0 = np.array([0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99])
+LABEL0 = np.array([0, 1, 0, 1, 0, 1, 0, 1, 0, 1])
+
+
+def _tables(n_rounds=6):
+    base = _two_class_table(np.r_[np.full(N_LAB, 0.99), CONF0], np.r_[LAB_LABEL, LABEL0])
+    return [base.copy() for _ in range(n_rounds)]
+
+
+def test_percentile_schedule():
+    assert _percentile_schedule(20) == [80, 60, 40, 20, 0]
+    assert _percentile_schedule(30) == [70, 40, 10, 0]
+    assert _percentile_schedule(100) == [0]
+    assert _percentile_schedule(50.0) == [50, 0]
+
+
+def test_percentile_thresholds_and_selection_on_hand_made_probabilities():
+    clf = CurriculumLabelingClassifier(TableClassifier(_tables()), class_weighting=False).fit(X_IDS, Y_SEMI)
+    assert clf.n_iter_ == 6 and len(FIT_LOG) == 6
+    # linear interpolation of the 10 sorted confidences: position p/100 * 9
+    expected_thr = [np.nan]
+    for p in (80, 60, 40, 20, 0):
+        pos = p / 100 * 9
+        lo = int(np.floor(pos))
+        hi = min(lo + 1, 9)
+        expected_thr.append(CONF0[lo] + (pos - lo) * (CONF0[hi] - CONF0[lo]))
+    np.testing.assert_allclose(clf.thresholds_, expected_thr, equal_nan=True)
+    # rows at or above the threshold: the 2, 4, 6, 8, 10 most confident
+    assert [h["n_pseudo"] for h in clf.history_] == [0, 2, 4, 6, 8, 10]
+    assert [h["n_train"] for h in clf.history_] == [6, 8, 10, 12, 14, 16]
+    assert [h["percentile"] for h in clf.history_] == [100, 80, 60, 40, 20, 0]
+    for t, n in enumerate([0, 2, 4, 6, 8, 10]):
+        pseudo_ids = np.arange(N_LAB + N_UNL - n, N_LAB + N_UNL)
+        np.testing.assert_array_equal(FIT_LOG[t]["ids"], np.r_[np.arange(N_LAB), pseudo_ids])
+        np.testing.assert_array_equal(FIT_LOG[t]["y"], np.r_[LAB_LABEL, LABEL0[N_UNL - n:]])
+    np.testing.assert_array_equal(clf.labeled_iter_, [0] * 6 + [5, 5, 4, 4, 3, 3, 2, 2, 1, 1])
+    assert clf.best_iter_ == 5
+
+
+def test_previous_pseudo_labels_may_leave_and_change():
+    tables = _tables()
+    # The round-1 model loses confidence in row 15 (picked in round 1) and flips row 14's label.
+    tables[1][15] = [0.5, 0.5]
+    tables[1][14] = [0.03, 0.97]  # LABEL0 of row 14 is 0
+    clf = CurriculumLabelingClassifier(TableClassifier(tables), class_weighting=False).fit(X_IDS, Y_SEMI)
+    round2_ids = FIT_LOG[2]["ids"]
+    assert 15 not in round2_ids, "a row picked in round 1 must be able to leave in round 2"
+    assert 14 in round2_ids
+    assert FIT_LOG[2]["y"][list(round2_ids).index(14)] == 1
+    assert FIT_LOG[1]["y"][list(FIT_LOG[1]["ids"]).index(14)] == 0
+    assert clf.history_[2]["n_left"] == 1
+    assert clf.labeled_iter_[15] == 1  # first pseudo-labeled in round 1, kept despite leaving
+    # by percentile 0 every unlabeled row is back in the pool
+    assert set(FIT_LOG[-1]["ids"]) == set(ROW_IDS)
+
+
+def test_each_round_starts_from_fresh_parameters():
+    est = TableClassifier(_tables(), warm_start=True)
+    CurriculumLabelingClassifier(est, class_weighting=False).fit(X_IDS, Y_SEMI)
+    assert len(FIT_LOG) == 6
+    assert not any(rec["was_fitted"] for rec in FIT_LOG)
+    assert not hasattr(est, "round_"), "the user's estimator must never be fitted"
+
+
+class RecordingSGD(SGDClassifier):
+    """SGDClassifier noting, at each fit, whether it already held coefficients."""
+
+    def fit(self, X, y, coef_init=None, intercept_init=None, sample_weight=None):
+        FIT_LOG.append({"was_fitted": hasattr(self, "coef_"), "warm_start": self.warm_start})
+        return super().fit(X, y, coef_init=coef_init, intercept_init=intercept_init,
+                           sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("reinitialize", [True, False])
+def test_fresh_parameters_with_a_real_warm_start_estimator(reinitialize):
+    X, y = make_classification(n_samples=120, n_features=6, random_state=0)
+    y_semi = y.copy()
+    y_semi[20:] = -1
+    est = RecordingSGD(loss="log_loss", warm_start=True, max_iter=5, tol=None, random_state=3)
+    clf = CurriculumLabelingClassifier(est, reinitialize=reinitialize).fit(X, y_semi)
+    assert clf.n_iter_ == 6 and len(FIT_LOG) == 6
+    expected = [False] * 6 if reinitialize else [False] + [True] * 5
+    assert [rec["was_fitted"] for rec in FIT_LOG] == expected
+
+
+def test_reinitialize_false_uses_warm_start():
+    est = TableClassifier(_tables(), warm_start=False)
+    clf = CurriculumLabelingClassifier(est, reinitialize=False, class_weighting=False).fit(X_IDS, Y_SEMI)
+    assert [rec["was_fitted"] for rec in FIT_LOG] == [False] + [True] * 5
+    assert [rec["warm_start"] for rec in FIT_LOG] == [False] + [True] * 5
+    assert clf.estimator_.warm_start is True
+    assert est.warm_start is False
+
+
+def test_reinitialize_false_uses_partial_fit_without_warm_start():
+    clf = CurriculumLabelingClassifier(PartialFitTable(_tables()), reinitialize=False, class_weighting=False)
+    clf.fit(X_IDS, Y_SEMI)
+    assert "partial" not in FIT_LOG[0]
+    assert all(rec.get("partial") for rec in FIT_LOG[1:]) and len(FIT_LOG) == 6
+    np.testing.assert_array_equal(FIT_LOG[1]["classes"], [0, 1])
+
+
+def test_reinitialize_false_without_support_raises():
+    with pytest.raises(ValueError, match="warm_start parameter or a partial_fit"):
+        CurriculumLabelingClassifier(KNeighborsClassifier(3), reinitialize=False).fit(X_IDS, Y_SEMI)
+
+
+def test_class_weights_formula():
+    y_pool = np.array([0] * 6 + [1] * 3 + [2])
+    w = _class_weights(y_pool, 3)
+    # (N - n_k) / n_k / (K - 1) with N = 10: (4/6)/2, (7/3)/2, (9/1)/2
+    np.testing.assert_allclose(w, [1 / 3] * 6 + [7 / 6] * 3 + [4.5])
+    assert np.isclose(w.mean(), 1.0)
+    np.testing.assert_allclose(_class_weights(np.array([0, 1, 2, 0, 1, 2]), 3), 1.0)
+
+
+def test_class_weighting_in_pseudo_rounds_only():
+    tables = _tables()
+    # make every round pick rows of class 1 mostly so that the pool is unbalanced
+    for table in tables:
+        table[N_LAB:] = _two_class_table(CONF0, np.ones(N_UNL, int))
+    clf = CurriculumLabelingClassifier(TableClassifier(tables)).fit(X_IDS, Y_SEMI)
+    assert FIT_LOG[0]["w"] is None
+    assert [h["class_weighted"] for h in clf.history_] == [False] + [True] * 5
+    for rec in FIT_LOG[1:]:
+        n = rec["y"].shape[0]
+        n1 = int(rec["y"].sum())
+        expected = np.where(rec["y"] == 1, (n - n1) / n1, n1 / (n - n1))
+        np.testing.assert_allclose(rec["w"], expected)
+    # last pool: 3 of class 0, 13 of class 1
+    np.testing.assert_allclose(np.unique(FIT_LOG[-1]["w"]), [3 / 13, 13 / 3])
+
+
+def test_class_weighting_off_and_user_weights():
+    CurriculumLabelingClassifier(TableClassifier(_tables()), class_weighting=False).fit(X_IDS, Y_SEMI)
+    assert all(rec["w"] is None for rec in FIT_LOG)
+    FIT_LOG.clear()
+    sw = np.arange(1, N_LAB + N_UNL + 1, dtype=float)
+    CurriculumLabelingClassifier(TableClassifier(_tables())).fit(X_IDS, Y_SEMI, sample_weight=sw)
+    np.testing.assert_allclose(FIT_LOG[0]["w"], sw[:N_LAB])
+    rec = FIT_LOG[-1]
+    np.testing.assert_allclose(rec["w"], sw[rec["ids"]] * _class_weights(rec["y"], 2))
+
+
+def test_class_weighting_true_needs_sample_weight():
+    with pytest.raises(ValueError, match="class_weighting=True"):
+        CurriculumLabelingClassifier(KNeighborsClassifier(3), class_weighting=True).fit(X_IDS, Y_SEMI)
+    clf = CurriculumLabelingClassifier(KNeighborsClassifier(3)).fit(X_IDS, Y_SEMI)
+    assert not any(h["class_weighted"] for h in clf.history_)
+    with pytest.raises(ValueError, match="does not take sample_weight"):
+        CurriculumLabelingClassifier(KNeighborsClassifier(3)).fit(X_IDS, Y_SEMI, sample_weight=np.ones(16))
+
+
+def test_validation_fraction_keeps_best_round():
+    X = np.column_stack([np.arange(40), np.zeros(40)]).astype(float)
+    y_true = np.arange(40) % 2
+    y = np.where(np.arange(40) < 20, y_true, -1)
+    good = _two_class_table(np.full(40, 0.9), y_true)
+    good[20:] = _two_class_table(np.linspace(0.6, 0.99, 20), y_true[20:])
+    bad = good.copy()
+    bad[:20] = good[:20, ::-1]
+    tables = [bad, bad, good, bad, bad, bad]
+    clf = CurriculumLabelingClassifier(TableClassifier(tables), validation_fraction=0.5, random_state=0)
+    clf.fit(X, y)
+    assert [h["validation_score"] for h in clf.history_] == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    assert clf.best_iter_ == 2 and clf.estimator_.round_ == 2
+    # the held-out rows: half of each class, never fitted, never pseudo-labeled
+    held_out = set(range(20)) - set(FIT_LOG[0]["ids"])
+    assert len(held_out) == 10 and sum(y[list(held_out)]) == 5
+    for rec in FIT_LOG:
+        assert held_out.isdisjoint(rec["ids"])
+    # ties go to the later round
+    FIT_LOG.clear()
+    clf = CurriculumLabelingClassifier(TableClassifier([good] * 6), validation_fraction=0.5, random_state=0)
+    assert clf.fit(X, y).best_iter_ == 5
+
+
+def test_validation_fraction_too_small_raises():
+    with pytest.raises(ValueError, match="holds out no labeled row"):
+        CurriculumLabelingClassifier(TableClassifier(_tables()), validation_fraction=0.1).fit(X_IDS, Y_SEMI)
+
+
+def _blobs():
+    X, y = make_classification(n_samples=150, n_features=5, n_informative=3, n_redundant=0,
+                               n_classes=3, random_state=1)
+    y_semi = y.copy()
+    y_semi[np.random.RandomState(0).rand(150) < 0.8] = -1
+    return X, y, y_semi
+
+
+def test_determinism():
+    X, _, y_semi = _blobs()
+
+    def fit(seed):
+        est = SGDClassifier(loss="log_loss", max_iter=20, tol=None)
+        return CurriculumLabelingClassifier(est, validation_fraction=0.3, random_state=seed).fit(X, y_semi)
+
+    a, b, c = fit(0), fit(0), fit(1)
+    np.testing.assert_array_equal(a.estimator_.coef_, b.estimator_.coef_)
+    np.testing.assert_array_equal(a.transduction_, b.transduction_)
+    assert a.history_ == b.history_
+    assert not np.array_equal(a.estimator_.coef_, c.estimator_.coef_)
+
+
+def test_attributes_and_prediction_methods_with_string_labels():
+    X, y, y_semi = _blobs()
+    names = np.array(["ant", "bee", "cat"], dtype=object)
+    y_obj = np.where(y_semi == -1, -1, names[y]).astype(object)
+    y_obj[y_semi == -1] = -1
+    clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_obj)
+    np.testing.assert_array_equal(clf.classes_, ["ant", "bee", "cat"])
+    assert clf.transduction_.shape == (150,)
+    np.testing.assert_array_equal(clf.transduction_[y_semi != -1], names[y[y_semi != -1]])
+    assert set(clf.predict(X)) <= set(names)
+    proba = clf.predict_proba(X)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[proba.argmax(axis=1)])
+    assert clf.decision_function(X).shape == (150, 3)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), proba)
+    assert clf.labeled_iter_.min() == 0 and np.all(clf.labeled_iter_[y_semi == -1] >= 1)
+    assert clf.thresholds_.shape == (6,) and np.isnan(clf.thresholds_[0])
+    lab = y_semi != -1
+    assert clf.score(X, y_obj) == np.mean(clf.predict(X[lab]) == y_obj[lab])
+
+
+def test_prediction_methods_follow_the_estimator():
+    clf = CurriculumLabelingClassifier(LogisticRegression())
+    assert hasattr(clf, "predict_proba") and hasattr(clf, "decision_function")
+    clf = CurriculumLabelingClassifier(GaussianNB())
+    assert hasattr(clf, "predict_proba") and not hasattr(clf, "decision_function")
+    clf = CurriculumLabelingClassifier()
+    assert hasattr(clf, "predict_proba") and not hasattr(clf, "decision_function")
+
+
+def test_estimator_without_predict_proba_raises():
+    X, _, y_semi = _blobs()
+    with pytest.raises(ValueError, match="predict_proba"):
+        CurriculumLabelingClassifier(LinearSVC()).fit(X, y_semi)
+
+
+def test_no_unlabeled_rows_fits_supervised():
+    X, y, _ = _blobs()
+    with pytest.warns(NoUnlabeledDataWarning):
+        clf = CurriculumLabelingClassifier(LogisticRegression()).fit(X, y)
+    assert clf.n_iter_ == 1 and len(clf.history_) == 1
+    ref = LogisticRegression().fit(X, y)
+    np.testing.assert_allclose(clf.estimator_.coef_, ref.coef_)
+
+
+@pytest.mark.parametrize(
+    "X, y, match",
+    [
+        (np.ones((4, 2)), [-1, -1, -1, -1], "no labeled row"),
+        (np.ones((4, 2)), [1, 1, -1, -1], "one class"),
+        (np.array([[0.0, np.nan], [1, 1], [2, 2], [3, 3]]), [0, 1, -1, -1], "NaN"),
+        (np.array([[0.0, np.inf], [1, 1], [2, 2], [3, 3]]), [0, 1, -1, -1], "infinity"),
+        (np.ones((4, 2)), [0, 1, -1], "inconsistent numbers of samples"),
+        (np.ones((4, 2)), np.array(["a", "b", "-1", "-1"]), "-1"),
+    ],
+)
+def test_bad_input_raises(X, y, match):
+    with pytest.raises(ValueError, match=match):
+        CurriculumLabelingClassifier(LogisticRegression()).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"step": 0}, {"step": 120}, {"validation_fraction": 1.0}, {"validation_fraction": 0.0},
+     {"class_weighting": "yes"}, {"estimator": "lr"}],
+)
+def test_bad_parameters_raise(params):
+    X, _, y_semi = _blobs()
+    params.setdefault("estimator", LogisticRegression())
+    with pytest.raises(ValueError):
+        CurriculumLabelingClassifier(**params).fit(X, y_semi)
+
+
+def test_inputs_not_mutated_dense_and_sparse():
+    X, _, y_semi = _blobs()
+    X_copy, y_copy = X.copy(), y_semi.copy()
+    sw = np.ones(150)
+    CurriculumLabelingClassifier(LogisticRegression(), validation_fraction=0.3, random_state=0).fit(
+        X, y_semi, sample_weight=sw
+    )
+    np.testing.assert_array_equal(X, X_copy)
+    np.testing.assert_array_equal(y_semi, y_copy)
+    np.testing.assert_array_equal(sw, 1.0)
+    Xs = sp.csr_matrix(np.abs(X))
+    data, indices, indptr = Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy()
+    CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(Xs, y_semi)
+    np.testing.assert_array_equal(Xs.data, data)
+    np.testing.assert_array_equal(Xs.indices, indices)
+    np.testing.assert_array_equal(Xs.indptr, indptr)
+
+
+def test_sparse_matches_dense_and_sparse_tag_follows_estimator():
+    X, y, y_semi = _blobs()
+    dense = CurriculumLabelingClassifier(LogisticRegression(tol=1e-10, max_iter=1000), random_state=0)
+    sparse = CurriculumLabelingClassifier(LogisticRegression(tol=1e-10, max_iter=1000), random_state=0)
+    dense.fit(X, y_semi)
+    sparse.fit(sp.csr_matrix(X), y_semi)
+    np.testing.assert_array_equal(dense.transduction_, sparse.transduction_)
+    np.testing.assert_allclose(dense.predict_proba(X), sparse.predict_proba(sp.csr_matrix(X)), atol=1e-5)
+    assert get_tags(CurriculumLabelingClassifier(LogisticRegression())).input_tags.sparse
+    assert not get_tags(CurriculumLabelingClassifier(GaussianNB())).input_tags.sparse
+    with pytest.raises(TypeError):
+        CurriculumLabelingClassifier(GaussianNB()).fit(sp.csr_matrix(X), y_semi)
+
+
+def test_unlabeled_rows_change_the_model():
+    X, y, y_semi = _blobs()
+    clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+    sup = LogisticRegression().fit(X[y_semi != -1], y_semi[y_semi != -1])
+    assert not np.allclose(clf.estimator_.coef_, sup.coef_)
+
+
+def test_verbose_prints_one_line_per_round(capsys):
+    CurriculumLabelingClassifier(TableClassifier(_tables()), verbose=1).fit(X_IDS, Y_SEMI)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "CurriculumLabeling" in ln]
+    assert len(lines) == 6 and "percentile 80" in lines[1]
+
+
+def test_default_estimator_without_torch_names_the_extra(monkeypatch):
+    real = importlib.util.find_spec
+
+    def fake_find_spec(name, *args, **kwargs):
+        return None if name == "torch" else real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
+    with pytest.raises(ImportError, match=r"skssl\[deep\]"):
+        CurriculumLabelingClassifier().fit(X_IDS, Y_SEMI)
+
+
+def test_default_estimator_is_the_skssl_net():
+    pytest.importorskip("torch")
+    pytest.importorskip("skorch")
+    deep = pytest.importorskip("skssl.deep")
+    if not hasattr(deep, "SupervisedNetClassifier"):
+        pytest.skip("skssl.deep.SupervisedNetClassifier does not exist yet")
+    X, y, y_semi = _blobs()
+    clf = CurriculumLabelingClassifier(random_state=0).fit(X.astype(np.float32), y_semi)
+    assert isinstance(clf.estimator_, deep.SupervisedNetClassifier)
+    assert clf.n_iter_ == 6
+    assert clf.predict_proba(X).shape == (150, 3)
