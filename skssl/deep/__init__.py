@@ -1,0 +1,43 @@
+"""Deep semi-supervised classifiers on skorch (needs torch and skorch: ``pip install skssl[deep]``).
+
+* :class:`FixMatchClassifier`, :class:`FreeMatchClassifier`,
+  :class:`AdshClassifier` -- the public estimators, thin over
+  :class:`SemiSupervisedNet`, the FixMatch-style skorch core with a
+  pluggable masking policy;
+* :class:`SupervisedNetClassifier` -- the same default nets trained on
+  labeled rows only (baseline, and the default estimator of Curriculum
+  Labeling);
+* masking policies :class:`FixedThreshold`, :class:`SelfAdaptiveThreshold`,
+  :class:`ClassAdaptiveThreshold`;
+* augmentations :class:`GaussianNoise`, :class:`RandomShift`,
+  :class:`RandAugment`; default modules :class:`MLPModule`, :class:`SmallCNN`.
+"""
+
+from ._augment import GaussianNoise, RandAugment, RandomShift, default_augmentations
+from ._modules import MLPModule, SmallCNN, default_module_for
+from ._net import (
+    AdshClassifier,
+    FixMatchClassifier,
+    FreeMatchClassifier,
+    SemiSupervisedNet,
+    SupervisedNetClassifier,
+)
+from ._thresholds import ClassAdaptiveThreshold, FixedThreshold, SelfAdaptiveThreshold
+
+__all__ = [
+    "AdshClassifier",
+    "ClassAdaptiveThreshold",
+    "FixMatchClassifier",
+    "FixedThreshold",
+    "FreeMatchClassifier",
+    "GaussianNoise",
+    "MLPModule",
+    "RandAugment",
+    "RandomShift",
+    "SelfAdaptiveThreshold",
+    "SemiSupervisedNet",
+    "SmallCNN",
+    "SupervisedNetClassifier",
+    "default_augmentations",
+    "default_module_for",
+]
