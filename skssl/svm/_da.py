@@ -1,0 +1,259 @@
+"""Deterministic-annealing semi-supervised l2-SVM (SVMlin's ``DA_S3VM``).
+
+Each unlabeled row ``j`` has a belief ``p_j`` of being positive. At
+temperature ``T`` the objective is
+
+    lam/2 |w|^2 + 1/(2l) sum_i l2(y_i o_i)
+      + lam_u/(2u) sum_j [p_j l2(o_j) + (1 - p_j) l2(-o_j)]
+      + T/(2u) sum_j [p_j log p_j + (1 - p_j) log(1 - p_j)],   mean(p) = r,
+
+minimized alternately over ``w`` (``optimize_w``: l2-SVM-MFN where every
+unlabeled row gives two loss terms on the same row of ``X``) and over ``p``
+(``optimize_p``: ``p_j = 1 / (1 + exp((g_j - nu) / T))`` with
+``g_j = lam_u [l2(o_j) - l2(-o_j)]`` and ``nu`` the root of
+``mean(p) = r``). ``T`` starts at ``10 lam_u`` and is divided by 1.5 after
+each outer iteration; the path's lowest SVMlin objective wins.
+
+Decisions
+---------
+* ``nu`` is found by :func:`scipy.optimize.brentq` on SVMlin's bracket
+  ``[min g - b, max g - b]`` with ``b = T log((1 - r) / r)``: at its ends
+  every ``p_j`` is at most, respectively at least, ``r``. ``p`` is evaluated
+  with :func:`scipy.special.expit`, which cannot overflow. (SVMlin's own
+  Newton/bisection hybrid always bisects: its Newton test is inverted.)
+* The mean KL divergence clips both distributions to ``[1e-8, 1 - 1e-8]``.
+  SVMlin means to do the same, but its clipping test is inverted for the low
+  end (``p < 1 - 1e-8`` instead of ``p < 1e-8``) and adds 1e-8 to almost
+  every probability; the effect on the stopping test is below 1e-7.
+* The KL (inner loop) and entropy (outer loop) thresholds are a fixed
+  ``tol`` (1e-6 by default). SVMlin compares them with its shared CGLS
+  ``epsilon``, which is 0.01 or 1e-6 depending on the state the last
+  l2-SVM-MFN call left; a stopping rule that moves with a solver's internal
+  state is not something a user can reason about.
+* The CGLS tolerance state itself is carried between ``optimize_w`` calls
+  as in SVMlin (see :mod:`skssl.svm._mfn`); ``optimize_w`` stops on the
+  absolute rule ``|F - F_old| < 1e-6`` as SVMlin's does.
+* The returned model is the one with the lowest SVMlin objective (its
+  ``transductive_cost``) among all ``optimize_w`` results, not the last one.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit
+
+from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
+from ._objective import transductive_cost
+
+__all__ = [
+    "DA_ANNEALING_RATE",
+    "DA_INIT_TEMP",
+    "DA_INNER_ITERMAX",
+    "DA_OUTER_ITERMAX",
+    "DAResult",
+    "deterministic_annealing",
+    "entropy_bits",
+    "kl_bits",
+    "optimize_p",
+]
+
+DA_INIT_TEMP = 10.0
+DA_ANNEALING_RATE = 1.5
+DA_INNER_ITERMAX = 100
+DA_OUTER_ITERMAX = 30
+
+_CLIP = 1e-8
+
+
+@dataclass
+class DAResult:
+    """Solution of one binary DA S3VM.
+
+    Attributes
+    ----------
+    w, b : weights and bias of the lowest-objective point.
+    outputs : ndarray of shape (n_rows,)
+        ``X @ w + b`` at that point.
+    objective : float
+        Its SVMlin objective (the lowest seen).
+    p : ndarray of shape (n_unlabeled,)
+        Final beliefs.
+    n_iter : int
+        Number of ``optimize_w`` calls.
+    n_outer : int
+        Number of temperatures visited.
+    """
+
+    w: np.ndarray
+    b: float
+    outputs: np.ndarray
+    objective: float
+    p: np.ndarray
+    n_iter: int
+    n_outer: int
+
+
+def optimize_p(g, T, r):
+    """Beliefs ``p = expit((nu - g) / T)`` with ``nu`` such that ``mean(p) = r``.
+
+    Parameters
+    ----------
+    g : ndarray of shape (n_unlabeled,)
+        ``lam_u [l2(o) - l2(-o)]``.
+    T : float
+        Temperature (> 0).
+    r : float
+        Target mean in (0, 1).
+
+    Returns
+    -------
+    p : ndarray of shape (n_unlabeled,)
+    """
+
+    def excess(nu):
+        return expit((nu - g) / T).mean() - r
+
+    shift = T * np.log((1.0 - r) / r)
+    lo = g.min() - shift
+    hi = g.max() - shift
+    # Rounding can leave an end of the bracket a hair on the wrong side.
+    width = max(hi - lo, T, 1.0)
+    f_lo, f_hi = excess(lo), excess(hi)
+    while f_lo > 0:
+        lo -= width
+        width *= 2.0
+        f_lo = excess(lo)
+    while f_hi < 0:
+        hi += width
+        width *= 2.0
+        f_hi = excess(hi)
+    if f_lo == 0:
+        nu = lo
+    elif f_hi == 0:
+        nu = hi
+    else:
+        nu = brentq(excess, lo, hi, xtol=1e-12 * max(1.0, abs(lo), abs(hi)), rtol=4 * np.finfo(float).eps,
+                    maxiter=2000)
+    return expit((nu - g) / T)
+
+
+def entropy_bits(p):
+    """Mean binary entropy of ``p`` in bits (0 log 0 = 0)."""
+    q = p[(p > 0) & (p < 1)]
+    if q.size == 0:
+        return 0.0
+    return float(-(q * np.log2(q) + (1 - q) * np.log2(1 - q)).sum() / p.size)
+
+
+def kl_bits(p, q):
+    """Mean KL divergence ``KL(p || q)`` in bits, both clipped to ``[1e-8, 1 - 1e-8]``."""
+    p = np.clip(p, _CLIP, 1 - _CLIP)
+    q = np.clip(q, _CLIP, 1 - _CLIP)
+    return float((p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q))).mean())
+
+
+def deterministic_annealing(
+    X,
+    y,
+    labeled,
+    *,
+    alpha,
+    unlabeled_weight,
+    positive_fraction,
+    tol=1e-6,
+    max_iter=MFNITERMAX,
+    verbose=0,
+    callback=None,
+):
+    """DA S3VM on one binary problem.
+
+    Parameters
+    ----------
+    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+        Float64 data, not modified.
+    y : ndarray of shape (n_rows,)
+        +1 / -1 on labeled rows (other entries ignored).
+    labeled : ndarray of bool of shape (n_rows,)
+        Labeled rows.
+    alpha : float
+        ``lam``.
+    unlabeled_weight : float
+        ``lam_u``.
+    positive_fraction : float
+        ``r``.
+    tol : float, default=1e-6
+        Threshold of the mean KL divergence (inner loop) and of the mean
+        entropy (outer loop), in bits.
+    max_iter : int
+        Newton steps cap of each ``optimize_w``.
+    verbose : int
+        Print the annealing progress when > 0.
+    callback : callable, default=None
+        Called as ``callback(T, p, F)`` after every ``optimize_w`` that
+        follows an ``optimize_p``.
+
+    Returns
+    -------
+    result : DAResult
+    """
+    lab = np.flatnonzero(labeled)
+    unl = np.flatnonzero(~labeled)
+    n_lab, n_unl = lab.size, unl.size
+    n_rows = X.shape[0]
+    y = np.asarray(y, dtype=np.float64)
+    state = CGTolerance()
+    if n_unl == 0:
+        res = l2_svm_mfn(X, y, np.full(n_rows, 1.0 / n_lab), alpha=alpha, tolerance=state, max_iter=max_iter)
+        F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
+        return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0)
+    rows = np.concatenate([lab, unl, unl])
+    targets = np.concatenate([y[lab], np.ones(n_unl), -np.ones(n_unl)])
+    cost = np.empty(rows.size)
+    cost[:n_lab] = 1.0 / n_lab
+    lam_u_by_u = unlabeled_weight / n_unl
+    r = positive_fraction
+
+    def optimize_w(p, w, b, outputs, first):
+        cost[n_lab : n_lab + n_unl] = lam_u_by_u * p
+        cost[n_lab + n_unl :] = lam_u_by_u * (1.0 - p)
+        return l2_svm_mfn(
+            X, targets, cost, alpha=alpha, rows=rows, w=w, b=b, outputs=outputs, first=first,
+            tolerance=state, stop="absolute", abs_tol=EPSILON, max_iter=max_iter,
+        )
+
+    p = np.full(n_unl, r)
+    T = DA_INIT_TEMP * unlabeled_weight
+    res = optimize_w(p, None, 0.0, None, True)
+    n_iter = 1
+    F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
+    best = (F, res.w.copy(), res.b, res.outputs.copy())
+    H = entropy_bits(p)
+    n_outer = 0
+    while n_outer < DA_OUTER_ITERMAX and H > tol:
+        n_outer += 1
+        kl = 1.0
+        inner = 0
+        while inner < DA_INNER_ITERMAX and kl > tol:
+            inner += 1
+            o = res.outputs[unl]
+            g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
+            p_old = p
+            p = optimize_p(g, T, r)
+            kl = kl_bits(p, p_old)
+            res = optimize_w(p, res.w, res.b, res.outputs, False)
+            n_iter += 1
+            F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
+            if F < best[0]:
+                best = (F, res.w.copy(), res.b, res.outputs.copy())
+            if callback is not None:
+                callback(T, p, F)
+        H = entropy_bits(p)
+        if verbose:
+            print(
+                f"[DA] outer {n_outer}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
+                f"entropy={H:.3g} bits, objective {F:.6g} (best {best[0]:.6g})"
+            )
+        T /= DA_ANNEALING_RATE
+    F, w, b, outputs = best
+    return DAResult(w, b, outputs, F, p, n_iter, n_outer)

@@ -1,0 +1,224 @@
+"""Transductive l2-SVM with multiple label switching (SVMlin's ``TSVM_MFN``).
+
+Binary problem: labeled rows with labels +1 / -1 (cost ``1/l``) and unlabeled
+rows that carry temporary labels (cost ``lam_0/u``, raised to ``lam_u/u``):
+
+1. l2-SVM-MFN on the labeled rows only;
+2. the ``n_pos`` unlabeled rows with the largest outputs get +1, the others -1;
+3. from ``w = 0``, l2-SVM-MFN on all rows with ``lam_0 = 1e-5``;
+4. while ``lam_0 <= lam_u``: switch labels and retrain (seeded) until no pair
+   switches; then ``lam_0 *= 1.5`` (clipped to ``lam_u``; the level at
+   ``lam_u`` is the last) and retrain;
+5. a switch takes positive rows with ``o < 1`` in ascending order of ``o``
+   and negative rows with ``o > -1`` in descending order, and swaps pairs
+   from the top while fewer than ``S`` pairs are swapped and
+   ``o_pos < o_neg``. The number of positive labels never changes.
+
+Decisions
+---------
+* ``n_pos = floor(r u + 1/2)`` (round half up), clipped to ``[0, u]``.
+  SVMlin thresholds at the ``int((1 - r) u)``-th smallest output, which
+  gives ``u - int((1 - r) u)`` positives when outputs are distinct and more
+  when they tie (everything above the threshold is positive); with one
+  unlabeled row and ``r < 1`` its index underflows. We rank the outputs with
+  a stable sort instead (ties go to the lower row index), so the balance
+  constraint holds exactly, ties or not.
+* Pairs are ranked with stable sorts, so ties are broken by row index and the
+  result is deterministic; there is no randomness, hence no
+  ``random_state``.
+* ``lam_0`` starts at ``min(1e-5, lam_u)``: SVMlin starts at 1e-5 even when
+  ``lam_u`` is smaller and then never reaches the loop, leaving the
+  unlabeled cost above ``lam_u``; the clip keeps the final cost at ``lam_u``.
+* The CGLS tolerance is carried from one MFN call to the next as SVMlin does
+  (see :mod:`skssl.svm._mfn`); the two unseeded calls (steps 1 and 3) restart
+  it.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._mfn import CGTolerance, MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
+
+__all__ = ["TSVM_ANNEALING_RATE", "TSVM_LAMBDA_SMALL", "TSVMResult", "n_positive", "switch_labels", "tsvm"]
+
+TSVM_LAMBDA_SMALL = 1e-5
+TSVM_ANNEALING_RATE = 1.5
+
+
+@dataclass
+class TSVMResult:
+    """Solution of one binary TSVM.
+
+    Attributes
+    ----------
+    w, b : weights and bias.
+    outputs : ndarray of shape (n_rows,)
+        ``X @ w + b`` on the training rows.
+    labels : ndarray of shape (n_rows,)
+        Final +1 / -1 labels of all rows (temporary ones on unlabeled rows).
+    n_switches : int
+        Number of pairs switched.
+    n_iter : int
+        Number of l2-SVM-MFN solves.
+    """
+
+    w: np.ndarray
+    b: float
+    outputs: np.ndarray
+    labels: np.ndarray
+    n_switches: int
+    n_iter: int
+
+
+def n_positive(r, u):
+    """Number of unlabeled rows labeled positive: ``floor(r u + 1/2)`` in ``[0, u]``."""
+    return int(min(max(np.floor(r * u + 0.5), 0), u))
+
+
+def switch_labels(labels, outputs, unlabeled, max_switches):
+    """Swap up to ``max_switches`` pairs of temporary labels in place.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_rows,)
+        +1 / -1 labels; the entries at ``unlabeled`` are modified in place.
+    outputs : ndarray of shape (n_rows,)
+        Current outputs.
+    unlabeled : ndarray of int
+        Indices of the unlabeled rows.
+    max_switches : int
+        ``S``, the cap on pairs swapped.
+
+    Returns
+    -------
+    n_switched : int
+        Number of pairs swapped.
+    """
+    yu = labels[unlabeled]
+    ou = outputs[unlabeled]
+    pos = np.flatnonzero((yu > 0) & (ou < 1.0))
+    neg = np.flatnonzero((yu < 0) & (ou > -1.0))
+    k = min(max_switches, pos.size, neg.size)
+    if k == 0:
+        return 0
+    pos = _smallest(pos, ou[pos], k)
+    neg = _smallest(neg, -ou[neg], k)
+    ok = ou[pos] < ou[neg]
+    n = k if ok.all() else int(np.argmin(ok))
+    if n:
+        labels[unlabeled[pos[:n]]] = -1.0
+        labels[unlabeled[neg[:n]]] = 1.0
+    return n
+
+
+def _smallest(idx, keys, k):
+    """The ``k`` entries of ``idx`` with the smallest keys, sorted (stable on ties)."""
+    if k == 1:
+        return idx[[int(np.argmin(keys))]]
+    if k < idx.size // 4:
+        # Partial selection first; the kth key is included with all its ties
+        # so that the stable sort below sees every tied candidate.
+        kth = np.partition(keys, k - 1)[k - 1]
+        keep = keys <= kth
+        idx, keys = idx[keep], keys[keep]
+    order = np.argsort(keys, kind="stable")[:k]
+    return idx[order]
+
+
+def tsvm(
+    X,
+    y,
+    labeled,
+    *,
+    alpha,
+    unlabeled_weight,
+    positive_fraction,
+    max_switches=10000,
+    rel_tol=RELATIVE_STOP_EPS,
+    max_iter=MFNITERMAX,
+    verbose=0,
+):
+    """Transductive l2-SVM-MFN with multiple switching on one binary problem.
+
+    Parameters
+    ----------
+    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+        Float64 data, not modified.
+    y : ndarray of shape (n_rows,)
+        +1 / -1 on labeled rows (other entries ignored).
+    labeled : ndarray of bool of shape (n_rows,)
+        Labeled rows.
+    alpha : float
+        ``lam``.
+    unlabeled_weight : float
+        ``lam_u``.
+    positive_fraction : float
+        ``r``.
+    max_switches : int, default=10000
+        ``S``.
+    rel_tol : float
+        Relative stopping rule of each MFN solve.
+    max_iter : int
+        Newton steps cap of each MFN solve.
+    verbose : int
+        Print progress when > 0.
+
+    Returns
+    -------
+    result : TSVMResult
+    """
+    lab = np.flatnonzero(labeled)
+    unl = np.flatnonzero(~labeled)
+    n_lab, n_unl = lab.size, unl.size
+    state = CGTolerance()
+    kw = dict(alpha=alpha, tolerance=state, rel_tol=rel_tol, max_iter=max_iter)
+    y_lab = y[lab].astype(np.float64)
+    res = l2_svm_mfn(X[lab], y_lab, np.full(n_lab, 1.0 / n_lab), first=True, **kw)
+    n_iter = 1
+    labels = np.zeros(X.shape[0])
+    labels[lab] = y_lab
+    if n_unl == 0:
+        outputs = X @ res.w + res.b
+        return TSVMResult(res.w, res.b, outputs, labels, 0, n_iter)
+    ou = X[unl] @ res.w + res.b
+    n_pos = n_positive(positive_fraction, n_unl)
+    top = np.argsort(-ou, kind="stable")[:n_pos]
+    yu = np.full(n_unl, -1.0)
+    yu[top] = 1.0
+    labels[unl] = yu
+    lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
+    cost = np.empty(X.shape[0])
+    cost[lab] = 1.0 / n_lab
+    cost[unl] = lam0 / n_unl
+    res = l2_svm_mfn(X, labels, cost, first=True, **kw)
+    n_iter += 1
+    n_switches = 0
+    last_round = lam0 >= unlabeled_weight
+    while True:
+        rounds = 0
+        while True:
+            s = switch_labels(labels, res.outputs, unl, max_switches)
+            if s == 0:
+                break
+            rounds += 1
+            n_switches += s
+            res = l2_svm_mfn(
+                X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw
+            )
+            n_iter += 1
+        if verbose:
+            print(
+                f"[TSVM] lam_0={lam0:.3g}: {rounds} switching round(s), "
+                f"{n_switches} switches so far, objective {res.objective:.6g}"
+            )
+        if last_round:
+            break
+        lam0 *= TSVM_ANNEALING_RATE
+        if lam0 >= unlabeled_weight:
+            lam0 = unlabeled_weight
+            last_round = True
+        cost[unl] = lam0 / n_unl
+        res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw)
+        n_iter += 1
+    return TSVMResult(res.w, res.b, res.outputs, labels, n_switches, n_iter)
