@@ -1,0 +1,423 @@
+"""The scikit-learn estimators of the linear family: thin wrappers around the solvers.
+
+* :class:`LinearL2SVC` -- supervised l2-SVM-MFN on the labeled rows;
+* :class:`TransductiveSVC` -- TSVM with multiple switching;
+* :class:`DeterministicAnnealingSVC` -- the DA S3VM.
+
+All three solve SVMlin's binary problems (Sindhwani & Keerthi, SIGIR 2006)
+with the bias regularized like a weight. A binary model stores ``coef_`` of
+shape (1, n_features) and ``intercept_`` of shape (1,) with
+``X @ coef_.T + intercept_`` equal to SVMlin's output and ``classes_[1]`` the
+positive class.
+
+Decisions
+---------
+* **Multi-class** is one-vs-rest (SVMlin is binary only): one binary problem
+  per class, each with its own positive fraction, fitted in parallel with
+  joblib over ``n_jobs``. Threads are preferred: scipy's sparse products and
+  BLAS release the GIL, and threads share ``X`` instead of copying it to
+  every worker process (a ``parallel_config`` backend still overrides it).
+* **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
+  fraction from the labeled rows. A float is accepted for a binary problem
+  only; a multi-class model takes one fraction per class (in ``classes_``
+  order), because one number cannot be the positive fraction of every
+  one-vs-rest problem.
+* **transduction_** holds, for unlabeled rows, the prediction of the final
+  model (so it equals ``predict`` on the training rows), not TSVM's temporary
+  labels, which meet the balance constraint but not always the sign of the
+  final outputs.
+* **objective_** is SVMlin's ``transductive_cost`` of each binary problem at
+  the returned model (for :class:`LinearL2SVC`, its labeled part, which is
+  the supervised objective).
+* **n_iter_** is the largest number of l2-SVM-MFN solves over the binary
+  problems (Newton steps for :class:`LinearL2SVC`), an int as in sklearn's
+  ``LinearSVC``.
+* The algorithms have no random step (ties are broken by row index), so the
+  estimators take no ``random_state``; the same data give the same model.
+* ``float32`` data are upcast to float64 once per fit; the solvers need
+  float64 accumulation (see :mod:`skssl.svm._mfn`).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils._param_validation import Interval
+
+from ..base import SemiSupervisedClassifierMixin
+from ._da import deterministic_annealing
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, l2_svm_mfn
+from ._objective import transductive_cost
+from ._tsvm import tsvm
+
+__all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
+
+
+class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
+    """Shared fit: validation, one-vs-rest, attributes. Subclasses give ``_solve``."""
+
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def _positive_fractions(self, y_enc, mask):
+        n_classes = self.classes_.shape[0]
+        y_lab = y_enc[mask]
+        estimated = np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
+        given = getattr(self, "positive_fraction", None)
+        if given is None:
+            return estimated[1:] if n_classes == 2 else estimated
+        if np.ndim(given) == 0:
+            if n_classes > 2:
+                raise ValueError(
+                    f"positive_fraction={given!r} is a single number but y has {n_classes} classes; "
+                    "pass one fraction per class (in classes_ order) or None to estimate them "
+                    "from the labeled rows."
+                )
+            return np.array([float(given)])
+        fractions = np.asarray(given, dtype=np.float64)
+        if n_classes == 2 or fractions.shape != (n_classes,):
+            raise ValueError(
+                f"positive_fraction has shape {fractions.shape}; a binary problem takes one number "
+                f"and a problem with {n_classes} classes takes {n_classes} fractions (one per class, "
+                "in classes_ order)."
+            )
+        if not np.all((fractions > 0) & (fractions < 1)):
+            raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
+        return fractions
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model; rows with ``y == -1`` are unlabeled.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input is used as CSR and never densified.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        X = as_float64_design(X)
+        n_classes = self.classes_.shape[0]
+        fractions = self._positive_fractions(y_enc, mask)
+        positives = [1] if n_classes == 2 else list(range(n_classes))
+        targets = [np.where(y_enc == k, 1.0, -1.0) for k in positives]
+        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(self._solve)(X, t, mask, r) for t, r in zip(targets, fractions)
+        )
+        self.coef_ = np.vstack([res["w"] for res in results])
+        self.intercept_ = np.array([res["b"] for res in results])
+        self.objective_ = np.array([res["objective"] for res in results])
+        self.n_iter_ = int(max(res["n_iter"] for res in results))
+        outputs = np.column_stack([res["outputs"] for res in results])
+        indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
+        self._set_transduction(y_enc, indices)
+        self._store_extra(results)
+        return self
+
+    def _store_extra(self, results):
+        """Hook for estimator-specific attributes."""
+
+
+class LinearL2SVC(_BaseLinearSVC):
+    """Linear l2-SVM trained by the modified finite Newton method (supervised).
+
+    Minimizes SVMlin's supervised objective
+    ``1/2 (alpha (|w|^2 + b^2) + (1/l) sum_i max(0, 1 - y_i (x_i . w + b))^2)``
+    over the labeled rows; rows with ``y == -1`` are ignored. It is the
+    baseline of the semi-supervised SVMs and their inner solver.
+
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+        Regularization ``lambda`` (SVMlin ``-W`` times the number of labeled
+        rows, since the loss is averaged here). Must be > 0.
+    tol : float, default=1e-9
+        Stop when the objective changes by less than ``tol`` times its value.
+    max_iter : int, default=50
+        Maximum number of Newton steps.
+    n_jobs : int, default=None
+        Parallel one-vs-rest problems (joblib).
+    verbose : int, default=0
+        Print a summary per binary problem when > 0.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labeled classes.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights; for a binary problem ``classes_[1]`` is the positive class.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Biases.
+    objective_ : ndarray of shape (n_problems,)
+        Objective of each binary problem at the solution.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows (predictions for the unlabeled ones).
+    n_iter_ : int
+        Largest number of Newton steps over the binary problems.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    See Also
+    --------
+    TransductiveSVC : uses the unlabeled rows through a transductive SVM.
+    DeterministicAnnealingSVC : uses them through deterministic annealing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm import LinearL2SVC
+    >>> X = np.array([[-2.0], [-1.0], [-0.5], [0.5], [1.0], [2.0]])
+    >>> y = np.array([0, 0, -1, -1, 1, 1])
+    >>> clf = LinearL2SVC(alpha=1e-2).fit(X, y)
+    >>> clf.predict([[-3.0], [3.0]])
+    array([0, 1])
+    """
+
+    def __init__(self, alpha=1e-3, *, tol=RELATIVE_STOP_EPS, max_iter=MFNITERMAX, n_jobs=None, verbose=0):
+        self.alpha = alpha
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _solve(self, X, y, labeled, positive_fraction):
+        lab = np.flatnonzero(labeled)
+        res = l2_svm_mfn(
+            X[lab], y[lab], np.full(lab.size, 1.0 / lab.size), alpha=self.alpha, rel_tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        outputs = X @ res.w + res.b
+        if self.verbose:
+            print(f"[LinearL2SVC] {res.n_iter} Newton step(s), {res.n_cg_iter} CGLS iteration(s), "
+                  f"objective {res.objective:.6g}")
+        objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha, 0.0)
+        return {"w": res.w, "b": res.b, "outputs": outputs, "objective": objective, "n_iter": res.n_iter}
+
+
+class TransductiveSVC(_BaseLinearSVC):
+    """Transductive linear l2-SVM with multiple label switching (TSVM).
+
+    Sindhwani & Keerthi's large-scale TSVM (SIGIR 2006), SVMlin's algorithm 2:
+    minimizes, over ``w``, ``b`` and +1 / -1 labels of the unlabeled rows
+    with a fraction ``positive_fraction`` of them positive,
+    ``1/2 (alpha (|w|^2 + b^2) + (1/l) sum_labeled max(0, 1 - y o)^2
+    + (unlabeled_weight/u) sum_unlabeled max(0, 1 - y o)^2)``, raising the
+    weight of the unlabeled rows from 1e-5 to ``unlabeled_weight`` and
+    switching up to ``max_switches`` pairs of labels per round.
+
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+        Regularization ``lambda`` (SVMlin ``-W``). Must be > 0.
+    unlabeled_weight : float, default=1.0
+        ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
+    positive_fraction : float or array-like of shape (n_classes,), default=None
+        ``r`` (SVMlin ``-R``): fraction of unlabeled rows labeled positive.
+        ``None`` estimates it from the labeled rows; a multi-class model
+        takes one fraction per class.
+    max_switches : int, default=10000
+        ``S`` (SVMlin ``-S``): pairs switched per round at most; 1 gives
+        Joachims' single-switch TSVM.
+    tol : float, default=1e-9
+        Relative stopping rule of each l2-SVM-MFN solve.
+    max_iter : int, default=50
+        Maximum Newton steps of each l2-SVM-MFN solve.
+    n_jobs : int, default=None
+        Parallel one-vs-rest problems (joblib).
+    verbose : int, default=0
+        Print the progress of the annealing of ``lambda_0`` when > 0.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labeled classes.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights; for a binary problem ``classes_[1]`` is the positive class.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Biases.
+    objective_ : ndarray of shape (n_problems,)
+        SVMlin's ``transductive_cost`` of each binary problem.
+    n_switches_ : ndarray of shape (n_problems,)
+        Label pairs switched in each binary problem.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows (predictions for the unlabeled ones).
+    n_iter_ : int
+        Largest number of l2-SVM-MFN solves over the binary problems.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    See Also
+    --------
+    DeterministicAnnealingSVC : the same objective, optimized by annealing.
+    LinearL2SVC : the supervised baseline.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm import TransductiveSVC
+    >>> X = np.array([[-2.0], [-1.8], [-1.5], [1.5], [1.8], [2.0]])
+    >>> y = np.array([0, -1, -1, -1, -1, 1])
+    >>> clf = TransductiveSVC(alpha=1e-2).fit(X, y)
+    >>> clf.transduction_
+    array([0, 0, 0, 1, 1, 1])
+    >>> clf.predict([[-1.0], [1.0]])
+    array([0, 1])
+    """
+
+    _parameter_constraints: dict = {
+        **_BaseLinearSVC._parameter_constraints,
+        "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
+        "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+        "max_switches": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        alpha=1e-3,
+        *,
+        unlabeled_weight=1.0,
+        positive_fraction=None,
+        max_switches=10000,
+        tol=RELATIVE_STOP_EPS,
+        max_iter=MFNITERMAX,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.alpha = alpha
+        self.unlabeled_weight = unlabeled_weight
+        self.positive_fraction = positive_fraction
+        self.max_switches = max_switches
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _solve(self, X, y, labeled, positive_fraction):
+        res = tsvm(
+            X, y, labeled, alpha=self.alpha, unlabeled_weight=self.unlabeled_weight,
+            positive_fraction=positive_fraction, max_switches=self.max_switches, rel_tol=self.tol,
+            max_iter=self.max_iter, verbose=self.verbose,
+        )
+        objective = transductive_cost(
+            res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight
+        )
+        return {
+            "w": res.w, "b": res.b, "outputs": res.outputs, "objective": objective,
+            "n_iter": res.n_iter, "n_switches": res.n_switches,
+        }
+
+    def _store_extra(self, results):
+        self.n_switches_ = np.array([res["n_switches"] for res in results])
+
+
+class DeterministicAnnealingSVC(_BaseLinearSVC):
+    """Semi-supervised linear l2-SVM by deterministic annealing (DA S3VM).
+
+    Sindhwani & Keerthi (SIGIR 2006), SVMlin's algorithm 3: the labels of the
+    unlabeled rows are relaxed to probabilities ``p`` with ``mean(p)`` equal
+    to ``positive_fraction``, an entropy term at temperature ``T`` is added,
+    and ``T`` is lowered from ``10 unlabeled_weight`` by a factor 1.5 while
+    ``w`` and ``p`` are optimized alternately. The model with the lowest
+    transductive objective seen along the path is returned.
+
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+        Regularization ``lambda`` (SVMlin ``-W``). Must be > 0.
+    unlabeled_weight : float, default=1.0
+        ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
+    positive_fraction : float or array-like of shape (n_classes,), default=None
+        ``r`` (SVMlin ``-R``): the mean of ``p``. ``None`` estimates it from
+        the labeled rows; a multi-class model takes one fraction per class.
+    tol : float, default=1e-6
+        Threshold, in bits, of the mean KL divergence between successive
+        ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
+        annealing).
+    max_iter : int, default=50
+        Maximum Newton steps of each l2-SVM-MFN solve.
+    n_jobs : int, default=None
+        Parallel one-vs-rest problems (joblib).
+    verbose : int, default=0
+        Print the annealing progress (temperature, KL, entropy, objective)
+        when > 0.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labeled classes.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights; for a binary problem ``classes_[1]`` is the positive class.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Biases.
+    objective_ : ndarray of shape (n_problems,)
+        SVMlin's ``transductive_cost`` of each binary problem (the lowest
+        seen along the annealing path).
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows (predictions for the unlabeled ones).
+    n_iter_ : int
+        Largest number of ``w`` optimizations over the binary problems.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    See Also
+    --------
+    TransductiveSVC : the same objective, optimized by label switching.
+    LinearL2SVC : the supervised baseline.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm import DeterministicAnnealingSVC
+    >>> X = np.array([[-2.0], [-1.8], [-1.5], [1.5], [1.8], [2.0]])
+    >>> y = np.array([0, -1, -1, -1, -1, 1])
+    >>> clf = DeterministicAnnealingSVC(alpha=1e-2).fit(X, y)
+    >>> clf.transduction_
+    array([0, 0, 0, 1, 1, 1])
+    """
+
+    _parameter_constraints: dict = {
+        **_BaseLinearSVC._parameter_constraints,
+        "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
+        "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+    }
+
+    def __init__(
+        self,
+        alpha=1e-3,
+        *,
+        unlabeled_weight=1.0,
+        positive_fraction=None,
+        tol=1e-6,
+        max_iter=MFNITERMAX,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.alpha = alpha
+        self.unlabeled_weight = unlabeled_weight
+        self.positive_fraction = positive_fraction
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _solve(self, X, y, labeled, positive_fraction):
+        res = deterministic_annealing(
+            X, y, labeled, alpha=self.alpha, unlabeled_weight=self.unlabeled_weight,
+            positive_fraction=positive_fraction, tol=self.tol, max_iter=self.max_iter,
+            verbose=self.verbose,
+        )
+        return {"w": res.w, "b": res.b, "outputs": res.outputs, "objective": res.objective,
+                "n_iter": res.n_iter}
