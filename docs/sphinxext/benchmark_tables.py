@@ -1,0 +1,33 @@
+"""Sphinx extension: the benchmark results pages come from the scripts' output.
+
+Each ``benchmarks/results/*.md`` file (written by the matching
+``benchmarks/*.py`` script) is copied at build time into
+``docs/benchmarks/_generated/`` so that ``docs/benchmarks.rst`` can include it
+with MyST. A missing results file becomes a short note naming the script to
+run, so the docs build before any benchmark has run.
+"""
+
+from pathlib import Path
+
+RESULTS = ("linear_vs_svmlin", "deep_ssl", "curriculum")
+
+
+def _copy_results(app):
+    docs = Path(app.srcdir)
+    source = docs.parent / "benchmarks" / "results"
+    target = docs / "benchmarks" / "_generated"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in RESULTS:
+        result = source / f"{name}.md"
+        if result.exists():
+            text = result.read_text(encoding="utf-8")
+        else:
+            text = f"*No results yet: run* `python benchmarks/{name}.py` *from the repository root.*\n"
+        out = target / f"{name}.md"
+        if not out.exists() or out.read_text(encoding="utf-8") != text:
+            out.write_text(text, encoding="utf-8")
+
+
+def setup(app):
+    app.connect("builder-inited", _copy_results)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
