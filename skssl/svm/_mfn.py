@@ -222,14 +222,19 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
     pb = rb
     omega_p = omega1
     for it in range(1, max_iter + 1):
+        # q is X p for the unit direction p / |p|: the textbook step
+        # omega1 / (alpha |p|^2 + q' C q) would square |X| twice and overflow
+        # for rows of huge values; in this form no intermediate exceeds |X|^2.
+        p_norm = np.sqrt(omega_p)
         q = XJ @ p
         q += pb
+        q /= p_norm
         cq = cost * q
-        gamma = omega1 / (alpha * omega_p + q @ cq)
-        w += gamma * p
-        b += gamma * pb
-        outputs += gamma * q
-        z -= gamma * cq
+        t = (omega1 / p_norm) / (alpha + q @ cq)
+        w += (t / p_norm) * p
+        b += (t / p_norm) * pb
+        outputs += t * q
+        z -= t * cq
         r = XT @ z
         r -= alpha * w
         rb = z.sum() - alpha * b
