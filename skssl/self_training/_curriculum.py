@@ -317,7 +317,8 @@ class CurriculumLabelingClassifier(
                 raise ValueError(
                     f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight."
                 )
-        if self.class_weighting is True and not takes_weight:
+        insist = not isinstance(self.class_weighting, str) and bool(self.class_weighting)
+        if insist and not takes_weight:
             raise ValueError(
                 f"class_weighting=True needs an estimator whose fit takes sample_weight; "
                 f"{type(base).__name__}.fit does not. Use class_weighting='auto' or False."
