@@ -54,6 +54,12 @@ Decisions
   ``y o_bar >= 1 - eps`` for the one active term outside it, where SVMlin
   tests ``|o_bar| >= 1 - eps`` (which also accepts a sign flip). Ours is the
   exact optimality condition of the paired loss.
+* CGLS steps along the unit direction ``p / |p|``, so no intermediate
+  exceeds the square of the data's scale (the textbook step squares it
+  twice). A row of values around 1e10 among rows of norm 1 fits without
+  overflow; beyond about 1e15 times the other rows the system is too
+  ill-conditioned for double precision whatever the solver: scale such data
+  (``MaxAbsScaler``, tf-idf) first.
 * CGLS returns at once when its seed already satisfies the stopping rule
   (SVMlin always takes one step, dividing 0 by 0 when the seed is exact).
 """

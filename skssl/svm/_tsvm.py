@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._mfn import CGTolerance, MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
 
 __all__ = ["TSVM_ANNEALING_RATE", "TSVM_LAMBDA_SMALL", "TSVMResult", "n_positive", "switch_labels", "tsvm"]
 
@@ -172,7 +172,7 @@ def tsvm(
     unl = np.flatnonzero(~labeled)
     n_lab, n_unl = lab.size, unl.size
     state = CGTolerance()
-    kw = dict(alpha=alpha, tolerance=state, rel_tol=rel_tol, max_iter=max_iter)
+    kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_iter}
     y_lab = y[lab].astype(np.float64)
     res = l2_svm_mfn(X[lab], y_lab, np.full(n_lab, 1.0 / n_lab), first=True, **kw)
     n_iter = 1

@@ -44,7 +44,7 @@ def test_binary_attributes_follow_svmlin_conventions(Est):
 
 
 def test_tsvm_estimator_is_the_tsvm_solver():
-    X, y, y_semi = _data(1)
+    X, _y, y_semi = _data(1)
     est = TransductiveSVC(alpha=1e-2, positive_fraction=0.5).fit(X, y_semi)
     res = tsvm(as_float64_design(X), np.where(y_semi == 1, 1.0, -1.0), y_semi != -1, alpha=1e-2,
                unlabeled_weight=1.0, positive_fraction=0.5)
@@ -54,7 +54,7 @@ def test_tsvm_estimator_is_the_tsvm_solver():
 
 
 def test_positive_class_is_classes_one_and_renaming_flips_the_sign():
-    X, y, y_semi = _data(2)
+    X, _y, y_semi = _data(2)
     a = TransductiveSVC(alpha=1e-2, positive_fraction=0.4).fit(X, y_semi)
     names = np.array(["z", "a"], dtype=object)  # class 0 -> "z" sorts after class 1 -> "a"
     y_named = np.array([-1 if v == -1 else names[v] for v in y_semi], dtype=object)
@@ -71,8 +71,11 @@ def test_row_permutation_gives_the_same_model(seed, perm_seed, which):
     perm = np.random.RandomState(perm_seed).permutation(X.shape[0])
     a = which(alpha=1e-2).fit(X, y_semi)
     b = which(alpha=1e-2).fit(X[perm], y_semi[perm])
-    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-5, atol=1e-7)
+    # Same model up to the solvers' tolerances (DA's inner solves stop on an
+    # absolute change of the objective of 1e-6), relative to the weights' scale.
+    scale = np.abs(a.coef_).max()
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-5, atol=1e-5 * scale)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-5, atol=1e-5 * scale)
     np.testing.assert_array_equal(b.transduction_, a.transduction_[perm])
 
 
@@ -91,7 +94,7 @@ def test_order_preserving_label_renaming_gives_the_same_model(seed, offset, whic
 
 @pytest.mark.parametrize("Est", SEMI)
 def test_multiclass_is_one_vs_rest_with_own_fractions(Est):
-    X, y, y_semi = _data(3, n=90, n_classes=3, per_class=4)
+    X, _y, y_semi = _data(3, n=90, n_classes=3, per_class=4)
     y_semi[np.flatnonzero(y_semi == -1)[:2]] = 0  # unequal labeled fractions: 6/4/4
     est = Est(alpha=1e-2).fit(X, y_semi)
     assert est.coef_.shape == (3, X.shape[1]) and est.objective_.shape == (3,)

@@ -1,5 +1,7 @@
 """Deterministic annealing: the p step, the stopping quantities, the returned minimum."""
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -75,7 +77,7 @@ def test_mean_p_is_r_at_every_step_and_the_lowest_objective_is_returned(seed):
     for _, mean_p, _ in steps:
         assert mean_p == pytest.approx(0.4, abs=1e-9)
     temps = [T for T, _, _ in steps]
-    assert all(a >= b for a, b in zip(temps, temps[1:]))  # annealing never heats up
+    assert all(a >= b for a, b in itertools.pairwise(temps))  # annealing never heats up
     assert res.objective <= min(F for _, _, F in steps) + 1e-15
     F = transductive_cost(res.w, res.b, X @ res.w + res.b, y, labeled, 1e-2, 1.0)
     assert res.objective == pytest.approx(F, rel=1e-9)

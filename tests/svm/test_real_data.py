@@ -11,7 +11,7 @@ from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
 
 pytestmark = pytest.mark.slow
 
-PARAMS = dict(alpha=1e-3, unlabeled_weight=1.0, positive_fraction=0.5)
+PARAMS = {"alpha": 1e-3, "unlabeled_weight": 1.0, "positive_fraction": 0.5}
 
 
 @pytest.fixture(scope="module")
