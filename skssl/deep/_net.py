@@ -48,11 +48,13 @@ Decisions:
 import copy
 import math
 import numbers
+import types
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from sklearn.utils import check_random_state
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 from skorch import NeuralNetClassifier
@@ -60,7 +62,7 @@ from skorch.dataset import unpack_data
 from skorch.utils import to_tensor
 from torch.utils.data import DataLoader, Sampler
 
-from ..base import SemiSupervisedClassifierMixin
+from ..base import SemiSupervisedClassifierMixin, encode_semi_supervised_target
 from ._augment import default_augmentations
 from ._modules import default_module_for
 from ._thresholds import ClassAdaptiveThreshold, FixedThreshold, SelfAdaptiveThreshold
@@ -139,6 +141,40 @@ def _check_positive(value, name, integer=False):
 class _NetCommon:
     """Data handling shared by the supervised and semi-supervised nets."""
 
+    # skorch's NeuralNet.__init__ stores these three fitted-state attributes on
+    # the instance, which sklearn's check_no_attributes_set_in_init rejects;
+    # _drop_skorch_init_state moves them back to these class-level defaults
+    # (initialize() sets the instance values).
+    history_ = None
+    initialized_ = False
+    virtual_params_ = types.MappingProxyType({})
+
+    def _drop_skorch_init_state(self):
+        for name in ("history_", "initialized_", "virtual_params_"):
+            if name in self.__dict__ and not self.__dict__[name]:
+                del self.__dict__[name]
+
+    def _get_param_names(self):
+        # skorch returns every instance attribute not ending in "_" (private
+        # ones included); keep sklearn's signature-based names, plus routed
+        # "prefix__name" params and any extra skorch keyword given to __init__.
+        names = set(BaseEstimator._get_param_names.__func__(type(self)))
+        extra = getattr(self, "_params_to_validate", set())
+        for key in self.__dict__:
+            if not key.startswith("_") and not key.endswith("_") and ("__" in key or key in extra):
+                names.add(key)
+        return sorted(names)
+
+    def set_params(self, **params):
+        """Set parameters the skorch way (``module__*``, ``optimizer__*`` ... are routed).
+
+        Before the net is initialized, ``callbacks`` is stored as given and
+        checked by ``fit`` (skorch would initialise the callbacks at once).
+        """
+        if not self.__dict__.get("initialized_", False) and "callbacks" in params:
+            self.callbacks = params.pop("callbacks")
+        return super().set_params(**params)
+
     def _check_common_params(self):
         _check_positive(self.batch_size, "batch_size", integer=True)
         _check_positive(self.max_epochs, "max_epochs", integer=True)
@@ -146,7 +182,7 @@ class _NetCommon:
             _check_positive(self.iterations_per_epoch, "iterations_per_epoch", integer=True)
 
     def _validate_X_shape(self, X):
-        ndim = np.ndim(X) if not hasattr(X, "ndim") else X.ndim
+        ndim = X.ndim
         if ndim not in (2, 4):
             raise ValueError(
                 f"X must be 2-D (n_samples, n_features) or 4-D images (n_samples, channels, "
@@ -199,14 +235,22 @@ class _NetCommon:
 
     def _validate_predict_X(self, X):
         check_is_fitted(self, "input_shape_")
+        if len(self.input_shape_) == 3:
+            # images: name the shapes before sklearn's "n features" message on the channels
+            shape = tuple(np.asarray(X).shape[1:])
+            if shape != tuple(self.input_shape_):
+                raise ValueError(
+                    f"X has rows of shape {shape}, but {type(self).__name__} was fitted on images "
+                    f"of shape {tuple(self.input_shape_)} (channels, height, width)."
+                )
+        X = validate_data(self, X, reset=False, dtype=np.float32, allow_nd=True)
         self._validate_X_shape(X)
-        shape = tuple(np.shape(X)[1:])
-        if shape != tuple(self.input_shape_):
+        if tuple(X.shape[1:]) != tuple(self.input_shape_):
             raise ValueError(
-                f"X has rows of shape {shape}, but {type(self).__name__} was fitted on rows of "
-                f"shape {tuple(self.input_shape_)}."
+                f"X has rows of shape {tuple(X.shape[1:])}, but {type(self).__name__} was fitted on "
+                f"rows of shape {tuple(self.input_shape_)}."
             )
-        return validate_data(self, X, reset=False, dtype=np.float32, allow_nd=True)
+        return X
 
     @property
     def classes_(self):
@@ -246,7 +290,8 @@ class _NetCommon:
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def get_iterator(self, dataset, training=False):
         """skorch's iterator; in training it draws from the seeded endless sampler."""
@@ -391,6 +436,7 @@ warm_start, verbose, device, **kwargs
         self.strong_augment = strong_augment
         self.iterations_per_epoch = iterations_per_epoch
         self.random_state = random_state
+        self._drop_skorch_init_state()
 
     # --- hooks for the thin subclasses -------------------------------------------------
     def _make_policy(self):
@@ -451,11 +497,58 @@ warm_start, verbose, device, **kwargs
         -------
         self : object
         """
+        return self._fit(X, y, reset=True, **fit_params)
+
+    def partial_fit(self, X, y, classes=None, **fit_params):
+        """Train ``max_epochs`` more epochs on ``(X, y)`` without re-initialising.
+
+        The first call (or a call on an unfitted net) is :meth:`fit`. Later
+        calls need the same input shape and labels among ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+        classes : ignored
+            Present for API compatibility; the classes come from the first fit.
+        **fit_params : dict
+            Passed to skorch's fit loop.
+
+        Returns
+        -------
+        self : object
+        """
+        if not self.__dict__.get("initialized_", False) or not hasattr(self, "input_shape_"):
+            return self._fit(X, y, reset=True, **fit_params)
+        return self._fit(X, y, reset=False, **fit_params)
+
+    def _encode_again(self, y):
+        classes, y_enc, mask = encode_semi_supervised_target(y)
+        pos = np.searchsorted(self.classes_, classes)
+        pos = np.minimum(pos, len(self.classes_) - 1)
+        if np.any(self.classes_[pos] != classes):
+            raise ValueError(
+                f"y holds labels {sorted(set(classes) - set(self.classes_))} not seen in the first fit "
+                f"(classes_ = {self.classes_})."
+            )
+        return np.where(mask, pos[np.maximum(y_enc, 0)], -1), mask
+
+    def _fit(self, X, y, reset, **fit_params):
         self._check_params()
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        if reset:
+            X, y_enc, mask = self._validate_semi_supervised_data(
+                X, y, accept_sparse=False, dtype=np.float32, allow_nd=True
+            )
+        else:
+            X = self._validate_predict_X(X)
+            y = column_or_1d(np.asarray(y), warn=True)
+            check_consistent_length(X, y)
+            y_enc, mask = self._encode_again(y)
         self._validate_X_shape(X)
-        X, y_enc, mask = self._validate_semi_supervised_data(
-            X, y, accept_sparse=False, dtype=np.float32, allow_nd=True
-        )
         X = np.ascontiguousarray(X, dtype=np.float32)
         self.input_shape_ = tuple(X.shape[1:])
         n_classes = len(self.classes_)
@@ -464,20 +557,21 @@ warm_start, verbose, device, **kwargs
         X_unl = X[~mask]
         with torch.random.fork_rng(devices=self._torch_devices()):
             torch.manual_seed(seed)
-            weak, strong = default_augmentations(X.ndim)
-            self.weak_augment_ = self._init_augment(self.weak_augment, weak, X)
-            self.strong_augment_ = self._init_augment(self.strong_augment, strong, X)
-            self.policy_ = self._make_policy().start(n_classes, np.bincount(y_lab, minlength=n_classes))
+            if reset or not hasattr(self, "policy_"):
+                weak, strong = default_augmentations(X.ndim)
+                self.weak_augment_ = self._init_augment(self.weak_augment, weak, X)
+                self.strong_augment_ = self._init_augment(self.strong_augment, strong, X)
+                self.policy_ = self._make_policy().start(n_classes, np.bincount(y_lab, minlength=n_classes))
             self._labeled_sampler = _EndlessSampler(
                 X_lab.shape[0], self.iterations_per_epoch * self.batch_size, seed + 1
             )
             self._unlabeled_stream = _EndlessSampler(X_unl.shape[0], 0, seed + 2)
             self._X_unl_t = to_tensor(X_unl, device=self.device)
             try:
-                if not (self.warm_start and self.initialized_):
+                if reset and not (self.warm_start and self.initialized_):
                     self.initialize()
                 self._check_module_accepts(X_lab)
-                self.partial_fit(X_lab, y_lab, **fit_params)
+                NeuralNetClassifier.partial_fit(self, X_lab, y_lab, **fit_params)
             finally:
                 self._labeled_sampler = None
                 self._unlabeled_stream = None
@@ -634,7 +728,8 @@ class FixMatchClassifier(SemiSupervisedNet):
             callbacks=callbacks, predict_nonlinearity=predict_nonlinearity, warm_start=warm_start,
             verbose=verbose, device=device, **kwargs,
         )
-        del self.masking, self.lambda_f
+        object.__delattr__(self, "masking")
+        object.__delattr__(self, "lambda_f")
         self.threshold = threshold
 
     lambda_f = 0.0
@@ -718,7 +813,7 @@ class FreeMatchClassifier(SemiSupervisedNet):
             train_split=train_split, callbacks=callbacks, predict_nonlinearity=predict_nonlinearity,
             warm_start=warm_start, verbose=verbose, device=device, **kwargs,
         )
-        del self.masking
+        object.__delattr__(self, "masking")
         self.sat_momentum = sat_momentum
         self.saf_sign = saf_sign
 
@@ -796,7 +891,8 @@ class AdshClassifier(SemiSupervisedNet):
             callbacks=callbacks, predict_nonlinearity=predict_nonlinearity, warm_start=warm_start,
             verbose=verbose, device=device, **kwargs,
         )
-        del self.masking, self.lambda_f
+        object.__delattr__(self, "masking")
+        object.__delattr__(self, "lambda_f")
         self.tau_1 = tau_1
 
     lambda_f = 0.0
@@ -883,6 +979,7 @@ warm_start, verbose, device, **kwargs
         self.augment = augment
         self.iterations_per_epoch = iterations_per_epoch
         self.random_state = random_state
+        self._drop_skorch_init_state()
 
     def get_dataset(self, X, y=None):
         if self.dataset is None:
@@ -910,22 +1007,60 @@ warm_start, verbose, device, **kwargs
         -------
         self : object
         """
+        return self._fit(X, y, sample_weight, reset=True, **fit_params)
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None, **fit_params):
+        """Train ``max_epochs`` more epochs on ``(X, y)`` without re-initialising.
+
+        The first call (or a call on an unfitted net) is :meth:`fit`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Class labels, among ``classes_`` after the first call.
+        classes : ignored
+            Present for API compatibility; the classes come from the first fit.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-row weights.
+        **fit_params : dict
+            Passed to skorch's fit loop.
+
+        Returns
+        -------
+        self : object
+        """
+        reset = not self.__dict__.get("initialized_", False) or not hasattr(self, "input_shape_")
+        return self._fit(X, y, sample_weight, reset=reset, **fit_params)
+
+    def _fit(self, X, y, sample_weight, reset, **fit_params):
         self._check_common_params()
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        if reset:
+            X = validate_data(self, X, reset=True, dtype=np.float32, allow_nd=True)
+        else:
+            X = self._validate_predict_X(X)
         self._validate_X_shape(X)
-        X = validate_data(self, X, reset=True, dtype=np.float32, allow_nd=True)
         X = np.ascontiguousarray(X, dtype=np.float32)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
+        y = column_or_1d(np.asarray(y), warn=True)
         check_consistent_length(X, y)
         check_classification_targets(y)
-        classes, y_enc = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"y holds only one class ({classes[0]}); a classifier needs samples of at least "
-                "2 classes in the data."
-            )
-        self.classes_ = classes
+        if reset:
+            classes, y_enc = np.unique(y, return_inverse=True)
+            if classes.shape[0] < 2:
+                raise ValueError(
+                    f"y holds only one class ({classes[0]}); a classifier needs samples of at least "
+                    "2 classes in the data."
+                )
+            self.classes_ = classes
+        else:
+            y_enc = np.searchsorted(self.classes_, y)
+            y_enc = np.minimum(y_enc, len(self.classes_) - 1)
+            if np.any(self.classes_[y_enc] != y):
+                raise ValueError(f"y holds labels not seen in the first fit (classes_ = {self.classes_}).")
+        n_classes = len(self.classes_)
         if sample_weight is None:
             w = np.ones(X.shape[0], dtype=np.float32)
         else:
@@ -933,6 +1068,8 @@ warm_start, verbose, device, **kwargs
             check_consistent_length(X, w)
             if not np.all(np.isfinite(w)) or np.any(w < 0):
                 raise ValueError("sample_weight must be finite and non-negative.")
+            if not w.sum() > 0:
+                raise ValueError("sample_weight is zero for every row; there is nothing to fit.")
         self.input_shape_ = tuple(X.shape[1:])
         seed = _seed_from(self.random_state)
         n = X.shape[0]
@@ -941,22 +1078,26 @@ warm_start, verbose, device, **kwargs
             steps = max(math.ceil(n / self.batch_size), 10)
         with torch.random.fork_rng(devices=self._torch_devices()):
             torch.manual_seed(seed)
-            if self.augment is None:
-                self.augment_ = None
-            else:
-                weak, _ = default_augmentations(X.ndim)
-                aug = weak if isinstance(self.augment, str) and self.augment == "weak" else self.augment
-                if isinstance(aug, str):
-                    raise ValueError(f"augment must be None, 'weak' or a callable, got {aug!r}.")
-                self.augment_ = self._init_augment(aug, weak, X)
+            if reset or not hasattr(self, "augment_"):
+                if self.augment is None:
+                    self.augment_ = None
+                else:
+                    weak, _ = default_augmentations(X.ndim)
+                    aug = weak if isinstance(self.augment, str) and self.augment == "weak" else self.augment
+                    if isinstance(aug, str):
+                        raise ValueError(f"augment must be None, 'weak' or a callable, got {aug!r}.")
+                    self.augment_ = self._init_augment(aug, weak, X)
             self._labeled_sampler = _EndlessSampler(n, steps * self.batch_size, seed + 1)
             try:
-                if not (self.warm_start and self.initialized_):
+                if reset and not (self.warm_start and self.initialized_):
                     self.initialize()
                 self._check_module_accepts(X)
-                self.partial_fit({"X": X, "sample_weight": w}, y_enc.astype(np.int64), **fit_params)
+                NeuralNetClassifier.partial_fit(
+                    self, {"X": X, "sample_weight": w}, y_enc.astype(np.int64), **fit_params
+                )
             finally:
                 self._labeled_sampler = None
+        del n_classes
         return self
 
     def train_step_single(self, batch, **fit_params):
