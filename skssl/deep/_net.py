@@ -276,7 +276,10 @@ class _NetCommon:
         proba : ndarray of shape (n_samples, n_classes)
         """
         X = self._validate_predict_X(X)
-        return np.asarray(super().predict_proba(X), dtype=np.float64)
+        # skorch's DataLoader draws a base seed from torch's global generator:
+        # fork it so that predicting leaves the caller's random stream alone
+        with torch.random.fork_rng(devices=self._torch_devices()):
+            return np.asarray(super().predict_proba(X), dtype=np.float64)
 
     def predict(self, X):
         """Predicted class labels.

@@ -1,0 +1,205 @@
+"""Deep semi-supervised estimators on MNIST (CPU, subsampled).
+
+Run from the repository root::
+
+    OMP_NUM_THREADS=1 python benchmarks/deep_ssl.py [part ...]
+
+Parts: ``labels`` (accuracy vs labels per class: labeled-only, FixMatch,
+FreeMatch with both SAF signs), ``longtail`` (gamma = 100, FixMatch vs Adsh),
+``overhead`` (skorch loop vs a bare PyTorch loop doing the same step).
+Each part appends its rows as JSON lines to ``benchmarks/results/deep_ssl.jsonl``;
+the tables in ``benchmarks/results/deep_ssl.md`` are written from them.
+
+MNIST comes from ``../shared/data/mnist/*.npz`` (uint8 images scaled to
+[0, 1], shape (n, 1, 28, 28), default SmallCNN). Everything is subsampled so
+one run takes a couple of minutes on one shared CPU core: an unlabeled pool
+of ``N_POOL`` training images, ``N_TEST`` test images, ``EPOCHS x ITERS``
+steps with ``batch_size=32`` and ``mu=3`` (the defaults ``mu=7, batch_size=64``
+cost ~5x more per step). The labeled-only baseline is the same CNN with the
+same weak augmentation and the same number of steps, on the labeled rows.
+"""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.metrics import balanced_accuracy_score, recall_score
+from skorch.callbacks import Callback
+
+from skssl.deep import (
+    AdshClassifier,
+    FixMatchClassifier,
+    FreeMatchClassifier,
+    SupervisedNetClassifier,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "data" / "mnist"
+OUT = ROOT / "benchmarks" / "results" / "deep_ssl.jsonl"
+N_POOL, N_TEST = 5000, 2000
+EPOCHS, ITERS, BATCH, MU = 10, 40, 32, 3
+SEED = 0
+
+
+class CPUTimer(Callback):
+    """Record the process CPU time of each epoch as ``cpu_dur``."""
+
+    def on_epoch_begin(self, net, **kwargs):
+        self._t0 = time.process_time()
+
+    def on_epoch_end(self, net, **kwargs):
+        net.history.record("cpu_dur", time.process_time() - self._t0)
+
+
+def load():
+    tr = np.load(DATA / "mnist_train.npz")
+    te = np.load(DATA / "mnist_test.npz")
+    rng = np.random.default_rng(SEED)
+    i_tr = rng.permutation(tr["y"].shape[0])[:N_POOL]
+    i_te = rng.permutation(te["y"].shape[0])[:N_TEST]
+    f = lambda a: (a.astype(np.float32) / 255.0)[:, None]  # noqa: E731
+    return f(tr["X"][i_tr]), tr["y"][i_tr].astype(int), f(te["X"][i_te]), te["y"][i_te].astype(int)
+
+
+def pick_labeled(y, per_class, rng):
+    return np.concatenate([rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in range(10)])
+
+
+def common(**kw):
+    return dict(max_epochs=EPOCHS, iterations_per_epoch=ITERS, batch_size=BATCH, random_state=SEED,
+                callbacks=[("cpu_timer", CPUTimer())], **kw)
+
+
+def run(name, est, X, y, X_te, y_te, extra):
+    t0, c0 = time.time(), time.process_time()
+    est.fit(X, y)
+    wall, cpu = time.time() - t0, time.process_time() - c0
+    pred = est.predict(X_te)
+    row = dict(name=name, acc=float(np.mean(pred == y_te)), bal_acc=float(balanced_accuracy_score(y_te, pred)),
+               wall_s=round(wall, 1), cpu_s=round(cpu, 1),
+               cpu_per_epoch=float(np.mean(est.history[:, "cpu_dur"])), **extra)
+    if "mask_rate" in est.history[-1]:
+        row["final_mask_rate"] = float(est.history[-1, "mask_rate"])
+    print(json.dumps(row), flush=True)
+    with open(OUT, "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    return row, pred
+
+
+def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+1", "freematch-1")):
+    X, y, X_te, y_te = load()
+    for k in per_classes:
+        lab = pick_labeled(y, k, np.random.default_rng(SEED + k))
+        y_semi = np.full(y.shape[0], -1)
+        y_semi[lab] = y[lab]
+        extra = dict(part="labels", per_class=k)
+        for v in variants:
+            if v == "sup":
+                est = SupervisedNetClassifier(augment="weak", **common())
+                run("labeled-only", est, X[lab], y[lab], X_te, y_te, extra)
+            elif v == "fixmatch":
+                run("FixMatch", FixMatchClassifier(mu=MU, **common()), X, y_semi, X_te, y_te, extra)
+            elif v.startswith("freematch"):
+                sign = 1 if v.endswith("+1") else -1
+                est = FreeMatchClassifier(mu=MU, saf_sign=sign, **common())
+                run(f"FreeMatch saf_sign={sign:+d}", est, X, y_semi, X_te, y_te, extra)
+
+
+def part_longtail(n1=50, m1=600, gamma=100):
+    """Paper 000 section 5.1: n_k = n_1 gamma^(-(k-1)/(K-1)), classes 0..9 by decreasing size."""
+    X, y, X_te, y_te = load()
+    tr = np.load(DATA / "mnist_train.npz")
+    rng = np.random.default_rng(SEED + 100)
+    # draw the long-tailed pool from the full training set (the 5000 pool is too small for m1)
+    Xf, yf = tr["X"], tr["y"].astype(int)
+    lab, unl = [], []
+    for k in range(10):
+        n_k = max(1, int(round(n1 * gamma ** (-k / 9))))
+        m_k = max(1, int(round(m1 * gamma ** (-k / 9))))
+        idx = rng.permutation(np.flatnonzero(yf == k))[: n_k + m_k]
+        lab.append(idx[:n_k])
+        unl.append(idx[n_k:])
+    lab, unl = np.concatenate(lab), np.concatenate(unl)
+    rows = np.concatenate([lab, unl])
+    Xl = (Xf[rows].astype(np.float32) / 255.0)[:, None]
+    y_semi = np.concatenate([yf[lab], np.full(unl.shape[0], -1)])
+    extra = dict(part="longtail", gamma=gamma, n1=n1, m1=m1, n_labeled=int(lab.shape[0]), n_unlabeled=int(unl.shape[0]))
+    minority = [7, 8, 9]
+    for name, est in [("FixMatch", FixMatchClassifier(mu=2, **common())), ("Adsh", AdshClassifier(mu=2, **common()))]:
+        row, pred = run(name + " (mu=2)", est, Xl, y_semi, X_te, y_te, extra)
+        rec = recall_score(y_te, pred, labels=list(range(10)), average=None)
+        row2 = dict(name=name, part="longtail-recall", recall=[round(float(r), 3) for r in rec],
+                    minority_recall=float(np.mean(rec[minority])), thresholds=est.history[-1, "thresholds"])
+        print(json.dumps(row2), flush=True)
+        with open(OUT, "a") as fh:
+            fh.write(json.dumps(row2) + "\n")
+
+
+def part_overhead(steps=30, repeats=3):
+    """CPU time of `steps` FixMatch steps: skorch net vs a bare loop doing the same work."""
+    from skssl.deep import RandAugment, RandomShift, SmallCNN
+    from skssl.deep._net import _EMA
+
+    X, y, _, _ = load()
+    lab = pick_labeled(y, 4, np.random.default_rng(SEED))
+    y_semi = np.full(y.shape[0], -1)
+    y_semi[lab] = y[lab]
+    skorch_t, bare_t = [], []
+    for r in range(repeats):
+        est = FixMatchClassifier(mu=MU, max_epochs=1, iterations_per_epoch=steps, batch_size=BATCH,
+                                 random_state=r, callbacks=[("cpu_timer", CPUTimer())])
+        est.fit(X, y_semi)
+        skorch_t.append(est.history[-1, "cpu_dur"])
+        # bare loop: same module, augmentations, loss, optimiser and EMA; no skorch
+        torch.manual_seed(r)
+        module = SmallCNN(1, 10)
+        ema = _EMA(module, 0.999)
+        opt = torch.optim.Adam(module.parameters(), lr=1e-3)
+        weak, strong = RandomShift(), RandAugment()
+        Xl, yl = torch.as_tensor(X[lab]), torch.as_tensor(y[lab])
+        Xu = torch.as_tensor(X[y_semi == -1])
+        g = np.random.default_rng(r)
+        t0 = time.process_time()
+        for _ in range(steps):
+            il = torch.as_tensor(g.integers(0, Xl.shape[0], BATCH))
+            iu = torch.as_tensor(g.integers(0, Xu.shape[0], BATCH * MU))
+            xl, xu = Xl[il], Xu[iu]
+            module.train()
+            logits = module(torch.cat([weak(xl), weak(xu), strong(xu)]))
+            ll, lw, ls = logits[:BATCH], logits[BATCH : BATCH * (1 + MU)], logits[BATCH * (1 + MU) :]
+            pw = torch.softmax(lw.detach(), 1)
+            conf, pseudo = pw.max(1)
+            loss = torch.nn.functional.cross_entropy(ll, yl[il]) + (
+                torch.nn.functional.cross_entropy(ls, pseudo, reduction="none") * (conf >= 0.95).float()
+            ).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            ema.update(module)
+            loss.item()
+        bare_t.append(time.process_time() - t0)
+    row = dict(part="overhead", steps=steps, skorch_cpu_s=[round(t, 3) for t in skorch_t],
+               bare_cpu_s=[round(t, 3) for t in bare_t],
+               overhead=float(np.median(skorch_t) / np.median(bare_t) - 1))
+    print(json.dumps(row), flush=True)
+    with open(OUT, "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    parts = sys.argv[1:] or ["labels", "longtail", "overhead"]
+    for p in parts:
+        if p == "labels":
+            part_labels()
+        elif p.startswith("labels:"):
+            # labels:<per_class>:<variant>[,<variant>...]
+            _, k, vs = p.split(":")
+            part_labels((int(k),), tuple(vs.split(",")))
+        elif p == "longtail":
+            part_longtail()
+        elif p == "overhead":
+            part_overhead()
