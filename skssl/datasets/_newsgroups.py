@@ -35,7 +35,7 @@ _SPLITS = ("train", "test")
 
 def _strip_header(raw):
     text = raw.decode("latin-1").replace("\t", "\n")
-    head, sep, body = text.partition("\n\n")
+    _, sep, body = text.partition("\n\n")
     return body if sep else text
 
 
