@@ -246,3 +246,13 @@ def test_da_is_no_worse_than_tsvm_objective_on_average():
         d = DeterministicAnnealingSVC(alpha=1e-2, positive_fraction=0.5).fit(X, y_semi).objective_[0]
         gaps.append((d - t) / t)
     assert np.mean(gaps) < 0.05
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_sparse_array_and_csc_input(Est):
+    X, _, y_semi = _data(11)
+    ref = Est(alpha=1e-2).fit(X, y_semi)
+    for X_in in (sp.csr_array(X), X.tocsc()):
+        est = Est(alpha=1e-2).fit(X_in, y_semi)
+        np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-7, atol=1e-10)
+        np.testing.assert_allclose(est.decision_function(X_in), ref.decision_function(X), rtol=1e-7, atol=1e-10)
