@@ -69,8 +69,8 @@ def pick_labeled(y, per_class, rng):
 
 
 def common(**kw):
-    return dict(max_epochs=EPOCHS, iterations_per_epoch=ITERS, batch_size=BATCH, random_state=SEED,
-                callbacks=[("cpu_timer", CPUTimer())], **kw)
+    return dict(max_epochs=kw.pop("max_epochs", EPOCHS), iterations_per_epoch=ITERS, batch_size=BATCH,
+                random_state=SEED, callbacks=[("cpu_timer", CPUTimer())], **kw)
 
 
 def run(name, est, X, y, X_te, y_te, extra):
@@ -78,7 +78,8 @@ def run(name, est, X, y, X_te, y_te, extra):
     est.fit(X, y)
     wall, cpu = time.time() - t0, time.process_time() - c0
     pred = est.predict(X_te)
-    row = dict(name=name, acc=float(np.mean(pred == y_te)), bal_acc=float(balanced_accuracy_score(y_te, pred)),
+    bal_acc = float(balanced_accuracy_score(y_te, pred))
+    row = dict(name=name, acc=float(np.mean(pred == y_te)), bal_acc=bal_acc,
                wall_s=round(wall, 1), cpu_s=round(cpu, 1),
                cpu_per_epoch=float(np.mean(est.history[:, "cpu_dur"])), **extra)
     if "mask_rate" in est.history[-1]:
@@ -89,22 +90,24 @@ def run(name, est, X, y, X_te, y_te, extra):
     return row, pred
 
 
-def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+1", "freematch-1")):
+def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+1", "freematch-1"),
+                epochs=EPOCHS):
     X, y, X_te, y_te = load()
     for k in per_classes:
         lab = pick_labeled(y, k, np.random.default_rng(SEED + k))
         y_semi = np.full(y.shape[0], -1)
         y_semi[lab] = y[lab]
-        extra = dict(part="labels", per_class=k)
+        extra = dict(part="labels", per_class=k, steps=epochs * ITERS)
         for v in variants:
             if v == "sup":
-                est = SupervisedNetClassifier(augment="weak", **common())
+                est = SupervisedNetClassifier(augment="weak", **common(max_epochs=epochs))
                 run("labeled-only", est, X[lab], y[lab], X_te, y_te, extra)
             elif v == "fixmatch":
-                run("FixMatch", FixMatchClassifier(mu=MU, **common()), X, y_semi, X_te, y_te, extra)
+                est = FixMatchClassifier(mu=MU, **common(max_epochs=epochs))
+                run("FixMatch", est, X, y_semi, X_te, y_te, extra)
             elif v.startswith("freematch"):
                 sign = 1 if v.endswith("+1") else -1
-                est = FreeMatchClassifier(mu=MU, saf_sign=sign, **common())
+                est = FreeMatchClassifier(mu=MU, saf_sign=sign, **common(max_epochs=epochs))
                 run(f"FreeMatch saf_sign={sign:+d}", est, X, y_semi, X_te, y_te, extra)
 
 
@@ -126,9 +129,11 @@ def part_longtail(n1=50, m1=600, gamma=100):
     rows = np.concatenate([lab, unl])
     Xl = (Xf[rows].astype(np.float32) / 255.0)[:, None]
     y_semi = np.concatenate([yf[lab], np.full(unl.shape[0], -1)])
-    extra = dict(part="longtail", gamma=gamma, n1=n1, m1=m1, n_labeled=int(lab.shape[0]), n_unlabeled=int(unl.shape[0]))
+    extra = dict(part="longtail", gamma=gamma, n1=n1, m1=m1, n_labeled=int(lab.shape[0]),
+                 n_unlabeled=int(unl.shape[0]))
     minority = [7, 8, 9]
-    for name, est in [("FixMatch", FixMatchClassifier(mu=2, **common())), ("Adsh", AdshClassifier(mu=2, **common()))]:
+    pairs = [("FixMatch", FixMatchClassifier(mu=2, **common())), ("Adsh", AdshClassifier(mu=2, **common()))]
+    for name, est in pairs:
         row, pred = run(name + " (mu=2)", est, Xl, y_semi, X_te, y_te, extra)
         rec = recall_score(y_te, pred, labels=list(range(10)), average=None)
         row2 = dict(name=name, part="longtail-recall", recall=[round(float(r), 3) for r in rec],
@@ -138,7 +143,7 @@ def part_longtail(n1=50, m1=600, gamma=100):
             fh.write(json.dumps(row2) + "\n")
 
 
-def part_overhead(steps=30, repeats=3):
+def part_overhead(steps=40, repeats=5):
     """CPU time of `steps` FixMatch steps: skorch net vs a bare loop doing the same work."""
     from skssl.deep import RandAugment, RandomShift, SmallCNN
     from skssl.deep._net import _EMA
@@ -148,11 +153,16 @@ def part_overhead(steps=30, repeats=3):
     y_semi = np.full(y.shape[0], -1)
     y_semi[lab] = y[lab]
     skorch_t, bare_t = [], []
-    for r in range(repeats):
+
+    def skorch_run(r):
         est = FixMatchClassifier(mu=MU, max_epochs=1, iterations_per_epoch=steps, batch_size=BATCH,
                                  random_state=r, callbacks=[("cpu_timer", CPUTimer())])
         est.fit(X, y_semi)
         skorch_t.append(est.history[-1, "cpu_dur"])
+
+    for r in range(repeats):
+        if r % 2 == 0:  # alternate which loop runs first
+            skorch_run(r)
         # bare loop: same module, augmentations, loss, optimiser and EMA; no skorch
         torch.manual_seed(r)
         module = SmallCNN(1, 10)
@@ -181,12 +191,75 @@ def part_overhead(steps=30, repeats=3):
             ema.update(module)
             loss.item()
         bare_t.append(time.process_time() - t0)
+        if r % 2 == 1:
+            skorch_run(r)
     row = dict(part="overhead", steps=steps, skorch_cpu_s=[round(t, 3) for t in skorch_t],
                bare_cpu_s=[round(t, 3) for t in bare_t],
-               overhead=float(np.median(skorch_t) / np.median(bare_t) - 1))
+               overhead=float(np.median(skorch_t) / np.median(bare_t) - 1),
+               overhead_min=float(np.min(skorch_t) / np.min(bare_t) - 1))
     print(json.dumps(row), flush=True)
     with open(OUT, "a") as fh:
         fh.write(json.dumps(row) + "\n")
+
+
+def part_report():
+    """Write benchmarks/results/deep_ssl.md from the JSON lines (the last row per configuration)."""
+    rows = [json.loads(line) for line in open(OUT)]
+    out = [
+        "# Deep SSL on MNIST (CPU)",
+        "",
+        f"Generated by `benchmarks/deep_ssl.py report` from `{OUT.name}`. torch {torch.__version__}, "
+        "OMP_NUM_THREADS=1, torch.set_num_threads(1), 2 shared CPU cores (wall times inflated by other jobs; "
+        "CPU seconds are the process's own).",
+        f"Pool {N_POOL} training images (labeled rows drawn from it, the rest unlabeled), {N_TEST} test "
+        f"images, default SmallCNN, batch_size={BATCH}, mu={MU} (FixMatch/FreeMatch), {ITERS} steps per "
+        "epoch, random_state=0, one seed per cell.",
+        "",
+        "## Test accuracy vs labels per class",
+        "",
+        "| labels/class | steps | method | test acc | CPU s/epoch | final mask rate |",
+        "|---|---|---|---|---|---|",
+    ]
+    last = {}
+    for r in rows:
+        if r.get("part") == "labels":
+            last[(r["per_class"], r.get("steps", EPOCHS * ITERS), r["name"])] = r
+    for (k, steps, name), r in sorted(last.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        mr = r.get("final_mask_rate")
+        out.append(f"| {k} | {steps} | {name} | {r['acc']:.3f} | {r['cpu_per_epoch']:.2f} | "
+                   f"{'' if mr is None else f'{mr:.2f}'} |")
+    lt = {r["name"]: r for r in rows if r.get("part") == "longtail"}
+    rec = {r["name"]: r for r in rows if r.get("part") == "longtail-recall"}
+    if lt:
+        any_row = next(iter(lt.values()))
+        out += [
+            "",
+            f"## Long-tailed split (gamma={any_row['gamma']}, N1={any_row['n1']}, M1={any_row['m1']}; "
+            f"{any_row['n_labeled']} labeled, {any_row['n_unlabeled']} unlabeled; balanced test set)",
+            "",
+            "| method | balanced acc | minority recall (classes 7-9) | per-class recall 0..9 | "
+            "final thresholds |",
+            "|---|---|---|---|---|",
+        ]
+        for name, r in lt.items():
+            short = name.split(" ")[0]
+            rr = rec.get(short, {})
+            thr = ", ".join(f"{t:.2f}" for t in rr.get("thresholds", []))
+            out.append(f"| {name} | {r['bal_acc']:.3f} | {rr.get('minority_recall', float('nan')):.3f} | "
+                       f"{rr.get('recall')} | {thr} |")
+    ov = [r for r in rows if r.get("part") == "overhead"]
+    if ov:
+        r = ov[-1]
+        out += [
+            "",
+            f"## skorch loop overhead ({r['steps']} FixMatch steps per run, process CPU seconds)",
+            "",
+            "| skorch net | bare PyTorch loop | overhead of medians | overhead of minima |",
+            "|---|---|---|---|",
+            f"| {r['skorch_cpu_s']} | {r['bare_cpu_s']} | {100 * r['overhead']:.1f}% | "
+            f"{100 * r.get('overhead_min', float('nan')):.1f}% |",
+        ]
+    (OUT.parent / "deep_ssl.md").write_text("\n".join(out) + "\n")
 
 
 if __name__ == "__main__":
@@ -196,10 +269,12 @@ if __name__ == "__main__":
         if p == "labels":
             part_labels()
         elif p.startswith("labels:"):
-            # labels:<per_class>:<variant>[,<variant>...]
-            _, k, vs = p.split(":")
-            part_labels((int(k),), tuple(vs.split(",")))
+            # labels:<per_class>:<variant>[,<variant>...][:<epochs>]
+            _, k, vs, *ep = p.split(":")
+            part_labels((int(k),), tuple(vs.split(",")), epochs=int(ep[0]) if ep else EPOCHS)
         elif p == "longtail":
             part_longtail()
         elif p == "overhead":
             part_overhead()
+        elif p == "report":
+            part_report()

@@ -15,7 +15,6 @@
 Both return logits; the nets pair them with ``torch.nn.CrossEntropyLoss``.
 """
 
-import torch
 from torch import nn
 
 __all__ = ["MLPModule", "SmallCNN", "default_module_for"]

@@ -605,7 +605,8 @@ warm_start, verbose, device, **kwargs
         else:
             Xu = self._unlabeled_batch(n_l)
             n_u = Xu.shape[0]
-            logits = self.infer(torch.cat([x_l, self.weak_augment_(Xu), self.strong_augment_(Xu)]), **fit_params)
+            views = torch.cat([x_l, self.weak_augment_(Xu), self.strong_augment_(Xu)])
+            logits = self.infer(views, **fit_params)
             logits_l, logits_w, logits_s = logits[:n_l], logits[n_l : n_l + n_u], logits[n_l + n_u :]
             loss_x = self.get_loss(logits_l, yi, X=Xi, training=True)
             probs_w = torch.softmax(logits_w.detach().float(), dim=1)

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.slow
 
 def _pick(y, per_class, seed):
     rng = np.random.default_rng(seed)
-    return np.concatenate([rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in np.unique(y)])
+    rows = [rng.choice(np.flatnonzero(y == c), per_class, replace=False) for c in np.unique(y)]
+    return np.concatenate(rows)
 
 
 def test_two_moons_one_label_per_class():
