@@ -111,7 +111,7 @@ def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+
                 run(f"FreeMatch saf_sign={sign:+d}", est, X, y_semi, X_te, y_te, extra)
 
 
-def part_longtail(n1=50, m1=600, gamma=100):
+def part_longtail(n1=50, m1=600, gamma=100, epochs=EPOCHS):
     """Paper 000 section 5.1: n_k = n_1 gamma^(-(k-1)/(K-1)), classes 0..9 by decreasing size."""
     X, y, X_te, y_te = load()
     tr = np.load(DATA / "mnist_train.npz")
@@ -130,13 +130,14 @@ def part_longtail(n1=50, m1=600, gamma=100):
     Xl = (Xf[rows].astype(np.float32) / 255.0)[:, None]
     y_semi = np.concatenate([yf[lab], np.full(unl.shape[0], -1)])
     extra = dict(part="longtail", gamma=gamma, n1=n1, m1=m1, n_labeled=int(lab.shape[0]),
-                 n_unlabeled=int(unl.shape[0]))
+                 n_unlabeled=int(unl.shape[0]), steps=epochs * ITERS)
     minority = [7, 8, 9]
-    pairs = [("FixMatch", FixMatchClassifier(mu=2, **common())), ("Adsh", AdshClassifier(mu=2, **common()))]
+    pairs = [("FixMatch", FixMatchClassifier(mu=2, **common(max_epochs=epochs))),
+             ("Adsh", AdshClassifier(mu=2, **common(max_epochs=epochs)))]
     for name, est in pairs:
         row, pred = run(name + " (mu=2)", est, Xl, y_semi, X_te, y_te, extra)
         rec = recall_score(y_te, pred, labels=list(range(10)), average=None)
-        row2 = dict(name=name, part="longtail-recall", recall=[round(float(r), 3) for r in rec],
+        row2 = dict(name=name, part="longtail-recall", steps=epochs * ITERS, recall=[round(float(r), 3) for r in rec],
                     minority_recall=float(np.mean(rec[minority])), thresholds=est.history[-1, "thresholds"])
         print(json.dumps(row2), flush=True)
         with open(OUT, "a") as fh:
@@ -274,6 +275,8 @@ if __name__ == "__main__":
             part_labels((int(k),), tuple(vs.split(",")), epochs=int(ep[0]) if ep else EPOCHS)
         elif p == "longtail":
             part_longtail()
+        elif p.startswith("longtail:"):
+            part_longtail(epochs=int(p.split(":")[1]))
         elif p == "overhead":
             part_overhead()
         elif p == "report":
