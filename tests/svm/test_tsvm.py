@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import _tsvm
-from skssl.svm._mfn import as_float64_design
+from skssl.svm._mfn import as_float64_design, l2_svm_mfn, mfn_objective
 from skssl.svm._tsvm import n_positive, switch_labels, tsvm
 
 
@@ -109,3 +109,15 @@ def test_single_switch_visits_more_rounds():
     # With S = 1 each round switches a single pair, so it needs a solve per switch.
     assert one.n_iter >= one.n_switches
     assert many.n_iter <= one.n_iter
+
+
+@pytest.mark.parametrize("lam_u", [1e-7, 0.3, 1.0])
+def test_final_model_is_the_mfn_optimum_for_its_labels_at_lam_u(lam_u):
+    # Also covers lam_u below TSVM_LAMBDA_SMALL, where lam_0 starts at lam_u
+    # (SVMlin would stay at 1e-5 > lam_u).
+    X, y, labeled = _blobs(4)
+    res = tsvm(X, y, labeled, alpha=1e-2, unlabeled_weight=lam_u, positive_fraction=0.5)
+    cost = np.where(labeled, 1.0 / labeled.sum(), lam_u / (~labeled).sum())
+    ref = l2_svm_mfn(X, res.labels, cost, alpha=1e-2)  # from scratch
+    F = mfn_objective(res.w, res.b, res.outputs, res.labels, cost, 1e-2)
+    assert F == pytest.approx(ref.objective, rel=1e-7)
