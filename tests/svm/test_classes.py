@@ -256,3 +256,25 @@ def test_sparse_array_and_csc_input(Est):
         est = Est(alpha=1e-2).fit(X_in, y_semi)
         np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-7, atol=1e-10)
         np.testing.assert_allclose(est.decision_function(X_in), ref.decision_function(X), rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_design_section_2_errors(Est):
+    X, _, y_semi = _data(12, sparse=False)
+    with pytest.raises(ValueError, match="no labeled"):
+        Est().fit(X, np.full_like(y_semi, -1))
+    with pytest.raises(ValueError, match="one class|1 class"):
+        Est().fit(X, np.where(y_semi == 1, 0, y_semi))
+    X_nan = X.copy()
+    X_nan[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Est().fit(X_nan, y_semi)
+    X_inf = X.copy()
+    X_inf[4, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        Est().fit(sp.csr_matrix(X_inf), y_semi)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        Est().fit(X, y_semi[:-1])
+    fitted = Est(alpha=1e-2).fit(X, y_semi)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(X[:, :-1])
