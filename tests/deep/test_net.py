@@ -276,3 +276,29 @@ class TestSupervisedNet:
         est = SupervisedNetClassifier(max_epochs=1, random_state=0, augment="weak").fit(X, np.arange(16) % 2)
         assert isinstance(est.module_, SmallCNN)
         assert est.predict(X).shape == (16,)
+
+
+def test_verbose_log_prints_thresholds_and_mask_rate(capsys):
+    X, _, y_semi = blobs()
+    FixMatchClassifier(random_state=0, verbose=1, **FAST).fit(X, y_semi)
+    out = capsys.readouterr().out
+    assert "mask_rate" in out and "train_loss" in out
+
+
+def test_callbacks_and_module_params_are_routed():
+    from skorch.callbacks import Callback
+
+    class Count(Callback):
+        def initialize(self):
+            self.n = 0
+            return self
+
+        def on_batch_end(self, net, **kwargs):
+            self.n += 1
+
+    X, _, y_semi = blobs()
+    est = FixMatchClassifier(random_state=0, **FAST)
+    est.set_params(callbacks=[("count", Count())], module__hidden_units=(8, 8))
+    est.fit(X, y_semi)
+    assert dict(est.callbacks_)["count"].n == 2 * 3
+    assert est.module_.net[0].out_features == 8
