@@ -46,7 +46,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import LinearSVC
 
-from skssl.datasets._newsgroups import load_newsgroups_binary, newsgroups_labeled_subset
+from skssl.datasets import load_newsgroups_binary, newsgroups_labeled_subset
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
 from skssl.svm._objective import transductive_cost
 

@@ -44,6 +44,16 @@ COMMON_EXPECTED_FAILURES = {
 #: Extra expected failures per estimator class name, each with its reason.
 EXPECTED_FAILURES = {}
 
+#: skssl checks expected to fail, per estimator class name, with the reason.
+EXPECTED_SEMI_SUPERVISED_FAILURES = {
+    "LinearL2SVC": {
+        "check_unlabeled_rows_change_fit": (
+            "LinearL2SVC is the supervised l2-SVM-MFN baseline (and the inner "
+            "solver of the S3VMs): it fits the labeled rows and ignores -1 rows by design"
+        ),
+    },
+}
+
 
 def _public_estimators():
     found = {}
@@ -88,6 +98,8 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-@parametrize_with_semi_supervised_checks(_instances())
+@parametrize_with_semi_supervised_checks(
+    _instances(), expected_failed_checks=lambda est: EXPECTED_SEMI_SUPERVISED_FAILURES.get(type(est).__name__, {})
+)
 def test_semi_supervised_contract(estimator, check):
     check(estimator)

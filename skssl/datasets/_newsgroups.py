@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils import Bunch
 
-__all__ = ["fetch_20newsgroups_tarball", "load_newsgroups_binary", "newsgroups_labeled_subset"]
+__all__ = ["load_20newsgroups_archive", "load_newsgroups_binary", "newsgroups_labeled_subset"]
 
 _SPLITS = ("train", "test")
 
@@ -44,7 +44,7 @@ def _numeric_key(name):
     return (0, int(stem), stem) if stem.isdigit() else (1, 0, stem)
 
 
-def fetch_20newsgroups_tarball(path):
+def load_20newsgroups_archive(path):
     """Read the 20 Newsgroups "bydate" tarball into documents and group labels.
 
     Parameters
@@ -120,7 +120,7 @@ def load_newsgroups_binary(path, *, positive_prefixes=("comp.", "sci.")):
         ``vectorizer`` (the fitted ``TfidfVectorizer(min_df=2)``),
         ``groups_train``, ``groups_test`` and ``target_names``.
     """
-    raw = fetch_20newsgroups_tarball(path)
+    raw = load_20newsgroups_archive(path)
     positive = np.array([name.startswith(tuple(positive_prefixes)) for name in raw.target_names])
     vectorizer = TfidfVectorizer(min_df=2)
     X_train = vectorizer.fit_transform(raw.data_train).tocsr()
@@ -164,7 +164,7 @@ def newsgroups_labeled_subset(y, n_labeled, seed):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.datasets._newsgroups import newsgroups_labeled_subset
+    >>> from skssl.datasets import newsgroups_labeled_subset
     >>> y_semi, r = newsgroups_labeled_subset(np.array([0, 1, 0, 1, 1, 0]), 2, seed=0)
     >>> np.unique(y_semi[y_semi != -1]).tolist()
     [0, 1]

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.datasets._newsgroups import (
-    fetch_20newsgroups_tarball,
+    load_20newsgroups_archive,
     load_newsgroups_binary,
     newsgroups_labeled_subset,
 )
@@ -40,7 +40,7 @@ def tiny_tarball(tmp_path):
 
 
 def test_protocol_order_headers_and_tabs(tiny_tarball):
-    raw = fetch_20newsgroups_tarball(tiny_tarball)
+    raw = load_20newsgroups_archive(tiny_tarball)
     assert raw.target_names == ["alt.atheism", "comp.graphics", "rec.autos", "sci.space"]
     # Groups sorted, files in numeric order (9 before 10), headers dropped.
     assert raw.data_train[0] == "god belief \xe9t\xe9"
@@ -52,7 +52,7 @@ def test_protocol_order_headers_and_tabs(tiny_tarball):
 
 
 def test_tab_is_replaced_before_the_header_is_cut(tiny_tarball):
-    raw = fetch_20newsgroups_tarball(tiny_tarball)
+    raw = load_20newsgroups_archive(tiny_tarball)
     # "From: y\tz\n\npixel image" -> "From: y\nz\n\npixel image" -> body "pixel image"
     assert raw.data_train[1] == "pixel image"
 
@@ -69,12 +69,12 @@ def test_binary_task_and_vectorizer_fitted_on_train(tiny_tarball):
 
 def test_bad_tarball(tmp_path):
     with pytest.raises(FileNotFoundError):
-        fetch_20newsgroups_tarball(tmp_path / "missing.tgz")
+        load_20newsgroups_archive(tmp_path / "missing.tgz")
     path = tmp_path / "other.tgz"
     with tarfile.open(path, "w:gz") as tar:
         _add(tar, "docs/readme.txt", "hello")
     with pytest.raises(ValueError, match="20news-bydate"):
-        fetch_20newsgroups_tarball(path)
+        load_20newsgroups_archive(path)
 
 
 def test_labeled_subset_follows_the_protocol():
