@@ -63,6 +63,7 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 from skorch import NeuralNetClassifier
+from skorch.callbacks import EpochScoring
 from skorch.dataset import unpack_data
 from skorch.utils import to_tensor
 from torch.utils.data import DataLoader, Sampler
@@ -125,6 +126,11 @@ class _EMA:
         for e, b in zip(self.module.buffers(), module.buffers()):
             e.copy_(b)
         self.n_updates += 1
+
+
+def _encoded_accuracy(net, X, y):
+    """Accuracy of ``argmax(predict_proba)`` against encoded targets (skorch validation)."""
+    return float(np.mean(np.argmax(net.predict_proba(X), axis=1) == np.asarray(y).reshape(-1)))
 
 
 def _seed_from(random_state):
@@ -280,6 +286,10 @@ class _NetCommon:
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        if isinstance(X, torch.utils.data.Dataset):
+            # skorch's own scoring callbacks pass the validation Dataset
+            with torch.random.fork_rng(devices=self._torch_devices()):
+                return np.asarray(super().predict_proba(X), dtype=np.float64)
         X = self._validate_predict_X(X)
         # skorch's DataLoader draws a base seed from torch's global generator:
         # fork it so that predicting leaves the caller's random stream alone
@@ -301,14 +311,29 @@ class _NetCommon:
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
+    @property
+    def _default_callbacks(self):
+        # skorch's valid_acc compares predict() with the encoded validation
+        # targets; predict() returns user labels, so score the indices instead
+        callbacks = []
+        for name, cb in super()._default_callbacks:
+            if name == "valid_acc":
+                cb = EpochScoring(_encoded_accuracy, name="valid_acc", lower_is_better=False)
+            callbacks.append((name, cb))
+        return callbacks
+
     def get_iterator(self, dataset, training=False):
         """skorch's iterator; in training it draws from the seeded endless sampler."""
-        if training and getattr(self, "_labeled_sampler", None) is not None:
+        spec = getattr(self, "_labeled_sampler", None)
+        if training and spec is not None:
             kwargs = self.get_params_for("iterator_train")
             if "sampler" not in kwargs and "batch_sampler" not in kwargs:
                 kwargs.pop("shuffle", None)
                 kwargs.setdefault("batch_size", self.batch_size)
-                return self.iterator_train(dataset, sampler=self._labeled_sampler, **kwargs)
+                # sized from the dataset skorch hands over (a train_split may have shrunk it)
+                num_samples, seed = spec
+                sampler = _EndlessSampler(len(dataset), num_samples, seed)
+                return self.iterator_train(dataset, sampler=sampler, **kwargs)
         return super().get_iterator(dataset, training=training)
 
     def __sklearn_tags__(self):
@@ -568,9 +593,7 @@ warm_start, verbose, device, **kwargs
                 self.weak_augment_ = self._init_augment(self.weak_augment, weak, X)
                 self.strong_augment_ = self._init_augment(self.strong_augment, strong, X)
                 self.policy_ = self._make_policy().start(n_classes, np.bincount(y_lab, minlength=n_classes))
-            self._labeled_sampler = _EndlessSampler(
-                X_lab.shape[0], self.iterations_per_epoch * self.batch_size, seed + 1
-            )
+            self._labeled_sampler = (self.iterations_per_epoch * self.batch_size, seed + 1)
             self._unlabeled_stream = _EndlessSampler(X_unl.shape[0], 0, seed + 2)
             self._X_unl_t = to_tensor(X_unl, device=self.device)
             try:
@@ -1094,7 +1117,7 @@ warm_start, verbose, device, **kwargs
                     if isinstance(aug, str):
                         raise ValueError(f"augment must be None, 'weak' or a callable, got {aug!r}.")
                     self.augment_ = self._init_augment(aug, weak, X)
-            self._labeled_sampler = _EndlessSampler(n, steps * self.batch_size, seed + 1)
+            self._labeled_sampler = (steps * self.batch_size, seed + 1)
             try:
                 if reset and not (self.warm_start and self.initialized_):
                     self.initialize()
@@ -1131,3 +1154,9 @@ warm_start, verbose, device, **kwargs
         if isinstance(Xi, dict):
             batch = (Xi["X"], yi)
         return super().validation_step(batch, **fit_params)
+
+    def evaluation_step(self, batch, training=False):
+        Xi, yi = unpack_data(batch)
+        if isinstance(Xi, dict):
+            batch = (Xi["X"], yi)
+        return super().evaluation_step(batch, training=training)

@@ -302,3 +302,17 @@ def test_callbacks_and_module_params_are_routed():
     est.fit(X, y_semi)
     assert dict(est.callbacks_)["count"].n == 2 * 3
     assert est.module_.net[0].out_features == 8
+
+
+def test_train_split_validates_on_labeled_rows_only():
+    from skorch.dataset import ValidSplit
+
+    X, _, y_semi = blobs(n=150, n_labeled=30)
+    est = FixMatchClassifier(random_state=0, train_split=ValidSplit(5, stratified=True), **FAST)
+    est.fit(X, y_semi)
+    valid_rows = sum(b["valid_batch_size"] for b in est.history[-1, "batches"] if "valid_batch_size" in b)
+    assert valid_rows == 6  # a fifth of the 30 labeled rows, none of the unlabeled ones
+    assert np.isfinite(est.history[-1, "valid_loss"])
+    assert 0 <= est.history[-1, "valid_acc"] <= 1
+    sup = SupervisedNetClassifier(max_epochs=2, random_state=0, train_split=ValidSplit(5)).fit(X, blobs(150)[1])
+    assert np.isfinite(sup.history[-1, "valid_loss"])
