@@ -163,13 +163,16 @@ def _object_labels_to_concrete(y_labeled):
     )
 
 
-def encode_semi_supervised_target(y):
+def encode_semi_supervised_target(y, *, warn_no_unlabeled=True):
     """Validate a semi-supervised target and encode its labeled part.
 
     Parameters
     ----------
     y : array-like of shape (n_samples,)
         Labels with ``-1`` marking unlabeled rows.
+    warn_no_unlabeled : bool, default=True
+        Whether to warn when no row is unlabeled (a supervised estimator
+        following the same contract passes False).
 
     Returns
     -------
@@ -222,7 +225,7 @@ def encode_semi_supervised_target(y):
             f"The labeled rows of y hold only one class ({classes[0]}); a "
             "classifier needs samples of at least 2 classes in the data."
         )
-    if n_labeled == y.shape[0]:
+    if warn_no_unlabeled and n_labeled == y.shape[0]:
         warnings.warn(
             "y has no unlabeled row (no entry equals -1); fitting the "
             "supervised problem on the labeled rows.",
@@ -242,7 +245,13 @@ class SemiSupervisedClassifierMixin:
     :meth:`_validate_semi_supervised_data` in ``fit`` and receives an encoded
     integer target; it stores predictions as class indices and maps them back
     with :meth:`_decode` (or :meth:`_set_transduction`).
+
+    A supervised estimator that follows the same contract (it ignores the
+    ``-1`` rows) sets the class attribute ``_uses_unlabeled_rows = False``, so
+    that a ``y`` without ``-1`` fits without a :class:`NoUnlabeledDataWarning`.
     """
+
+    _uses_unlabeled_rows = True
 
     def _validate_semi_supervised_data(
         self, X, y, *, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32), **check_params
@@ -270,7 +279,9 @@ class SemiSupervisedClassifierMixin:
         y = _as_1d_target(y)
         X = validate_data(self, X, accept_sparse=accept_sparse, dtype=dtype, reset=True, **check_params)
         check_consistent_length(X, y)
-        self.classes_, y_encoded, mask = encode_semi_supervised_target(y)
+        self.classes_, y_encoded, mask = encode_semi_supervised_target(
+            y, warn_no_unlabeled=self._uses_unlabeled_rows
+        )
         return X, y_encoded, mask
 
     def _decode(self, indices):

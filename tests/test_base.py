@@ -143,3 +143,16 @@ def test_works_in_pipeline_and_grid_search_with_default_score(data):
     search.fit(X, y_semi)
     assert search.best_score_ > 0.9
     assert clone(search.best_estimator_).fit(X, y_semi).score(X, y) > 0.9
+
+
+def test_a_supervised_estimator_on_the_contract_does_not_warn(data):
+    import warnings
+
+    from skssl.svm import LinearL2SVC
+
+    X, y, _ = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoUnlabeledDataWarning)
+        LinearL2SVC().fit(X, y)
+    with pytest.warns(NoUnlabeledDataWarning):
+        SeededCentroidClassifier().fit(X, y)

@@ -186,6 +186,9 @@ class LinearL2SVC(_BaseLinearSVC):
     array([0, 1])
     """
 
+    # Supervised: -1 rows are ignored, so a fully labeled y is the normal case.
+    _uses_unlabeled_rows = False
+
     def __init__(self, alpha=1e-3, *, tol=RELATIVE_STOP_EPS, max_iter=MFNITERMAX, n_jobs=None, verbose=0):
         self.alpha = alpha
         self.tol = tol
