@@ -137,7 +137,8 @@ def part_longtail(n1=50, m1=600, gamma=100, epochs=EPOCHS):
     for name, est in pairs:
         row, pred = run(name + " (mu=2)", est, Xl, y_semi, X_te, y_te, extra)
         rec = recall_score(y_te, pred, labels=list(range(10)), average=None)
-        row2 = dict(name=name, part="longtail-recall", steps=epochs * ITERS, recall=[round(float(r), 3) for r in rec],
+        row2 = dict(name=name, part="longtail-recall", steps=epochs * ITERS,
+                    recall=[round(float(r), 3) for r in rec],
                     minority_recall=float(np.mean(rec[minority])), thresholds=est.history[-1, "thresholds"])
         print(json.dumps(row2), flush=True)
         with open(OUT, "a") as fh:
@@ -229,25 +230,26 @@ def part_report():
         mr = r.get("final_mask_rate")
         out.append(f"| {k} | {steps} | {name} | {r['acc']:.3f} | {r['cpu_per_epoch']:.2f} | "
                    f"{'' if mr is None else f'{mr:.2f}'} |")
-    lt = {r["name"]: r for r in rows if r.get("part") == "longtail"}
-    rec = {r["name"]: r for r in rows if r.get("part") == "longtail-recall"}
+    lt = {(r.get("steps", EPOCHS * ITERS), r["name"].split(" ")[0]): r
+          for r in rows if r.get("part") == "longtail"}
+    rec = {(r.get("steps", EPOCHS * ITERS), r["name"]): r for r in rows if r.get("part") == "longtail-recall"}
     if lt:
         any_row = next(iter(lt.values()))
         out += [
             "",
             f"## Long-tailed split (gamma={any_row['gamma']}, N1={any_row['n1']}, M1={any_row['m1']}; "
-            f"{any_row['n_labeled']} labeled, {any_row['n_unlabeled']} unlabeled; balanced test set)",
+            f"{any_row['n_labeled']} labeled, {any_row['n_unlabeled']} unlabeled; balanced test set; mu=2)",
             "",
-            "| method | balanced acc | minority recall (classes 7-9) | per-class recall 0..9 | "
+            "| steps | method | balanced acc | minority recall (classes 7-9) | per-class recall 0..9 | "
             "final thresholds |",
-            "|---|---|---|---|---|",
+            "|---|---|---|---|---|---|",
         ]
-        for name, r in lt.items():
-            short = name.split(" ")[0]
-            rr = rec.get(short, {})
+        for key in sorted(lt):
+            r, rr = lt[key], rec.get(key, {})
             thr = ", ".join(f"{t:.2f}" for t in rr.get("thresholds", []))
-            out.append(f"| {name} | {r['bal_acc']:.3f} | {rr.get('minority_recall', float('nan')):.3f} | "
-                       f"{rr.get('recall')} | {thr} |")
+            minority = rr.get("minority_recall", float("nan"))
+            recall = rr.get("recall")
+            out.append(f"| {key[0]} | {key[1]} | {r['bal_acc']:.3f} | {minority:.3f} | {recall} | {thr} |")
     ov = [r for r in rows if r.get("part") == "overhead"]
     if ov:
         r = ov[-1]
