@@ -20,6 +20,7 @@ same weak augmentation and the same number of steps, on the labeled rows.
 """
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -41,7 +42,7 @@ DATA = ROOT / ".." / "shared" / "data" / "mnist"
 OUT = ROOT / "benchmarks" / "results" / "deep_ssl.jsonl"
 N_POOL, N_TEST = 5000, 2000
 EPOCHS, ITERS, BATCH, MU = 10, 40, 32, 3
-SEED = 0
+SEED = int(os.environ.get("DEEP_SSL_SEED", 0))  # data split and random_state
 
 
 class CPUTimer(Callback):
@@ -130,14 +131,14 @@ def part_longtail(n1=50, m1=600, gamma=100, epochs=EPOCHS):
     Xl = (Xf[rows].astype(np.float32) / 255.0)[:, None]
     y_semi = np.concatenate([yf[lab], np.full(unl.shape[0], -1)])
     extra = dict(part="longtail", gamma=gamma, n1=n1, m1=m1, n_labeled=int(lab.shape[0]),
-                 n_unlabeled=int(unl.shape[0]), steps=epochs * ITERS)
+                 n_unlabeled=int(unl.shape[0]), steps=epochs * ITERS, seed=SEED)
     minority = [7, 8, 9]
     pairs = [("FixMatch", FixMatchClassifier(mu=2, **common(max_epochs=epochs))),
              ("Adsh", AdshClassifier(mu=2, **common(max_epochs=epochs)))]
     for name, est in pairs:
         row, pred = run(name + " (mu=2)", est, Xl, y_semi, X_te, y_te, extra)
         rec = recall_score(y_te, pred, labels=list(range(10)), average=None)
-        row2 = dict(name=name, part="longtail-recall", steps=epochs * ITERS,
+        row2 = dict(name=name, part="longtail-recall", steps=epochs * ITERS, seed=SEED,
                     recall=[round(float(r), 3) for r in rec],
                     minority_recall=float(np.mean(rec[minority])), thresholds=est.history[-1, "thresholds"])
         print(json.dumps(row2), flush=True)
@@ -215,7 +216,7 @@ def part_report():
         "CPU seconds are the process's own).",
         f"Pool {N_POOL} training images (labeled rows drawn from it, the rest unlabeled), {N_TEST} test "
         f"images, default SmallCNN, batch_size={BATCH}, mu={MU} (FixMatch/FreeMatch), {ITERS} steps per "
-        "epoch, random_state=0, one seed per cell.",
+        "epoch; one run per cell, seed 0 (data split and random_state) unless a seed column says otherwise.",
         "",
         "## Test accuracy vs labels per class",
         "",
@@ -230,9 +231,10 @@ def part_report():
         mr = r.get("final_mask_rate")
         out.append(f"| {k} | {steps} | {name} | {r['acc']:.3f} | {r['cpu_per_epoch']:.2f} | "
                    f"{'' if mr is None else f'{mr:.2f}'} |")
-    lt = {(r.get("steps", EPOCHS * ITERS), r["name"].split(" ")[0]): r
+    lt = {(r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"].split(" ")[0]): r
           for r in rows if r.get("part") == "longtail"}
-    rec = {(r.get("steps", EPOCHS * ITERS), r["name"]): r for r in rows if r.get("part") == "longtail-recall"}
+    rec = {(r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"]): r
+           for r in rows if r.get("part") == "longtail-recall"}
     if lt:
         any_row = next(iter(lt.values()))
         out += [
@@ -240,16 +242,17 @@ def part_report():
             f"## Long-tailed split (gamma={any_row['gamma']}, N1={any_row['n1']}, M1={any_row['m1']}; "
             f"{any_row['n_labeled']} labeled, {any_row['n_unlabeled']} unlabeled; balanced test set; mu=2)",
             "",
-            "| steps | method | balanced acc | minority recall (classes 7-9) | per-class recall 0..9 | "
-            "final thresholds |",
-            "|---|---|---|---|---|---|",
+            "| steps | seed | method | balanced acc | minority recall (classes 7-9) | "
+            "per-class recall 0..9 | final thresholds |",
+            "|---|---|---|---|---|---|---|",
         ]
         for key in sorted(lt):
             r, rr = lt[key], rec.get(key, {})
             thr = ", ".join(f"{t:.2f}" for t in rr.get("thresholds", []))
             minority = rr.get("minority_recall", float("nan"))
             recall = rr.get("recall")
-            out.append(f"| {key[0]} | {key[1]} | {r['bal_acc']:.3f} | {minority:.3f} | {recall} | {thr} |")
+            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {r['bal_acc']:.3f} | {minority:.3f} | {recall} | "
+                       f"{thr} |")
     ov = [r for r in rows if r.get("part") == "overhead"]
     if ov:
         r = ov[-1]
