@@ -785,7 +785,7 @@ class FreeMatchClassifier(SemiSupervisedNet):
         ``L_f = -H(., .)`` and USB's code; ``1`` minimises the cross-entropy
         between the normalised marginal and the batch mean (what the paper's
         sentence describes). ``-1`` is the default because it won on MNIST
-        with 2000 steps: 0.539 vs 0.503 test accuracy with 1 label per class,
+        with 2000 steps: 0.538 vs 0.502 test accuracy with 1 label per class,
         0.948 vs 0.902 with 4 (at 400 steps the two were within 0.005;
         ``benchmarks/results/deep_ssl.md``).
     mu : float, default=3
