@@ -687,11 +687,6 @@ warm_start, verbose, device, **kwargs
             self.history.record("mask_rate", float(np.mean(rates)))
         self.history.record("thresholds", self.policy_.thresholds())
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags
-
 
 class FixMatchClassifier(SemiSupervisedNet):
     """FixMatch: pseudo-labels from a fixed confidence threshold (Sohn et al., 2020).
@@ -1095,7 +1090,6 @@ warm_start, verbose, device, **kwargs
             y_enc = np.minimum(y_enc, len(self.classes_) - 1)
             if np.any(self.classes_[y_enc] != y):
                 raise ValueError(f"y holds labels not seen in the first fit (classes_ = {self.classes_}).")
-        n_classes = len(self.classes_)
         if sample_weight is None:
             w = np.ones(X.shape[0], dtype=np.float32)
         else:
@@ -1132,7 +1126,6 @@ warm_start, verbose, device, **kwargs
                 )
             finally:
                 self._labeled_sampler = None
-        del n_classes
         return self
 
     def train_step_single(self, batch, **fit_params):
