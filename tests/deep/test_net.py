@@ -314,5 +314,6 @@ def test_train_split_validates_on_labeled_rows_only():
     assert valid_rows == 6  # a fifth of the 30 labeled rows, none of the unlabeled ones
     assert np.isfinite(est.history[-1, "valid_loss"])
     assert 0 <= est.history[-1, "valid_acc"] <= 1
-    sup = SupervisedNetClassifier(max_epochs=2, random_state=0, train_split=ValidSplit(5)).fit(X, blobs(150)[1])
+    sup = SupervisedNetClassifier(max_epochs=2, random_state=0, train_split=ValidSplit(5))
+    sup.fit(X, blobs(150)[1])
     assert np.isfinite(sup.history[-1, "valid_loss"])
