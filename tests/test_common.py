@@ -41,8 +41,26 @@ COMMON_EXPECTED_FAILURES = {
     ),
 }
 
+_FLOAT32_BATCHES = (
+    "float32 inference: probabilities differ by about 2e-7 between batch sizes "
+    "because the matrix-multiply kernels differ; the check uses rtol=1e-7"
+)
+_NET_SUBSET = {"check_methods_subset_invariance": _FLOAT32_BATCHES}
+
 #: Extra expected failures per estimator class name, each with its reason.
-EXPECTED_FAILURES = {}
+EXPECTED_FAILURES = {
+    "FixMatchClassifier": _NET_SUBSET,
+    "FreeMatchClassifier": _NET_SUBSET,
+    "AdshClassifier": _NET_SUBSET,
+    "SemiSupervisedNet": _NET_SUBSET,
+    "SupervisedNetClassifier": {
+        **_NET_SUBSET,
+        "check_sample_weight_equivalence_on_dense_data": (
+            "minibatch SGD: duplicating rows changes the batches, so a weight of 2 "
+            "is not identical to a repeated row (weights of ones equal no weights; tested)"
+        ),
+    },
+}
 
 #: skssl checks expected to fail, per estimator class name, with the reason.
 EXPECTED_SEMI_SUPERVISED_FAILURES = {
@@ -50,6 +68,12 @@ EXPECTED_SEMI_SUPERVISED_FAILURES = {
         "check_unlabeled_rows_change_fit": (
             "LinearL2SVC is the supervised l2-SVM-MFN baseline (and the inner "
             "solver of the S3VMs): it fits the labeled rows and ignores -1 rows by design"
+        ),
+    },
+    "SupervisedNetClassifier": {
+        "check_unlabeled_rows_change_fit": (
+            "SupervisedNetClassifier is the labeled-only baseline of the deep family: "
+            "it fits the labeled rows and ignores -1 rows by design"
         ),
     },
 }

@@ -60,7 +60,6 @@ import torch
 import torch.nn.functional as F
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state, column_or_1d
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EpochScoring
@@ -68,7 +67,7 @@ from skorch.dataset import unpack_data
 from skorch.utils import to_tensor
 from torch.utils.data import DataLoader, Sampler
 
-from ..base import SemiSupervisedClassifierMixin, encode_semi_supervised_target
+from ..base import SemiSupervisedClassifierMixin, encode_semi_supervised_target, labeled_mask
 from ._augment import default_augmentations
 from ._modules import default_module_for
 from ._thresholds import ClassAdaptiveThreshold, FixedThreshold, SelfAdaptiveThreshold
@@ -932,12 +931,15 @@ class AdshClassifier(SemiSupervisedNet):
         return ClassAdaptiveThreshold(tau_1=self.tau_1)
 
 
-class SupervisedNetClassifier(_NetCommon, NeuralNetClassifier):
+class SupervisedNetClassifier(_NetCommon, SemiSupervisedClassifierMixin, NeuralNetClassifier):
     """Plain supervised skorch classifier with skssl's default modules.
 
     The "labeled rows only" baseline of the deep estimators and the default
     estimator of :class:`~skssl.self_training.CurriculumLabelingClassifier`.
-    Every label is a class (there is no unlabeled sentinel here).
+    It follows skssl's contract like :class:`~skssl.svm.LinearL2SVC`: rows
+    with ``y == -1`` are unlabeled and ignored by the fit (never a class),
+    ``transduction_`` holds the predictions for them, and ``score`` ignores
+    them.
 
     Parameters
     ----------
@@ -961,6 +963,8 @@ warm_start, verbose, device, **kwargs
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows (predictions for the unlabeled ones).
     input_shape_ : tuple
     history_ : skorch History
 
@@ -973,6 +977,9 @@ warm_start, verbose, device, **kwargs
     >>> clf.predict_proba(X[:2]).shape
     (2, 2)
     """
+
+    # Supervised: -1 rows are ignored, so a fully labeled y is the normal case.
+    _uses_unlabeled_rows = False
 
     def __init__(
         self,
@@ -1076,20 +1083,21 @@ warm_start, verbose, device, **kwargs
         X = np.ascontiguousarray(X, dtype=np.float32)
         y = column_or_1d(np.asarray(y), warn=True)
         check_consistent_length(X, y)
-        check_classification_targets(y)
         if reset:
-            classes, y_enc = np.unique(y, return_inverse=True)
-            if classes.shape[0] < 2:
-                raise ValueError(
-                    f"y holds only one class ({classes[0]}); a classifier needs samples of at least "
-                    "2 classes in the data."
-                )
-            self.classes_ = classes
+            # The skssl contract: -1 rows are unlabeled and ignored by this
+            # supervised net (as by LinearL2SVC), never a class.
+            self.classes_, y_all, labeled = encode_semi_supervised_target(y, warn_no_unlabeled=False)
         else:
-            y_enc = np.searchsorted(self.classes_, y)
-            y_enc = np.minimum(y_enc, len(self.classes_) - 1)
-            if np.any(self.classes_[y_enc] != y):
-                raise ValueError(f"y holds labels not seen in the first fit (classes_ = {self.classes_}).")
+            labeled = labeled_mask(y)
+            index = {label: i for i, label in enumerate(self.classes_.tolist())}
+            try:
+                codes = [index[label] for label in y[labeled].tolist()]
+            except KeyError as exc:
+                raise ValueError(
+                    f"y holds the label {exc.args[0]!r}, not seen in the first fit (classes_ = {self.classes_})."
+                ) from None
+            y_all = np.full(y.shape[0], -1, dtype=np.int64)
+            y_all[labeled] = codes
         if sample_weight is None:
             w = np.ones(X.shape[0], dtype=np.float32)
         else:
@@ -1099,6 +1107,8 @@ warm_start, verbose, device, **kwargs
                 raise ValueError("sample_weight must be finite and non-negative.")
             if not w.sum() > 0:
                 raise ValueError("sample_weight is zero for every row; there is nothing to fit.")
+        X_all = X
+        X, w, y_enc = X[labeled], w[labeled], y_all[labeled]
         self.input_shape_ = tuple(X.shape[1:])
         seed = _seed_from(self.random_state)
         n = X.shape[0]
@@ -1126,6 +1136,10 @@ warm_start, verbose, device, **kwargs
                 )
             finally:
                 self._labeled_sampler = None
+        predicted = y_all.copy()
+        if not labeled.all():
+            predicted[~labeled] = np.argmax(self.predict_proba(X_all[~labeled]), axis=1)
+        self._set_transduction(y_all, predicted)
         return self
 
     def train_step_single(self, batch, **fit_params):
