@@ -15,12 +15,10 @@ and with the fine-tuning ablation (``reinitialize=False``).
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skssl.datasets import make_semi_supervised

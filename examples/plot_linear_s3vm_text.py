@@ -95,7 +95,7 @@ fig, ax = plt.subplots(figsize=(6.5, 4))
 for (name, acc), marker in zip(accuracy.items(), "os^"):
     ax.errorbar(sizes, acc.mean(axis=1), yerr=acc.std(axis=1), marker=marker, capsize=3, label=name)
 ax.set_xscale("log")
-ax.set_xlabel("labeled documents (of %d)" % X_train.shape[0])
+ax.set_xlabel(f"labeled documents (of {X_train.shape[0]})")
 ax.set_ylabel("test accuracy")
 ax.set_title("pcmac: semi-supervised linear SVMs vs supervised")
 ax.legend(loc="lower right")

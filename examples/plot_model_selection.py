@@ -21,7 +21,6 @@ held-out accuracy) as the labeled fraction grows, then tunes a
 # sklearn's own ``SelfTrainingClassifier`` on the breast cancer data, with
 # 5% to 50% of the training labels kept.
 import matplotlib.pyplot as plt
-import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split

@@ -9,7 +9,6 @@ import importlib
 import inspect
 import pkgutil
 
-import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks

@@ -267,7 +267,7 @@ class _NetCommon:
         try:
             return self.__dict__["_fitted_classes"]
         except KeyError:
-            raise AttributeError(f"{type(self).__name__} has no attribute 'classes_' before fit.")
+            raise AttributeError(f"{type(self).__name__} has no attribute 'classes_' before fit.") from None
 
     @classes_.setter
     def classes_(self, value):

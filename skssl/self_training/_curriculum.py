@@ -70,7 +70,7 @@ Decisions
 
 import copy
 import importlib.util
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
@@ -209,7 +209,7 @@ class CurriculumLabelingClassifier(
     labeled_iter_ : ndarray of shape (n_samples,)
         Round in which each row was first pseudo-labeled; 0 for labeled rows,
         -1 for rows never pseudo-labeled.
-    thresholds_ : ndarray of shape (n_iter\_,)
+    thresholds_ : ndarray of shape (`n_iter_`,)
         Confidence threshold of each round (``nan`` for round 0).
     n_iter_ : int
         Number of rounds run, round 0 included.
@@ -222,7 +222,7 @@ class CurriculumLabelingClassifier(
         (rows fitted), ``class_weighted`` and ``validation_score``.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in\_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column names.
 
     See Also
