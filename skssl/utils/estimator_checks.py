@@ -228,6 +228,17 @@ def check_semi_supervised_estimator(estimator):
     ----------
     estimator : estimator instance
         The estimator to check.
+
+    Raises
+    ------
+    AssertionError
+        At the first check the estimator fails.
+
+    Examples
+    --------
+    >>> from skssl.svm import TransductiveSVC
+    >>> from skssl.utils.estimator_checks import check_semi_supervised_estimator
+    >>> check_semi_supervised_estimator(TransductiveSVC())  # raises if a check fails
     """
     for est, check in yield_semi_supervised_checks(estimator):
         check(est)
