@@ -44,6 +44,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.utils.validation import has_fit_parameter
 
+from skssl.datasets import make_semi_supervised
 from skssl.self_training import CurriculumLabelingClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,16 +94,6 @@ def fixed_threshold(estimator, X, y_semi, threshold, n_rounds=5):
         model = clone(estimator).fit(X[rows], y_pool)
         counts.append(chosen.shape[0])
     return counts
-
-
-def labels_per_class(y, n_per_class, seed):
-    rng = np.random.RandomState(seed)
-    rows = np.concatenate(
-        [rng.choice(np.flatnonzero(y == k), n_per_class, replace=False) for k in np.unique(y)]
-    )
-    y_semi = np.full_like(y, -1)
-    y_semi[rows] = y[rows]
-    return y_semi
 
 
 def run_methods(estimator, X, y_semi, X_test, y_test, seed):
@@ -200,7 +191,7 @@ def main():
     for name, est in setups:
         runs = []
         for seed in seeds:
-            y_semi = labels_per_class(y, 10, seed)
+            y_semi = make_semi_supervised(y, 10, per_class=True, random_state=seed)
             # one seed for every method, so that round 0 is the same model for all of them
             seeded = clone(est).set_params(random_state=seed)
             runs.append(run_methods(seeded, X, y_semi, X_test, y_test, seed))
@@ -212,7 +203,7 @@ def main():
         est = SGDClassifier(loss="log_loss", alpha=1e-4, random_state=0)
         runs = []
         for seed in seeds:
-            y_semi = labels_per_class(y, 10, seed)
+            y_semi = make_semi_supervised(y, 10, per_class=True, random_state=seed)
             runs.append(run_methods(est, X, y_semi, X_test, y_test, seed))
             print("20NG", seed, {m: round(v[0][-1], 4) for m, v in runs[-1].items()}, flush=True)
         title = (f"20 Newsgroups, 6 groups, {X.shape[0]} training documents ({X.shape[1]} TF-IDF "

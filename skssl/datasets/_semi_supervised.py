@@ -14,10 +14,11 @@ from sklearn.utils.multiclass import check_classification_targets
         "n_labeled": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
         "stratify": ["boolean"],
+        "per_class": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True):
+def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True, per_class=False):
     """Hide all labels of ``y`` but ``n_labeled`` of them behind ``-1``.
 
     Parameters
@@ -47,19 +48,31 @@ def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True):
     >>> y_semi = make_semi_supervised([0, 0, 1, 1, 0, 1], n_labeled=2, random_state=0)
     >>> sorted(y_semi[y_semi != -1].tolist())
     [0, 1]
+    >>> y_semi = make_semi_supervised([0, 0, 0, 1, 1, 1], 2, per_class=True, random_state=0)
+    >>> sorted(y_semi[y_semi != -1].tolist())
+    [0, 0, 1, 1]
     """
     y = column_or_1d(np.asarray(y))
     check_classification_targets(y)
     n_samples = y.shape[0]
     if y.dtype.kind in "iuf" and np.any(y == -1):
         raise ValueError("y already contains -1; make_semi_supervised expects a fully labeled y.")
+    if per_class and not isinstance(n_labeled, Integral):
+        raise ValueError(f"per_class=True takes an int n_labeled, got {n_labeled!r}.")
     if isinstance(n_labeled, Real) and not isinstance(n_labeled, Integral):
         n_labeled = max(1, int(round(n_labeled * n_samples)))
     if n_labeled > n_samples:
         raise ValueError(f"n_labeled={n_labeled} is larger than the number of rows ({n_samples}).")
     rng = check_random_state(random_state)
     classes, y_idx = np.unique(y, return_inverse=True)
-    if stratify:
+    if per_class:
+        smallest = int(np.bincount(y_idx).min())
+        if n_labeled > smallest:
+            raise ValueError(f"n_labeled={n_labeled} per class is larger than the smallest class ({smallest} rows).")
+        keep = np.concatenate(
+            [rng.choice(np.flatnonzero(y_idx == k), n_labeled, replace=False) for k in range(classes.shape[0])]
+        )
+    elif stratify:
         if n_labeled < classes.shape[0]:
             raise ValueError(
                 f"n_labeled={n_labeled} is smaller than the number of classes "

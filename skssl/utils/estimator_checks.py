@@ -32,6 +32,7 @@ from sklearn.datasets import make_blobs
 from sklearn.utils import get_tags
 
 from ..base import NoUnlabeledDataWarning
+from ..datasets import make_semi_supervised
 
 __all__ = [
     "check_all_unlabeled_raises",
@@ -59,11 +60,7 @@ def _semi_supervised_data(n_classes=3, n_samples=90, labeled_per_class=3, random
         random_state=random_state,
     )
     X = X - X.min() + 0.1  # non-negative, so that a sparse copy is meaningful too
-    rng = np.random.RandomState(random_state)
-    y_semi = np.full_like(y, -1)
-    for k in range(n_classes):
-        keep = rng.choice(np.flatnonzero(y == k), labeled_per_class, replace=False)
-        y_semi[keep] = k
+    y_semi = make_semi_supervised(y, labeled_per_class, per_class=True, random_state=random_state)
     return X, y, y_semi
 
 

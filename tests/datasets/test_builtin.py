@@ -51,3 +51,18 @@ def test_make_semi_supervised_errors():
         make_semi_supervised([0, 1, 1], 5)
     with pytest.raises(ValueError, match="n_labeled"):
         make_semi_supervised([0, 1, 1], 0)
+
+
+def test_make_semi_supervised_per_class_keeps_n_rows_in_every_class():
+    y = np.repeat([3, 5, 7], [40, 10, 25])
+    y_semi = make_semi_supervised(y, 4, per_class=True, random_state=0)
+    assert np.unique(y_semi[y_semi != -1], return_counts=True)[1].tolist() == [4, 4, 4]
+    np.testing.assert_array_equal(y_semi[y_semi != -1], y[y_semi != -1])
+    # the same draws as a RandomState walking the classes in sorted order
+    rng = np.random.RandomState(0)
+    expected = np.concatenate([rng.choice(np.flatnonzero(y == k), 4, replace=False) for k in (3, 5, 7)])
+    np.testing.assert_array_equal(np.sort(np.flatnonzero(y_semi != -1)), np.sort(expected))
+    with pytest.raises(ValueError, match="smallest class"):
+        make_semi_supervised(y, 11, per_class=True)
+    with pytest.raises(ValueError, match="int n_labeled"):
+        make_semi_supervised(y, 0.5, per_class=True)

@@ -12,22 +12,13 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.model_selection import train_test_split
 
+from skssl.datasets import make_semi_supervised
 from skssl.self_training import CurriculumLabelingClassifier
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 NEWSGROUPS = DATA / "20news-bydate.tgz"
 GROUPS = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "rec.autos", "rec.motorcycles",
           "sci.space", "sci.med"]
-
-
-def _labels_per_class(y, n_per_class, seed):
-    rng = np.random.RandomState(seed)
-    rows = np.concatenate(
-        [rng.choice(np.flatnonzero(y == k), n_per_class, replace=False) for k in np.unique(y)]
-    )
-    y_semi = np.full_like(y, -1)
-    y_semi[rows] = y[rows]
-    return y_semi
 
 
 @pytest.mark.slow
@@ -37,7 +28,7 @@ def test_digits_10_labels_per_class_beats_supervised_logistic_regression():
     gains = []
     for seed in range(3):
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
-        y_semi = _labels_per_class(y_tr, 10, seed)
+        y_semi = make_semi_supervised(y_tr, 10, per_class=True, random_state=seed)
         lab = y_semi != -1
         sup = LogisticRegression(max_iter=1000).fit(X_tr[lab], y_tr[lab]).score(X_te, y_te)
         cl = CurriculumLabelingClassifier(LogisticRegression(max_iter=1000), random_state=0).fit(X_tr, y_semi)
@@ -76,7 +67,7 @@ def test_20newsgroups_sparse_text_beats_supervised_sgd():
     assert sp.issparse(X_tr) and X_tr.shape[0] > 3000
     est = SGDClassifier(loss="log_loss", alpha=1e-4, random_state=0)
     for seed in range(2):
-        y_semi = _labels_per_class(y_tr, 10, seed)
+        y_semi = make_semi_supervised(y_tr, 10, per_class=True, random_state=seed)
         lab = y_semi != -1
         sup = clone(est).fit(X_tr[lab], y_tr[lab]).score(X_te, y_te)
         cl = CurriculumLabelingClassifier(est, random_state=0).fit(X_tr, y_semi)
