@@ -98,13 +98,12 @@ class SemiSupervisedKFold(BaseCrossValidator):
         y = np.asarray(y)
         if y.shape[0] != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
-        labeled = np.flatnonzero(labeled_mask(y))
-        if labeled.shape[0] == 0:
+        if not labeled_mask(y).any():
             raise ValueError("y has no labeled row: every entry is -1, nothing to test on.")
-        unlabeled = np.flatnonzero(~labeled_mask(y))
         # Encode the labeled part: the inner splitter must not choke on an
         # object array mixing strings with the -1 sentinel.
-        _, y_encoded, _ = _encode_quietly(y)
+        _, y_encoded, mask = _encode_quietly(y)
+        labeled, unlabeled = np.flatnonzero(mask), np.flatnonzero(~mask)
         y_labeled = y_encoded[labeled]
         groups_labeled = None if groups is None else _safe_indexing(groups, labeled)
         X_labeled = _safe_indexing(X, labeled)
@@ -129,8 +128,8 @@ class SemiSupervisedKFold(BaseCrossValidator):
             return int(self.cv)
         if y is None:
             return check_cv(self.cv).get_n_splits(X, y, groups)
-        labeled = np.flatnonzero(labeled_mask(y))
-        _, y_encoded, _ = _encode_quietly(y)
+        _, y_encoded, mask = _encode_quietly(y)
+        labeled = np.flatnonzero(mask)
         X_l = None if X is None else _safe_indexing(X, labeled)
         g_l = None if groups is None else _safe_indexing(groups, labeled)
         return self._inner_cv(y_encoded[labeled]).get_n_splits(X_l, y_encoded[labeled], g_l)
