@@ -50,8 +50,7 @@ from skssl.self_training import CurriculumLabelingClassifier
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / ".." / "shared" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "curriculum.md"
-GROUPS = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "rec.autos", "rec.motorcycles",
-          "sci.space", "sci.med"]
+GROUPS = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "rec.autos", "rec.motorcycles", "sci.space", "sci.med"]
 
 # Test accuracies of every fit made by a scored estimator, in fit order.
 ROUND_SCORES = []
@@ -67,11 +66,13 @@ def scored(estimator):
     base = type(estimator)
 
     if has_fit_parameter(estimator, "sample_weight"):
+
         def fit(self, X, y, sample_weight=None):
             base.fit(self, X, y, sample_weight=sample_weight)
             ROUND_SCORES.append(np.mean(self.predict(TEST_SET["X"]) == TEST_SET["y"]))
             return self
     else:
+
         def fit(self, X, y, **kwargs):
             base.fit(self, X, y, **kwargs)
             ROUND_SCORES.append(np.mean(np.asarray(self.predict(TEST_SET["X"])) == TEST_SET["y"]))
@@ -206,8 +207,10 @@ def main():
             y_semi = make_semi_supervised(y, 10, per_class=True, random_state=seed)
             runs.append(run_methods(est, X, y_semi, X_test, y_test, seed))
             print("20NG", seed, {m: round(v[0][-1], 4) for m, v in runs[-1].items()}, flush=True)
-        title = (f"20 Newsgroups, 6 groups, {X.shape[0]} training documents ({X.shape[1]} TF-IDF "
-                 f"features, sparse), 10 labels per class, SGDClassifier(loss='log_loss')")
+        title = (
+            f"20 Newsgroups, 6 groups, {X.shape[0]} training documents ({X.shape[1]} TF-IDF "
+            f"features, sparse), 10 labels per class, SGDClassifier(loss='log_loss')"
+        )
         sections.append(table(title, runs))
 
     header = (

@@ -70,8 +70,14 @@ def pick_labeled(y, per_class, rng):
 
 
 def common(**kw):
-    return dict(max_epochs=kw.pop("max_epochs", EPOCHS), iterations_per_epoch=ITERS, batch_size=BATCH,
-                random_state=SEED, callbacks=[("cpu_timer", CPUTimer())], **kw)
+    return dict(
+        max_epochs=kw.pop("max_epochs", EPOCHS),
+        iterations_per_epoch=ITERS,
+        batch_size=BATCH,
+        random_state=SEED,
+        callbacks=[("cpu_timer", CPUTimer())],
+        **kw,
+    )
 
 
 def run(name, est, X, y, X_te, y_te, extra):
@@ -80,9 +86,15 @@ def run(name, est, X, y, X_te, y_te, extra):
     wall, cpu = time.time() - t0, time.process_time() - c0
     pred = est.predict(X_te)
     bal_acc = float(balanced_accuracy_score(y_te, pred))
-    row = dict(name=name, acc=float(np.mean(pred == y_te)), bal_acc=bal_acc,
-               wall_s=round(wall, 1), cpu_s=round(cpu, 1),
-               cpu_per_epoch=float(np.mean(est.history[:, "cpu_dur"])), **extra)
+    row = dict(
+        name=name,
+        acc=float(np.mean(pred == y_te)),
+        bal_acc=bal_acc,
+        wall_s=round(wall, 1),
+        cpu_s=round(cpu, 1),
+        cpu_per_epoch=float(np.mean(est.history[:, "cpu_dur"])),
+        **extra,
+    )
     if "mask_rate" in est.history[-1]:
         row["final_mask_rate"] = float(est.history[-1, "mask_rate"])
     print(json.dumps(row), flush=True)
@@ -91,8 +103,7 @@ def run(name, est, X, y, X_te, y_te, extra):
     return row, pred
 
 
-def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+1", "freematch-1"),
-                epochs=EPOCHS):
+def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+1", "freematch-1"), epochs=EPOCHS):
     X, y, X_te, y_te = load()
     for k in per_classes:
         lab = pick_labeled(y, k, np.random.default_rng(SEED + k))
@@ -130,17 +141,33 @@ def part_longtail(n1=50, m1=600, gamma=100, epochs=EPOCHS):
     rows = np.concatenate([lab, unl])
     Xl = (Xf[rows].astype(np.float32) / 255.0)[:, None]
     y_semi = np.concatenate([yf[lab], np.full(unl.shape[0], -1)])
-    extra = dict(part="longtail", gamma=gamma, n1=n1, m1=m1, n_labeled=int(lab.shape[0]),
-                 n_unlabeled=int(unl.shape[0]), steps=epochs * ITERS, seed=SEED)
+    extra = dict(
+        part="longtail",
+        gamma=gamma,
+        n1=n1,
+        m1=m1,
+        n_labeled=int(lab.shape[0]),
+        n_unlabeled=int(unl.shape[0]),
+        steps=epochs * ITERS,
+        seed=SEED,
+    )
     minority = [7, 8, 9]
-    pairs = [("FixMatch", FixMatchClassifier(mu=2, **common(max_epochs=epochs))),
-             ("Adsh", AdshClassifier(mu=2, **common(max_epochs=epochs)))]
+    pairs = [
+        ("FixMatch", FixMatchClassifier(mu=2, **common(max_epochs=epochs))),
+        ("Adsh", AdshClassifier(mu=2, **common(max_epochs=epochs))),
+    ]
     for name, est in pairs:
         row, pred = run(name + " (mu=2)", est, Xl, y_semi, X_te, y_te, extra)
         rec = recall_score(y_te, pred, labels=list(range(10)), average=None)
-        row2 = dict(name=name, part="longtail-recall", steps=epochs * ITERS, seed=SEED,
-                    recall=[round(float(r), 3) for r in rec],
-                    minority_recall=float(np.mean(rec[minority])), thresholds=est.history[-1, "thresholds"])
+        row2 = dict(
+            name=name,
+            part="longtail-recall",
+            steps=epochs * ITERS,
+            seed=SEED,
+            recall=[round(float(r), 3) for r in rec],
+            minority_recall=float(np.mean(rec[minority])),
+            thresholds=est.history[-1, "thresholds"],
+        )
         print(json.dumps(row2), flush=True)
         with open(OUT, "a") as fh:
             fh.write(json.dumps(row2) + "\n")
@@ -158,8 +185,14 @@ def part_overhead(steps=40, repeats=5):
     skorch_t, bare_t = [], []
 
     def skorch_run(r):
-        est = FixMatchClassifier(mu=MU, max_epochs=1, iterations_per_epoch=steps, batch_size=BATCH,
-                                 random_state=r, callbacks=[("cpu_timer", CPUTimer())])
+        est = FixMatchClassifier(
+            mu=MU,
+            max_epochs=1,
+            iterations_per_epoch=steps,
+            batch_size=BATCH,
+            random_state=r,
+            callbacks=[("cpu_timer", CPUTimer())],
+        )
         est.fit(X, y_semi)
         skorch_t.append(est.history[-1, "cpu_dur"])
 
@@ -185,9 +218,10 @@ def part_overhead(steps=40, repeats=5):
             ll, lw, ls = logits[:BATCH], logits[BATCH : BATCH * (1 + MU)], logits[BATCH * (1 + MU) :]
             pw = torch.softmax(lw.detach(), 1)
             conf, pseudo = pw.max(1)
-            loss = torch.nn.functional.cross_entropy(ll, yl[il]) + (
-                torch.nn.functional.cross_entropy(ls, pseudo, reduction="none") * (conf >= 0.95).float()
-            ).mean()
+            loss = (
+                torch.nn.functional.cross_entropy(ll, yl[il])
+                + (torch.nn.functional.cross_entropy(ls, pseudo, reduction="none") * (conf >= 0.95).float()).mean()
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -196,10 +230,14 @@ def part_overhead(steps=40, repeats=5):
         bare_t.append(time.process_time() - t0)
         if r % 2 == 1:
             skorch_run(r)
-    row = dict(part="overhead", steps=steps, skorch_cpu_s=[round(t, 3) for t in skorch_t],
-               bare_cpu_s=[round(t, 3) for t in bare_t],
-               overhead=float(np.median(skorch_t) / np.median(bare_t) - 1),
-               overhead_min=float(np.min(skorch_t) / np.min(bare_t) - 1))
+    row = dict(
+        part="overhead",
+        steps=steps,
+        skorch_cpu_s=[round(t, 3) for t in skorch_t],
+        bare_cpu_s=[round(t, 3) for t in bare_t],
+        overhead=float(np.median(skorch_t) / np.median(bare_t) - 1),
+        overhead_min=float(np.min(skorch_t) / np.min(bare_t) - 1),
+    )
     print(json.dumps(row), flush=True)
     with open(OUT, "a") as fh:
         fh.write(json.dumps(row) + "\n")
@@ -229,12 +267,20 @@ def part_report():
             last[(r["per_class"], r.get("steps", EPOCHS * ITERS), r["name"])] = r
     for (k, steps, name), r in sorted(last.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
         mr = r.get("final_mask_rate")
-        out.append(f"| {k} | {steps} | {name} | {r['acc']:.3f} | {r['cpu_per_epoch']:.2f} | "
-                   f"{'' if mr is None else f'{mr:.2f}'} |")
-    lt = {(r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"].split(" ")[0]): r
-          for r in rows if r.get("part") == "longtail"}
-    rec = {(r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"]): r
-           for r in rows if r.get("part") == "longtail-recall"}
+        out.append(
+            f"| {k} | {steps} | {name} | {r['acc']:.3f} | {r['cpu_per_epoch']:.2f} | "
+            f"{'' if mr is None else f'{mr:.2f}'} |"
+        )
+    lt = {
+        (r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"].split(" ")[0]): r
+        for r in rows
+        if r.get("part") == "longtail"
+    }
+    rec = {
+        (r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"]): r
+        for r in rows
+        if r.get("part") == "longtail-recall"
+    }
     if lt:
         any_row = next(iter(lt.values()))
         out += [
@@ -251,8 +297,7 @@ def part_report():
             thr = ", ".join(f"{t:.2f}" for t in rr.get("thresholds", []))
             minority = rr.get("minority_recall", float("nan"))
             recall = rr.get("recall")
-            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {r['bal_acc']:.3f} | {minority:.3f} | {recall} | "
-                       f"{thr} |")
+            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {r['bal_acc']:.3f} | {minority:.3f} | {recall} | {thr} |")
     ov = [r for r in rows if r.get("part") == "overhead"]
     if ov:
         r = ov[-1]

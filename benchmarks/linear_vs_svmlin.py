@@ -140,10 +140,19 @@ def evaluate(name, est, data, cpu, peak):
         trans_acc = 100 * np.mean(est.predict(X[unl]) == y_true[unl])
     ref = SVMLIN.get((data["name"], data["l"], data["seed"], name), (None, None, None))
     return {
-        "dataset": data["name"], "l": data["l"], "seed": data["seed"], "method": name, "cpu": cpu,
+        "dataset": data["name"],
+        "l": data["l"],
+        "seed": data["seed"],
+        "method": name,
+        "cpu": cpu,
         "peak_mb": None if peak is None else peak / 2**20,
         "peak_ratio": None if peak is None else peak / csr_bytes(X),
-        "F": F, "test": test_acc, "trans": trans_acc, "ref_acc": ref[0], "ref_F": ref[1], "ref_cpu": ref[2],
+        "F": F,
+        "test": test_acc,
+        "trans": trans_acc,
+        "ref_acc": ref[0],
+        "ref_F": ref[1],
+        "ref_cpu": ref[2],
         "derived": (data["name"], data["l"], data["seed"], name) in DERIVED,
     }
 
@@ -166,8 +175,10 @@ def fmt(v, spec):
     return "–" if v is None else format(v, spec)
 
 
-HEADER = ("| data | l | seed | method | CPU s | SVMlin CPU s | CPU ratio | peak MB | peak / X | F | SVMlin F "
-          "| F ratio | test acc % | SVMlin acc % | transd. acc % |")
+HEADER = (
+    "| data | l | seed | method | CPU s | SVMlin CPU s | CPU ratio | peak MB | peak / X | F | SVMlin F "
+    "| F ratio | test acc % | SVMlin acc % | transd. acc % |"
+)
 RULE = "|" + "---|" * 15
 
 
@@ -178,9 +189,20 @@ def format_row(r):
     if r["derived"] and r["ref_cpu"] is not None:
         ref_cpu = "~" + ref_cpu
     cells = [
-        r["dataset"], str(r["l"]), str(r["seed"]), r["method"], fmt(r["cpu"], ".2f"), ref_cpu,
-        fmt(cpu_ratio, ".2f"), fmt(r["peak_mb"], ".1f"), fmt(r["peak_ratio"], ".2f"), fmt(r["F"], ".6f"),
-        fmt(r["ref_F"], ".6f"), fmt(F_ratio, ".4f"), fmt(r["test"], ".1f"), fmt(r["ref_acc"], ".1f"),
+        r["dataset"],
+        str(r["l"]),
+        str(r["seed"]),
+        r["method"],
+        fmt(r["cpu"], ".2f"),
+        ref_cpu,
+        fmt(cpu_ratio, ".2f"),
+        fmt(r["peak_mb"], ".1f"),
+        fmt(r["peak_ratio"], ".2f"),
+        fmt(r["F"], ".6f"),
+        fmt(r["ref_F"], ".6f"),
+        fmt(F_ratio, ".4f"),
+        fmt(r["test"], ".1f"),
+        fmt(r["ref_acc"], ".1f"),
         fmt(r["trans"], ".1f"),
     ]
     return "| " + " | ".join(cells) + " |"
@@ -191,8 +213,17 @@ def load_pcmac_files(root):
     X, y = load_svmlight_file(str(folder / "pcmac_train.svmlight.gz"), n_features=7510)
     X_test, y_test = load_svmlight_file(str(folder / "pcmac_test.svmlight.gz"), n_features=7510)
     y_semi = np.where(y == 0, -1, (y > 0).astype(np.int64))
-    return {"name": "pcmac", "l": int((y_semi != -1).sum()), "seed": 0, "r": 0.5, "X": X.tocsr(),
-            "y_semi": y_semi, "y_true": None, "X_test": X_test.tocsr(), "y_test": (y_test > 0).astype(np.int64)}
+    return {
+        "name": "pcmac",
+        "l": int((y_semi != -1).sum()),
+        "seed": 0,
+        "r": 0.5,
+        "X": X.tocsr(),
+        "y_semi": y_semi,
+        "y_true": None,
+        "X_test": X_test.tocsr(),
+        "y_test": (y_test > 0).astype(np.int64),
+    }
 
 
 def scaling_run(ng, log, fractions=(0.125, 0.25, 0.5, 1.0)):
@@ -215,8 +246,10 @@ def scaling_run(ng, log, fractions=(0.125, 0.25, 0.5, 1.0)):
         rows.append(result)
         for name in ("TSVM", "DA"):
             result[name + "_per"] = 1000 * result[name] / result[name + "_iter"]
-        log(f"| {result['n']} | {result['nnz']} | {l} | {result['TSVM']:.2f} | {result['TSVM_iter']} | "
-            f"{result['TSVM_per']:.1f} | {result['DA']:.2f} | {result['DA_iter']} | {result['DA_per']:.1f} |")
+        log(
+            f"| {result['n']} | {result['nnz']} | {l} | {result['TSVM']:.2f} | {result['TSVM_iter']} | "
+            f"{result['TSVM_per']:.1f} | {result['DA']:.2f} | {result['DA_iter']} | {result['DA_per']:.1f} |"
+        )
     nnz = np.log([r["nnz"] for r in rows])
     slopes = {}
     for key in ("TSVM", "DA", "TSVM_per", "DA_per"):
@@ -239,13 +272,17 @@ def main(argv=None):
 
     log("# skssl linear S3VMs vs SVMlin 1.0")
     log()
-    log(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Python {platform.python_version()}, "
+    log(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Python {platform.python_version()}, "
         f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}; "
-        f"{os.cpu_count()} CPUs (shared with other jobs), OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}.")
-    log("SVMlin figures are DESIGN.md's reference runs (same machine class, not the same run): ratios are "
+        f"{os.cpu_count()} CPUs (shared with other jobs), OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}."
+    )
+    log(
+        "SVMlin figures are DESIGN.md's reference runs (same machine class, not the same run): ratios are "
         "indicative. `~` marks SVMlin times derived from DESIGN's S=1 slow-down factors. F = SVMlin's "
         "transductive_cost (lam=1e-3, lam_u=1) of each fitted linear model. Peak memory: tracemalloc "
-        "during fit (seed 0 rows), X = CSR bytes of the training matrix.")
+        "during fit (seed 0 rows), X = CSR bytes of the training matrix."
+    )
     log()
     log(HEADER)
     log(RULE)
@@ -255,24 +292,39 @@ def main(argv=None):
     configs = [(500, 0)] if args.quick else [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]
     for l, seed in configs:
         y_semi, r = newsgroups_labeled_subset(ng.y_train, l, seed)
-        data = {"name": "20ng", "l": l, "seed": seed, "r": r, "X": ng.X_train, "y_semi": y_semi,
-                "y_true": ng.y_train, "X_test": ng.X_test, "y_test": ng.y_test}
+        data = {
+            "name": "20ng",
+            "l": l,
+            "seed": seed,
+            "r": r,
+            "X": ng.X_train,
+            "y_semi": y_semi,
+            "y_true": ng.y_train,
+            "X_test": ng.X_test,
+            "y_test": ng.y_test,
+        }
         rows += run_dataset(data, all_names, not args.no_memory, log)
     log()
-    log(f"20NG training matrix: {ng.X_train.shape[0]} x {ng.X_train.shape[1]}, {ng.X_train.nnz} nnz, "
-        f"CSR {csr_bytes(ng.X_train) / 2**20:.1f} MB.")
+    log(
+        f"20NG training matrix: {ng.X_train.shape[0]} x {ng.X_train.shape[1]}, {ng.X_train.nnz} nnz, "
+        f"CSR {csr_bytes(ng.X_train) / 2**20:.1f} MB."
+    )
     if not args.quick:
         log()
         log("## Scaling: CPU time of fit against nnz (20NG row subsets, l = 500 x fraction, seed 0)")
         log()
-        log("| rows | nnz | l | TSVM CPU s | TSVM MFN solves | TSVM ms / solve | DA CPU s | DA w-solves "
-            "| DA ms / solve |")
+        log(
+            "| rows | nnz | l | TSVM CPU s | TSVM MFN solves | TSVM ms / solve | DA CPU s | DA w-solves "
+            "| DA ms / solve |"
+        )
         log("|---|---|---|---|---|---|---|---|---|")
         _, slopes = scaling_run(ng, log)
         log()
-        log(f"Fitted log-log slope of CPU time against nnz: TSVM {slopes['TSVM']:.2f}, DA {slopes['DA']:.2f}; "
+        log(
+            f"Fitted log-log slope of CPU time against nnz: TSVM {slopes['TSVM']:.2f}, DA {slopes['DA']:.2f}; "
             f"of the time per l2-SVM-MFN solve: TSVM {slopes['TSVM_per']:.2f}, DA {slopes['DA_per']:.2f}. "
-            "(The number of solves depends on the data: DA's annealing path is longer on the small subsets.)")
+            "(The number of solves depends on the data: DA's annealing path is longer on the small subsets.)"
+        )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")

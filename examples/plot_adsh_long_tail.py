@@ -53,8 +53,10 @@ recalls = {}
 for name, model in models.items():
     predicted = model.predict(X_test)
     recalls[name] = recall_score(y_test, predicted, average=None)
-    print(f"{name:10s} balanced accuracy {balanced_accuracy_score(y_test, predicted):.3f}  "
-          f"recall of the 3 smallest classes {np.round(recalls[name][-3:], 2).tolist()}")
+    print(
+        f"{name:10s} balanced accuracy {balanced_accuracy_score(y_test, predicted):.3f}  "
+        f"recall of the 3 smallest classes {np.round(recalls[name][-3:], 2).tolist()}"
+    )
 
 # %%
 # Per-class recall and Adsh's learned thresholds

@@ -58,12 +58,16 @@ curriculum = CurriculumLabelingClassifier(RecordingLogisticRegression(C=0.1, max
 curriculum.fit(X_train, y_semi)
 round_accuracy = [model.score(X_test, y_test) for model in RecordingLogisticRegression.fitted]
 for entry, accuracy in zip(curriculum.history_, round_accuracy):
-    print(f"round {entry['round']}: percentile {entry['percentile']:5.1f}  threshold {entry['threshold']:.3f}  "
-          f"pseudo-labeled {entry['n_pseudo']:4d}  left {entry['n_left']:3d}  test accuracy {accuracy:.3f}")
+    print(
+        f"round {entry['round']}: percentile {entry['percentile']:5.1f}  threshold {entry['threshold']:.3f}  "
+        f"pseudo-labeled {entry['n_pseudo']:4d}  left {entry['n_left']:3d}  test accuracy {accuracy:.3f}"
+    )
 
 finetuned = CurriculumLabelingClassifier(clone(base), reinitialize=False, random_state=0).fit(X_train, y_semi)
-print(f"Curriculum Labeling: {curriculum.score(X_test, y_test):.3f}   "
-      f"reinitialize=False: {finetuned.score(X_test, y_test):.3f}")
+print(
+    f"Curriculum Labeling: {curriculum.score(X_test, y_test):.3f}   "
+    f"reinitialize=False: {finetuned.score(X_test, y_test):.3f}"
+)
 
 # %%
 rounds = [h["round"] for h in curriculum.history_]

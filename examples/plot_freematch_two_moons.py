@@ -61,8 +61,9 @@ for name, color in (("FixMatch (threshold 0.95)", "C3"), ("FreeMatch (self-adapt
     history = models[name].history
     thresholds = np.array(history[:, "thresholds"])
     for k in range(thresholds.shape[1]):
-        axes[0].plot(history[:, "epoch"], thresholds[:, k], color=color, ls=["-", "--"][k],
-                     label=f"{name.split()[0]}, class {k}")
+        axes[0].plot(
+            history[:, "epoch"], thresholds[:, k], color=color, ls=["-", "--"][k], label=f"{name.split()[0]}, class {k}"
+        )
     axes[1].plot(history[:, "epoch"], history[:, "mask_rate"], color=color, label=name.split()[0])
 axes[0].set_title("per-class threshold")
 axes[1].set_title("fraction of unlabeled rows passing the mask")

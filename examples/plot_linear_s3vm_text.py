@@ -36,8 +36,11 @@ try:
 except NameError:  # run by sphinx-gallery
     HERE = Path.cwd()
 ARCHIVE = next(
-    (p / "shared" / "data" / "20news-bydate.tgz" for p in [HERE, *HERE.parents]
-     if (p / "shared" / "data" / "20news-bydate.tgz").exists()),
+    (
+        p / "shared" / "data" / "20news-bydate.tgz"
+        for p in [HERE, *HERE.parents]
+        if (p / "shared" / "data" / "20news-bydate.tgz").exists()
+    ),
     None,
 )
 if ARCHIVE is None:
@@ -58,8 +61,10 @@ docs_test, y_test = subset(news.data_test, news.target_test)
 vectorizer = TfidfVectorizer(min_df=2, sublinear_tf=True)
 X_train = vectorizer.fit_transform(docs_train)  # unlabeled documents help the vocabulary too
 X_test = vectorizer.transform(docs_test)
-print(f"{X_train.shape[0]} training and {X_test.shape[0]} test documents, "
-      f"{X_train.shape[1]} features, {X_train.nnz} non-zeros")
+print(
+    f"{X_train.shape[0]} training and {X_test.shape[0]} test documents, "
+    f"{X_train.shape[1]} features, {X_train.nnz} non-zeros"
+)
 
 # %%
 # Accuracy against the number of labels
@@ -82,8 +87,7 @@ for i, n_labeled in enumerate(sizes):
             estimator.fit(X_train, y_semi)
             seconds[name] += time.process_time() - start
             accuracy[name][i, seed] = estimator.score(X_test, y_test)
-    print(f"{n_labeled:4d} labels: " + "  ".join(
-        f"{name} {accuracy[name][i].mean():.3f}" for name in estimators))
+    print(f"{n_labeled:4d} labels: " + "  ".join(f"{name} {accuracy[name][i].mean():.3f}" for name in estimators))
 print("total CPU seconds:", {name: round(s, 1) for name, s in seconds.items()})
 
 # %%

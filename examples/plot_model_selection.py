@@ -43,8 +43,10 @@ for fraction in fractions:
     plain.append(cross_val_score(model, X_train, y_semi, cv=5).mean())
     ours.append(cross_val_score(model, X_train, y_semi, cv=SemiSupervisedKFold(5)).mean())
     held_out.append(model.fit(X_train, y_semi).score(X_test, y_test))
-    print(f"{fraction:4.0%} labeled: plain CV {plain[-1]:.3f}  "
-          f"SemiSupervisedKFold {ours[-1]:.3f}  held-out {held_out[-1]:.3f}")
+    print(
+        f"{fraction:4.0%} labeled: plain CV {plain[-1]:.3f}  "
+        f"SemiSupervisedKFold {ours[-1]:.3f}  held-out {held_out[-1]:.3f}"
+    )
 
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.plot(fractions, held_out, "k-o", label="held-out labeled test set")
@@ -76,10 +78,18 @@ print(f"test accuracy of the refitted model: {search.score(data.X_test, data.y_t
 
 alphas = search.cv_results_["param_alpha"].data.astype(float)
 fig, ax = plt.subplots(figsize=(6, 4))
-ax.errorbar(alphas, search.cv_results_["mean_test_score"], yerr=search.cv_results_["std_test_score"],
-            fmt="C0-o", capsize=3, label="SemiSupervisedKFold(5) accuracy")
-test_scores = [TransductiveSVC(alpha=a, positive_fraction=0.5).fit(data.X_train, data.y_train)
-               .score(data.X_test, data.y_test) for a in alphas]
+ax.errorbar(
+    alphas,
+    search.cv_results_["mean_test_score"],
+    yerr=search.cv_results_["std_test_score"],
+    fmt="C0-o",
+    capsize=3,
+    label="SemiSupervisedKFold(5) accuracy",
+)
+test_scores = [
+    TransductiveSVC(alpha=a, positive_fraction=0.5).fit(data.X_train, data.y_train).score(data.X_test, data.y_test)
+    for a in alphas
+]
 ax.plot(alphas, test_scores, "k--s", label="test accuracy")
 ax.set_xscale("log")
 ax.set_xlabel("alpha (regularization)")

@@ -30,14 +30,14 @@ def _candidates():
     if svm is not None:
         yield "skssl LinearL2SVC (labeled rows only)", svm.LinearL2SVC(alpha=1e-3), False
         yield "skssl TransductiveSVC", svm.TransductiveSVC(alpha=1e-3, positive_fraction=0.5), True
-        yield "skssl DeterministicAnnealingSVC", svm.DeterministicAnnealingSVC(
-            alpha=1e-3, positive_fraction=0.5
-        ), True
+        yield "skssl DeterministicAnnealingSVC", svm.DeterministicAnnealingSVC(alpha=1e-3, positive_fraction=0.5), True
     self_training = _optional("skssl.self_training")
     if self_training is not None:
-        yield "skssl CurriculumLabeling(LogisticRegression)", self_training.CurriculumLabelingClassifier(
-            LogisticRegression(C=100.0, max_iter=1000)
-        ), True
+        yield (
+            "skssl CurriculumLabeling(LogisticRegression)",
+            self_training.CurriculumLabelingClassifier(LogisticRegression(C=100.0, max_iter=1000)),
+            True,
+        )
 
 
 def _optional(module):
@@ -50,8 +50,10 @@ def _optional(module):
 def main():
     data = load_pcmac()
     labeled = data.y_train != -1
-    print(f"pcmac: {data.X_train.shape[0]} training rows ({labeled.sum()} labeled), "
-          f"{data.X_test.shape[0]} test rows, {data.X_train.shape[1]} features\n")
+    print(
+        f"pcmac: {data.X_train.shape[0]} training rows ({labeled.sum()} labeled), "
+        f"{data.X_test.shape[0]} test rows, {data.X_train.shape[1]} features\n"
+    )
     print(f"{'estimator':48s} {'test accuracy':>13s} {'fit time (s)':>12s}")
     for name, estimator, semi_supervised in _candidates():
         estimator = clone(estimator)

@@ -63,10 +63,7 @@ class NoUnlabeledDataWarning(UserWarning):
 def _as_1d_target(y):
     """Return ``y`` as a 1-D numpy array without modifying the caller's copy."""
     if y is None:
-        raise ValueError(
-            "This semi-supervised estimator requires y to be passed, "
-            "but the target y is None."
-        )
+        raise ValueError("This semi-supervised estimator requires y to be passed, but the target y is None.")
     y = np.asarray(y)
     if y.ndim == 0:
         raise ValueError("y must be a 1-D array of labels, got a scalar.")
@@ -126,9 +123,7 @@ def labeled_mask(y):
         return np.fromiter(
             (
                 not (
-                    isinstance(v, (int, float, np.integer, np.floating))
-                    and not isinstance(v, bool)
-                    and v == UNLABELED
+                    isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v == UNLABELED
                 )
                 for v in y
             ),
@@ -227,8 +222,7 @@ def encode_semi_supervised_target(y, *, warn_no_unlabeled=True):
         )
     if warn_no_unlabeled and n_labeled == y.shape[0]:
         warnings.warn(
-            "y has no unlabeled row (no entry equals -1); fitting the "
-            "supervised problem on the labeled rows.",
+            "y has no unlabeled row (no entry equals -1); fitting the supervised problem on the labeled rows.",
             NoUnlabeledDataWarning,
             stacklevel=3,
         )
@@ -279,9 +273,7 @@ class SemiSupervisedClassifierMixin:
         y = _as_1d_target(y)
         X = validate_data(self, X, accept_sparse=accept_sparse, dtype=dtype, reset=True, **check_params)
         check_consistent_length(X, y)
-        self.classes_, y_encoded, mask = encode_semi_supervised_target(
-            y, warn_no_unlabeled=self._uses_unlabeled_rows
-        )
+        self.classes_, y_encoded, mask = encode_semi_supervised_target(y, warn_no_unlabeled=self._uses_unlabeled_rows)
         return X, y_encoded, mask
 
     def _decode(self, indices):

@@ -111,8 +111,9 @@ def test_discovery_finds_every_exported_estimator():
         except ImportError:
             continue
         assert set(module.__all__) & names == {
-            n for n in module.__all__ if inspect.isclass(getattr(module, n))
-            and issubclass(getattr(module, n), BaseEstimator)
+            n
+            for n in module.__all__
+            if inspect.isclass(getattr(module, n)) and issubclass(getattr(module, n), BaseEstimator)
         }
 
 

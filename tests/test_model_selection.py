@@ -121,9 +121,7 @@ def test_f1_is_nan_with_plain_cv_and_finite_with_ours(cancer_split):
         warnings.simplefilter("ignore")  # sklearn warns that scoring failed
         plain = cross_val_score(_self_training(), X_train, y_semi, cv=5, scoring="f1")
     assert np.isnan(plain).all()
-    result = cross_validate(
-        _self_training(), X_train, y_semi, cv=SemiSupervisedKFold(5), scoring=["f1", "accuracy"]
-    )
+    result = cross_validate(_self_training(), X_train, y_semi, cv=SemiSupervisedKFold(5), scoring=["f1", "accuracy"])
     assert np.isfinite(result["test_f1"]).all() and result["test_f1"].mean() > 0.9
     wrapped = cross_val_score(_self_training(), X_train, y_semi, cv=5, scoring=labeled_scorer("f1"))
     assert np.isfinite(wrapped).all()

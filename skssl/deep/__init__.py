@@ -17,9 +17,7 @@ try:
     import skorch  # noqa: F401
     import torch  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "skssl.deep needs torch and skorch; install them with `pip install skssl[deep]`."
-    ) from exc
+    raise ImportError("skssl.deep needs torch and skorch; install them with `pip install skssl[deep]`.") from exc
 
 from ._augment import GaussianNoise, RandAugment, RandomShift, default_augmentations
 from ._modules import MLPModule, SmallCNN, default_module_for

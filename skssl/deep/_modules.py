@@ -96,10 +96,7 @@ class SmallCNN(nn.Module):
 
     def forward(self, X):
         if X.shape[1] != self.in_channels:
-            raise ValueError(
-                f"SmallCNN expects images of shape (n, {self.in_channels}, h, w); got "
-                f"{tuple(X.shape)}."
-            )
+            raise ValueError(f"SmallCNN expects images of shape (n, {self.in_channels}, h, w); got {tuple(X.shape)}.")
         h = self.pool(self.features(X))
         return self.head(h.flatten(1))
 

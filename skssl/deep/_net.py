@@ -138,12 +138,7 @@ def _seed_from(random_state):
 
 def _check_positive(value, name, integer=False):
     kinds = numbers.Integral if integer else numbers.Real
-    if (
-        not isinstance(value, kinds)
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if not isinstance(value, kinds) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
         what = "a positive integer" if integer else "a positive number"
         raise ValueError(f"{name} must be {what}, got {value!r}.")
 
@@ -746,13 +741,29 @@ class FixMatchClassifier(SemiSupervisedNet):
         **kwargs,
     ):
         super().__init__(
-            module, mu=mu, lambda_u=lambda_u, ema_decay=ema_decay, weak_augment=weak_augment,
-            strong_augment=strong_augment, iterations_per_epoch=iterations_per_epoch,
-            random_state=random_state, criterion=criterion, optimizer=optimizer, lr=lr,
-            max_epochs=max_epochs, batch_size=batch_size, iterator_train=iterator_train,
-            iterator_valid=iterator_valid, dataset=dataset, train_split=train_split,
-            callbacks=callbacks, predict_nonlinearity=predict_nonlinearity, warm_start=warm_start,
-            verbose=verbose, device=device, **kwargs,
+            module,
+            mu=mu,
+            lambda_u=lambda_u,
+            ema_decay=ema_decay,
+            weak_augment=weak_augment,
+            strong_augment=strong_augment,
+            iterations_per_epoch=iterations_per_epoch,
+            random_state=random_state,
+            criterion=criterion,
+            optimizer=optimizer,
+            lr=lr,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+            iterator_train=iterator_train,
+            iterator_valid=iterator_valid,
+            dataset=dataset,
+            train_split=train_split,
+            callbacks=callbacks,
+            predict_nonlinearity=predict_nonlinearity,
+            warm_start=warm_start,
+            verbose=verbose,
+            device=device,
+            **kwargs,
         )
         object.__delattr__(self, "masking")
         object.__delattr__(self, "lambda_f")
@@ -834,13 +845,30 @@ class FreeMatchClassifier(SemiSupervisedNet):
         **kwargs,
     ):
         super().__init__(
-            module, mu=mu, lambda_u=lambda_u, lambda_f=lambda_f, ema_decay=ema_decay,
-            weak_augment=weak_augment, strong_augment=strong_augment,
-            iterations_per_epoch=iterations_per_epoch, random_state=random_state, criterion=criterion,
-            optimizer=optimizer, lr=lr, max_epochs=max_epochs, batch_size=batch_size,
-            iterator_train=iterator_train, iterator_valid=iterator_valid, dataset=dataset,
-            train_split=train_split, callbacks=callbacks, predict_nonlinearity=predict_nonlinearity,
-            warm_start=warm_start, verbose=verbose, device=device, **kwargs,
+            module,
+            mu=mu,
+            lambda_u=lambda_u,
+            lambda_f=lambda_f,
+            ema_decay=ema_decay,
+            weak_augment=weak_augment,
+            strong_augment=strong_augment,
+            iterations_per_epoch=iterations_per_epoch,
+            random_state=random_state,
+            criterion=criterion,
+            optimizer=optimizer,
+            lr=lr,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+            iterator_train=iterator_train,
+            iterator_valid=iterator_valid,
+            dataset=dataset,
+            train_split=train_split,
+            callbacks=callbacks,
+            predict_nonlinearity=predict_nonlinearity,
+            warm_start=warm_start,
+            verbose=verbose,
+            device=device,
+            **kwargs,
         )
         object.__delattr__(self, "masking")
         self.sat_momentum = sat_momentum
@@ -912,13 +940,29 @@ class AdshClassifier(SemiSupervisedNet):
         **kwargs,
     ):
         super().__init__(
-            module, mu=mu, lambda_u=lambda_u, ema_decay=ema_decay, weak_augment=weak_augment,
-            strong_augment=strong_augment, iterations_per_epoch=iterations_per_epoch,
-            random_state=random_state, criterion=criterion, optimizer=optimizer, lr=lr,
-            max_epochs=max_epochs, batch_size=batch_size, iterator_train=iterator_train,
-            iterator_valid=iterator_valid, dataset=dataset, train_split=train_split,
-            callbacks=callbacks, predict_nonlinearity=predict_nonlinearity, warm_start=warm_start,
-            verbose=verbose, device=device, **kwargs,
+            module,
+            mu=mu,
+            lambda_u=lambda_u,
+            ema_decay=ema_decay,
+            weak_augment=weak_augment,
+            strong_augment=strong_augment,
+            iterations_per_epoch=iterations_per_epoch,
+            random_state=random_state,
+            criterion=criterion,
+            optimizer=optimizer,
+            lr=lr,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+            iterator_train=iterator_train,
+            iterator_valid=iterator_valid,
+            dataset=dataset,
+            train_split=train_split,
+            callbacks=callbacks,
+            predict_nonlinearity=predict_nonlinearity,
+            warm_start=warm_start,
+            verbose=verbose,
+            device=device,
+            **kwargs,
         )
         object.__delattr__(self, "masking")
         object.__delattr__(self, "lambda_f")
@@ -1007,10 +1051,21 @@ warm_start, verbose, device, **kwargs
         if dataset is not None:
             kwargs["dataset"] = dataset
         super().__init__(
-            module, criterion=criterion, optimizer=optimizer, lr=lr, max_epochs=max_epochs,
-            batch_size=batch_size, iterator_train=iterator_train, iterator_valid=iterator_valid,
-            train_split=train_split, callbacks=callbacks, predict_nonlinearity=predict_nonlinearity,
-            warm_start=warm_start, verbose=verbose, device=device, **kwargs,
+            module,
+            criterion=criterion,
+            optimizer=optimizer,
+            lr=lr,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+            iterator_train=iterator_train,
+            iterator_valid=iterator_valid,
+            train_split=train_split,
+            callbacks=callbacks,
+            predict_nonlinearity=predict_nonlinearity,
+            warm_start=warm_start,
+            verbose=verbose,
+            device=device,
+            **kwargs,
         )
         self.dataset = dataset
         self.augment = augment

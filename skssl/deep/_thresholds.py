@@ -69,12 +69,7 @@ __all__ = ["FixedThreshold", "SelfAdaptiveThreshold", "ClassAdaptiveThreshold"]
 
 
 def _check_threshold(value, name):
-    if (
-        not isinstance(value, numbers.Real)
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or not 0 < value <= 1
-    ):
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value) or not 0 < value <= 1:
         raise ValueError(f"{name} must be a number in (0, 1], got {value!r}.")
 
 

@@ -160,9 +160,7 @@ def _validation_split(y_labeled, fraction, rng):
     return np.sort(np.concatenate(train)), valid
 
 
-class CurriculumLabelingClassifier(
-    SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator
-):
+class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Curriculum Labeling: self-training paced by percentiles, re-initialised every round.
 
     Round 0 fits a clone of ``estimator`` on the labeled rows (``y != -1``).
@@ -319,9 +317,7 @@ class CurriculumLabelingClassifier(
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
             if not takes_weight:
-                raise ValueError(
-                    f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight."
-                )
+                raise ValueError(f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight.")
         insist = not isinstance(self.class_weighting, str) and bool(self.class_weighting)
         if insist and not takes_weight:
             raise ValueError(
@@ -366,8 +362,7 @@ class CurriculumLabelingClassifier(
                 pseudo_labels = np.zeros(0, dtype=np.int64)
                 threshold = np.nan
             else:
-                pseudo_rows, pseudo_labels, threshold = self._select(model, X_unlabeled, unlabeled_rows,
-                                                                     percentile)
+                pseudo_rows, pseudo_labels, threshold = self._select(model, X_unlabeled, unlabeled_rows, percentile)
                 first = self.labeled_iter_[pseudo_rows] == -1
                 self.labeled_iter_[pseudo_rows[first]] = t
             n_left = int(np.setdiff1d(previous_pseudo, pseudo_rows, assume_unique=True).shape[0])

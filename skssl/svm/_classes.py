@@ -199,13 +199,19 @@ class LinearL2SVC(_BaseLinearSVC):
     def _solve(self, X, y, labeled, positive_fraction):
         lab = np.flatnonzero(labeled)
         res = l2_svm_mfn(
-            X[lab], y[lab], np.full(lab.size, 1.0 / lab.size), alpha=self.alpha, rel_tol=self.tol,
+            X[lab],
+            y[lab],
+            np.full(lab.size, 1.0 / lab.size),
+            alpha=self.alpha,
+            rel_tol=self.tol,
             max_iter=self.max_iter,
         )
         outputs = X @ res.w + res.b
         if self.verbose:
-            print(f"[LinearL2SVC] {res.n_iter} Newton step(s), {res.n_cg_iter} CGLS iteration(s), "
-                  f"objective {res.objective:.6g}")
+            print(
+                f"[LinearL2SVC] {res.n_iter} Newton step(s), {res.n_cg_iter} CGLS iteration(s), "
+                f"objective {res.objective:.6g}"
+            )
         objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha, 0.0)
         return {"w": res.w, "b": res.b, "outputs": outputs, "objective": objective, "n_iter": res.n_iter}
 
@@ -310,16 +316,25 @@ class TransductiveSVC(_BaseLinearSVC):
 
     def _solve(self, X, y, labeled, positive_fraction):
         res = tsvm(
-            X, y, labeled, alpha=self.alpha, unlabeled_weight=self.unlabeled_weight,
-            positive_fraction=positive_fraction, max_switches=self.max_switches, rel_tol=self.tol,
-            max_iter=self.max_iter, verbose=self.verbose,
+            X,
+            y,
+            labeled,
+            alpha=self.alpha,
+            unlabeled_weight=self.unlabeled_weight,
+            positive_fraction=positive_fraction,
+            max_switches=self.max_switches,
+            rel_tol=self.tol,
+            max_iter=self.max_iter,
+            verbose=self.verbose,
         )
-        objective = transductive_cost(
-            res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight
-        )
+        objective = transductive_cost(res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight)
         return {
-            "w": res.w, "b": res.b, "outputs": res.outputs, "objective": objective,
-            "n_iter": res.n_iter, "n_switches": res.n_switches,
+            "w": res.w,
+            "b": res.b,
+            "outputs": res.outputs,
+            "objective": objective,
+            "n_iter": res.n_iter,
+            "n_switches": res.n_switches,
         }
 
     def _store_extra(self, results):
@@ -418,9 +433,14 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
 
     def _solve(self, X, y, labeled, positive_fraction):
         res = deterministic_annealing(
-            X, y, labeled, alpha=self.alpha, unlabeled_weight=self.unlabeled_weight,
-            positive_fraction=positive_fraction, tol=self.tol, max_iter=self.max_iter,
+            X,
+            y,
+            labeled,
+            alpha=self.alpha,
+            unlabeled_weight=self.unlabeled_weight,
+            positive_fraction=positive_fraction,
+            tol=self.tol,
+            max_iter=self.max_iter,
             verbose=self.verbose,
         )
-        return {"w": res.w, "b": res.b, "outputs": res.outputs, "objective": res.objective,
-                "n_iter": res.n_iter}
+        return {"w": res.w, "b": res.b, "outputs": res.outputs, "objective": res.objective, "n_iter": res.n_iter}

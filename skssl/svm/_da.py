@@ -219,8 +219,19 @@ def deterministic_annealing(
         cost[n_lab : n_lab + n_unl] = lam_u_by_u * p
         cost[n_lab + n_unl :] = lam_u_by_u * (1.0 - p)
         return l2_svm_mfn(
-            X, targets, cost, alpha=alpha, rows=rows, w=w, b=b, outputs=outputs, first=first,
-            tolerance=state, stop="absolute", abs_tol=EPSILON, max_iter=max_iter,
+            X,
+            targets,
+            cost,
+            alpha=alpha,
+            rows=rows,
+            w=w,
+            b=b,
+            outputs=outputs,
+            first=first,
+            tolerance=state,
+            stop="absolute",
+            abs_tol=EPSILON,
+            max_iter=max_iter,
         )
 
     p = np.full(n_unl, r)

@@ -460,9 +460,7 @@ def l2_svm_mfn(
         o_bar = _matvec(X, w_bar, b_bar)
         ot_bar = o_bar if rows is None else o_bar[rows]
         yo_bar = y * ot_bar
-        optimal = cg_ok and bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(
-            np.all(yo_bar[~active] >= 1.0 - eps)
-        )
+        optimal = cg_ok and bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))
         if optimal:
             if eps > EPSILON:
                 eps = tolerance.eps = EPSILON

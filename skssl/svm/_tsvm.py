@@ -203,9 +203,7 @@ def tsvm(
                 break
             rounds += 1
             n_switches += s
-            res = l2_svm_mfn(
-                X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw
-            )
+            res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw)
             n_iter += 1
         if verbose:
             print(

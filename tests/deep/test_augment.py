@@ -82,8 +82,14 @@ def test_user_augmentation_is_used_and_not_mutated():
     y = np.full(60, -1)
     y[:6] = [0, 1, 0, 1, 0, 1]
     noise = GaussianNoise(0.2)
-    FixMatchClassifier(weak_augment=Identity(), strong_augment=noise, max_epochs=1, iterations_per_epoch=2,
-                       batch_size=4, random_state=0).fit(X, y)
+    FixMatchClassifier(
+        weak_augment=Identity(),
+        strong_augment=noise,
+        max_epochs=1,
+        iterations_per_epoch=2,
+        batch_size=4,
+        random_state=0,
+    ).fit(X, y)
     assert calls  # the user's weak augmentation (a copy of it) ran
     assert noise.scale_ is None  # the object passed in was not fitted in place
     with pytest.raises(ValueError, match="callables"):

@@ -168,9 +168,7 @@ def test_three_d_X_raises():
         FixMatchClassifier(**FAST).fit(np.zeros((10, 3, 3)), np.array([0, 1] + [-1] * 8))
 
 
-@pytest.mark.parametrize(
-    "X", [np.array([["a", "b"]] * 10, dtype=object), np.ones((10, 2), dtype=complex)]
-)
+@pytest.mark.parametrize("X", [np.array([["a", "b"]] * 10, dtype=object), np.ones((10, 2), dtype=complex)])
 def test_dtype_torch_cannot_take(X):
     with pytest.raises(ValueError):
         FixMatchClassifier(**FAST).fit(X, np.array([0, 1] + [-1] * 8))
@@ -184,16 +182,21 @@ def test_wrong_channel_count_names_shapes():
     with pytest.raises(ValueError, match=r"\(3, 8, 8\).*\(1, 8, 8\)"):
         est.predict(np.zeros((2, 3, 8, 8), dtype=np.float32))
     # a user module expecting 3 channels, fitted on 1-channel images
-    est = FixMatchClassifier(module=SmallCNN, module__in_channels=3, module__n_classes=2,
-                             max_epochs=1, iterations_per_epoch=1, batch_size=4)
+    est = FixMatchClassifier(
+        module=SmallCNN, module__in_channels=3, module__n_classes=2, max_epochs=1, iterations_per_epoch=1, batch_size=4
+    )
     with pytest.raises(ValueError, match=r"shape \(1, 8, 8\)"):
         est.fit(X, y)
 
 
 def test_module_returning_wrong_width_raises():
     X, _, y_semi = blobs()
-    est = FixMatchClassifier(module=torch.nn.Linear, module__in_features=2, module__out_features=5,
-                             **{k: v for k, v in FAST.items() if not k.startswith("module__")})
+    est = FixMatchClassifier(
+        module=torch.nn.Linear,
+        module__in_features=2,
+        module__out_features=5,
+        **{k: v for k, v in FAST.items() if not k.startswith("module__")},
+    )
     with pytest.raises(ValueError, match="logits of shape"):
         est.fit(X, y_semi)
 

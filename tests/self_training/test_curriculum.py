@@ -72,8 +72,15 @@ class PartialFitTable(TableClassifier):
         return super().fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        FIT_LOG.append({"ids": np.asarray(X[:, 0]).astype(int), "y": np.asarray(y).copy(),
-                        "partial": True, "classes": classes, "was_fitted": hasattr(self, "round_")})
+        FIT_LOG.append(
+            {
+                "ids": np.asarray(X[:, 0]).astype(int),
+                "y": np.asarray(y).copy(),
+                "partial": True,
+                "classes": classes,
+                "was_fitted": hasattr(self, "round_"),
+            }
+        )
         self.round_ = len(FIT_LOG) - 1
         return self
 
@@ -127,7 +134,7 @@ def test_percentile_thresholds_and_selection_on_hand_made_probabilities():
     for t, n in enumerate([0, 2, 4, 6, 8, 10]):
         pseudo_ids = np.arange(N_LAB + N_UNL - n, N_LAB + N_UNL)
         np.testing.assert_array_equal(FIT_LOG[t]["ids"], np.r_[np.arange(N_LAB), pseudo_ids])
-        np.testing.assert_array_equal(FIT_LOG[t]["y"], np.r_[LAB_LABEL, LABEL0[N_UNL - n:]])
+        np.testing.assert_array_equal(FIT_LOG[t]["y"], np.r_[LAB_LABEL, LABEL0[N_UNL - n :]])
     np.testing.assert_array_equal(clf.labeled_iter_, [0] * 6 + [5, 5, 4, 4, 3, 3, 2, 2, 1, 1])
     assert clf.best_iter_ == 5
 
@@ -162,8 +169,7 @@ class RecordingSGD(SGDClassifier):
 
     def fit(self, X, y, coef_init=None, intercept_init=None, sample_weight=None):
         FIT_LOG.append({"was_fitted": hasattr(self, "coef_"), "warm_start": self.warm_start})
-        return super().fit(X, y, coef_init=coef_init, intercept_init=intercept_init,
-                           sample_weight=sample_weight)
+        return super().fit(X, y, coef_init=coef_init, intercept_init=intercept_init, sample_weight=sample_weight)
 
 
 @pytest.mark.parametrize("reinitialize", [True, False])
@@ -276,8 +282,7 @@ def test_validation_fraction_too_small_raises():
 
 
 def _blobs():
-    X, y = make_classification(n_samples=150, n_features=5, n_informative=3, n_redundant=0,
-                               n_classes=3, random_state=1)
+    X, y = make_classification(n_samples=150, n_features=5, n_informative=3, n_redundant=0, n_classes=3, random_state=1)
     y_semi = y.copy()
     y_semi[np.random.RandomState(0).rand(150) < 0.8] = -1
     return X, y, y_semi
@@ -359,8 +364,14 @@ def test_bad_input_raises(X, y, match):
 
 @pytest.mark.parametrize(
     "params",
-    [{"step": 0}, {"step": 120}, {"validation_fraction": 1.0}, {"validation_fraction": 0.0},
-     {"class_weighting": "yes"}, {"estimator": "lr"}],
+    [
+        {"step": 0},
+        {"step": 120},
+        {"validation_fraction": 1.0},
+        {"validation_fraction": 0.0},
+        {"class_weighting": "yes"},
+        {"estimator": "lr"},
+    ],
 )
 def test_bad_parameters_raise(params):
     X, _, y_semi = _blobs()

@@ -17,8 +17,7 @@ from skssl.self_training import CurriculumLabelingClassifier
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 NEWSGROUPS = DATA / "20news-bydate.tgz"
-GROUPS = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "rec.autos", "rec.motorcycles",
-          "sci.space", "sci.med"]
+GROUPS = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "rec.autos", "rec.motorcycles", "sci.space", "sci.med"]
 
 
 @pytest.mark.slow

@@ -46,8 +46,14 @@ def test_binary_attributes_follow_svmlin_conventions(Est):
 def test_tsvm_estimator_is_the_tsvm_solver():
     X, _y, y_semi = _data(1)
     est = TransductiveSVC(alpha=1e-2, positive_fraction=0.5).fit(X, y_semi)
-    res = tsvm(as_float64_design(X), np.where(y_semi == 1, 1.0, -1.0), y_semi != -1, alpha=1e-2,
-               unlabeled_weight=1.0, positive_fraction=0.5)
+    res = tsvm(
+        as_float64_design(X),
+        np.where(y_semi == 1, 1.0, -1.0),
+        y_semi != -1,
+        alpha=1e-2,
+        unlabeled_weight=1.0,
+        positive_fraction=0.5,
+    )
     np.testing.assert_array_equal(est.coef_[0], res.w)
     assert est.intercept_[0] == res.b and est.n_switches_[0] == res.n_switches
     np.testing.assert_allclose(est.decision_function(X), res.outputs, rtol=1e-9, atol=1e-12)
@@ -228,8 +234,11 @@ def test_unlabeled_rows_help_on_clustered_data(Est):
 
 def test_verbose_prints_progress():
     X, _, y_semi = _data(10)
-    for est, tag in [(TransductiveSVC(verbose=1), "[TSVM]"), (DeterministicAnnealingSVC(verbose=1), "[DA]"),
-                     (LinearL2SVC(verbose=1), "[LinearL2SVC]")]:
+    for est, tag in [
+        (TransductiveSVC(verbose=1), "[TSVM]"),
+        (DeterministicAnnealingSVC(verbose=1), "[DA]"),
+        (LinearL2SVC(verbose=1), "[LinearL2SVC]"),
+    ]:
         out = io.StringIO()
         with redirect_stdout(out):
             est.fit(X, y_semi)

@@ -70,7 +70,12 @@ def test_mean_p_is_r_at_every_step_and_the_lowest_objective_is_returned(seed):
     X, y, labeled = _problem(seed)
     steps = []
     res = deterministic_annealing(
-        X, y, labeled, alpha=1e-2, unlabeled_weight=1.0, positive_fraction=0.4,
+        X,
+        y,
+        labeled,
+        alpha=1e-2,
+        unlabeled_weight=1.0,
+        positive_fraction=0.4,
         callback=lambda T, p, F: steps.append((T, p.mean(), F)),
     )
     assert len(steps) >= 2

@@ -55,8 +55,13 @@ def test_mfn_matches_lbfgsb(seed, paired, alpha):
     X, y, cost, rows = _problem(seed, paired=paired)
     res = l2_svm_mfn(X, y, cost, alpha=alpha, rows=rows)
     fun = _objective_and_gradient(X, y, cost, rows, alpha)
-    ref = minimize(fun, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
-                   options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000, "maxcor": 30})
+    ref = minimize(
+        fun,
+        np.zeros(X.shape[1] + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000, "maxcor": 30},
+    )
     F_mfn, grad = fun(np.concatenate([res.w, [res.b]]))
     assert res.converged
     assert abs(F_mfn - ref.fun) <= 1e-6 * abs(ref.fun)

@@ -55,8 +55,9 @@ def test_switch_labels_partial_selection_with_ties():
         assert sorted(outputs[got != labels]) == sorted(outputs[expected != labels])
 
 
-@pytest.mark.parametrize("r, u, expected", [(0.5, 1410, 705), (0.5, 5, 3), (0.3, 10, 3), (0.99, 1, 1),
-                                            (0.4, 1, 0), (0.25, 2, 1)])
+@pytest.mark.parametrize(
+    "r, u, expected", [(0.5, 1410, 705), (0.5, 5, 3), (0.3, 10, 3), (0.99, 1, 1), (0.4, 1, 0), (0.25, 2, 1)]
+)
 def test_n_positive_rounds_half_up(r, u, expected):
     assert n_positive(r, u) == expected
 
