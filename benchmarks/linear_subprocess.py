@@ -44,6 +44,16 @@ _GUARD_FROM = "if(Subset->vec[t]==i)"
 _GUARD_TO = "if(t<Subset->d && Subset->vec[t]==i)"
 
 
+def git_revision():
+    """Short commit of the benchmarked tree, with ``+`` when it has uncommitted changes."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True)
+        return (rev.stdout.strip() or "?") + ("+" if dirty.stdout.strip() else "")
+    except OSError:
+        return "?"
+
+
 def csr_bytes(X):
     return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 
@@ -221,6 +231,7 @@ def _worker(spec_path):
         "w": np.ravel(est.coef_).tolist(),
         "b": float(np.ravel(est.intercept_)[0]),
         "n_iter": int(np.max(est.n_iter_)) if hasattr(est, "n_iter_") else None,
+        "objective": float(np.ravel(est.objective_)[0]) if hasattr(est, "objective_") else None,
         "classes": est.classes_.tolist(),
     }
     print(json.dumps(result))

@@ -35,7 +35,6 @@ Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -72,14 +71,6 @@ METHODS = {
     "TSVM": ("TransductiveSVC", 2),
     "DA": ("DeterministicAnnealingSVC", 3),
 }
-
-
-def git_revision():
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=lsp.REPO, capture_output=True, text=True)
-        return out.stdout.strip() or "?"
-    except OSError:
-        return "?"
 
 
 def load_20ng(path):
@@ -238,7 +229,7 @@ def main(argv=None):
         log("# skssl linear S3VMs vs SVMlin 1.0, side by side")
         log()
         log(
-            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {git_revision()}; Python "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}; Python "
             f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
             f"{sklearn.__version__}; {os.cpu_count()} CPUs shared with other jobs (timings are noisy; each "
             f"figure is the minimum of {args.repeats} alternating repeats)."
