@@ -15,9 +15,16 @@
 Both return logits; the nets pair them with ``torch.nn.CrossEntropyLoss``.
 """
 
+from numbers import Integral
+
 from torch import nn
 
 __all__ = ["MLPModule", "SmallCNN", "default_module_for"]
+
+
+def _widths(value):
+    """A layer-width spec as sklearn users type it: an int (one layer) or a sequence of ints."""
+    return (int(value),) if isinstance(value, Integral) else tuple(int(v) for v in value)
 
 
 class MLPModule(nn.Module):
@@ -29,8 +36,9 @@ class MLPModule(nn.Module):
         Number of input features.
     n_classes : int
         Number of output logits.
-    hidden_units : tuple of int, default=(128, 128)
-        Width of each hidden ReLU layer.
+    hidden_units : int or tuple of int, default=(128, 128)
+        Width of each hidden ReLU layer; an int is one layer (like
+        ``hidden_layer_sizes`` of :class:`sklearn.neural_network.MLPClassifier`).
 
     Examples
     --------
@@ -44,7 +52,7 @@ class MLPModule(nn.Module):
         super().__init__()
         layers = []
         width = int(input_dim)
-        for units in hidden_units:
+        for units in _widths(hidden_units):
             layers += [nn.Linear(width, int(units)), nn.ReLU()]
             width = int(units)
         layers.append(nn.Linear(width, int(n_classes)))
@@ -63,8 +71,9 @@ class SmallCNN(nn.Module):
         Number of input channels.
     n_classes : int
         Number of output logits.
-    channels : tuple of int, default=(16, 32)
-        Output channels of each conv-BatchNorm-ReLU-maxpool block.
+    channels : int or tuple of int, default=(16, 32)
+        Output channels of each conv-BatchNorm-ReLU-maxpool block; an int is
+        one block.
 
     Examples
     --------
@@ -79,7 +88,7 @@ class SmallCNN(nn.Module):
         self.in_channels = int(in_channels)
         blocks = []
         width = self.in_channels
-        for out in channels:
+        for out in _widths(channels):
             blocks += [
                 nn.Conv2d(width, int(out), kernel_size=3, padding=1),
                 nn.BatchNorm2d(int(out)),
