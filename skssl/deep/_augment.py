@@ -47,6 +47,11 @@ __all__ = ["GaussianNoise", "RandomShift", "RandAugment", "default_augmentations
 class GaussianNoise(BaseEstimator):
     """Relative Gaussian noise plus optional random feature masking for vectors.
 
+    The default augmentation of 2-D ``X`` (weak: small noise; strong: larger
+    noise and feature masking). The noise of each feature is scaled by its
+    standard deviation in the training rows, so unscaled features get
+    sensible noise.
+
     Parameters
     ----------
     noise : float, default=0.05
@@ -92,6 +97,7 @@ class GaussianNoise(BaseEstimator):
         Returns
         -------
         self : object
+            This augmentation, fitted.
         """
         X = torch.as_tensor(X).reshape(X.shape[0], -1)
         mean = X.mean(dim=0)
@@ -121,6 +127,9 @@ def _image_range(X):
 
 class RandomShift(BaseEstimator):
     """Random translation by reflect-padding and cropping, optional horizontal flip.
+
+    The default weak augmentation of images: each image is padded by ``pad``
+    (reflecting its border) and cropped back at a random offset.
 
     Parameters
     ----------
@@ -179,6 +188,11 @@ _PHOTOMETRIC = ("identity", "brightness", "contrast", "solarize", "posterize", "
 
 class RandAugment(BaseEstimator):
     """RandAugment-style strong augmentation for images, with cutout.
+
+    The default strong augmentation of images: per image, ``n_ops`` geometric
+    or photometric ops at random magnitudes, then a random cutout square.
+    Intensity ops work relative to each image's own range, so raw, unit and
+    standardised pixels all work.
 
     Parameters
     ----------
@@ -316,6 +330,7 @@ def default_augmentations(ndim, n_features=None):
     Returns
     -------
     weak, strong : callable
+        The weak and the strong augmentation.
     """
     if ndim == 4:
         return RandomShift(), RandAugment()

@@ -219,6 +219,7 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         Returns
         -------
         self : object
+            This net.
         """
         if not self.__dict__.get("initialized_", False) and "callbacks" in params:
             self.callbacks = params.pop("callbacks")
@@ -255,13 +256,32 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
 
     # --- skorch plumbing ---------------------------------------------------------------
     def get_dataset(self, X, y=None):
-        """skorch's dataset, ``skorch.dataset.Dataset`` when ``dataset=None``."""
+        """Wrap ``(X, y)`` in the skorch dataset (``skorch.dataset.Dataset`` when ``dataset=None``).
+
+        Parameters
+        ----------
+        X : array-like or dict
+            Rows (a dict ``{"X": ..., "sample_weight": ...}`` with weights).
+        y : array-like or None, default=None
+            Encoded targets.
+
+        Returns
+        -------
+        dataset : torch Dataset
+            The dataset skorch iterates over.
+        """
         if self.dataset is None:
             return Dataset(X, y, **self.get_params_for("dataset"))
         return super().get_dataset(X, y)
 
     def initialize_criterion(self):
-        """Build the criterion; a criterion class gets ``reduction="none"`` (per-row losses)."""
+        """Build the criterion with ``reduction="none"`` (per-row losses) unless told otherwise.
+
+        Returns
+        -------
+        self : object
+            This net, with ``criterion_`` set.
+        """
         kwargs = self.get_params_for("criterion")
         if isinstance(self.criterion, type):
             kwargs = {"reduction": "none", **kwargs}
@@ -269,7 +289,25 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         return self
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
-        """Criterion loss, averaged over the rows with their ``sample_weight`` when given."""
+        """Return the criterion's loss, averaged over the rows with their ``sample_weight``.
+
+        Parameters
+        ----------
+        y_pred : tensor of shape (n, n_classes)
+            Logits.
+        y_true : tensor of shape (n,)
+            Encoded targets.
+        X : tensor, dict or None, default=None
+            The batch's rows; a dict ``{"X": ..., "sample_weight": ...}``
+            carries the weights.
+        training : bool, default=False
+            Whether the loss is for a training step.
+
+        Returns
+        -------
+        loss : scalar tensor
+            Mean of weight x per-row loss (plain mean without weights).
+        """
         loss = super().get_loss(y_pred, y_true, X=X, training=training)
         weight = X.get("sample_weight") if isinstance(X, dict) else None
         if loss.ndim == 0:
@@ -282,7 +320,13 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         return weighted_mean(loss, None if weight is None else to_tensor(weight, device=loss.device))
 
     def initialize_module(self):
-        """Initialize the module; the default one is sized from the training data."""
+        """Build the module; the default one is sized from the training data.
+
+        Returns
+        -------
+        self : object
+            This net, with ``module_`` set.
+        """
         kwargs = self.get_params_for("module")
         if self.module is None:
             shape = getattr(self, "input_shape_", None)
@@ -305,7 +349,20 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         return [(name, replace.get(name, cb)) for name, cb in super()._default_callbacks]
 
     def get_iterator(self, dataset, training=False):
-        """skorch's iterator; in training it draws from the seeded endless sampler."""
+        """Return skorch's data loader; in training it draws from the seeded endless sampler.
+
+        Parameters
+        ----------
+        dataset : torch Dataset
+            The labeled rows (training) or the rows to predict.
+        training : bool, default=False
+            Whether the loader is for training.
+
+        Returns
+        -------
+        iterator : DataLoader
+            Batches of ``dataset``.
+        """
         spec = getattr(self, "_labeled_sampler", None)
         if training and spec is not None:
             kwargs = self.get_params_for("iterator_train")
@@ -326,7 +383,20 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         return Xi, yi, None
 
     def validation_step(self, batch, **fit_params):
-        """skorch's validation step on the rows (the weights only weight the loss)."""
+        """Compute the validation loss of a batch (its weights only weight the loss).
+
+        Parameters
+        ----------
+        batch : tuple
+            A validation batch.
+        **fit_params : dict
+            Passed to the module.
+
+        Returns
+        -------
+        step : dict
+            ``loss`` and ``y_pred``, as skorch expects.
+        """
         Xi, yi, weight = self._split_batch(batch)
         self._set_training(False)
         with torch.no_grad():
@@ -336,7 +406,20 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         return {"loss": loss, "y_pred": y_pred}
 
     def evaluation_step(self, batch, training=False):
-        """skorch's forward pass for prediction, on the rows of a (possibly weighted) batch."""
+        """Run the forward pass for prediction on the rows of a (possibly weighted) batch.
+
+        Parameters
+        ----------
+        batch : tuple
+            A batch of rows.
+        training : bool, default=False
+            Whether the module is in training mode.
+
+        Returns
+        -------
+        logits : tensor of shape (n, n_classes)
+            The module's output.
+        """
         Xi, yi, _ = self._split_batch(batch)
         return super().evaluation_step((Xi, yi), training=training)
 

@@ -213,7 +213,7 @@ class SemiSupervisedNet(BaseNet):
         return {"loss": loss, "y_pred": logits_l}
 
     def train_step(self, batch, **fit_params):
-        """skorch's optimizer step, then one EMA step of the prediction weights.
+        """Run skorch's optimizer step, then one EMA step of the prediction weights.
 
         Parameters
         ----------
@@ -270,16 +270,16 @@ class SemiSupervisedNet(BaseNet):
         return torch.cat(chunks)
 
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
-        """Epoch-level policy update (Adsh) and the per-epoch history entries.
+        """Update an epoch-level policy (Adsh) and record the per-epoch history entries.
 
         Parameters
         ----------
         net : SemiSupervisedNet
             This net (skorch's callback protocol).
         dataset_train, dataset_valid : Dataset or None, default=None
-            skorch's datasets of the epoch.
+            The skorch datasets of the epoch.
         **kwargs : dict
-            skorch's other callback arguments.
+            Other arguments of skorch's callback protocol.
         """
         super().on_epoch_end(net, dataset_train=dataset_train, dataset_valid=dataset_valid, **kwargs)
         unl = getattr(self, "_X_unl_t", None)

@@ -63,12 +63,12 @@ batch_size : int, default={batch_size}
 iterator_train, iterator_valid : class, default=torch.utils.data.DataLoader
     Data loaders (``iterator_train__*`` ... are routed to them).
 dataset : class or None, default=None
-    skorch dataset class; ``None`` is ``skorch.dataset.Dataset``.
+    The skorch dataset class; ``None`` is ``skorch.dataset.Dataset``.
 train_split : callable or None, default=None
-    skorch validation split, applied to the labeled rows only; ``None``
+    A skorch validation split, applied to the labeled rows only; ``None``
     trains on every labeled row.
 callbacks : list of (name, callback) or None, default=None
-    skorch callbacks, added to the default ones.
+    Extra skorch callbacks, added to the default ones.
 predict_nonlinearity : callable, None or "auto", default="auto"
     As in skorch: "auto" applies a softmax to the logits.
 warm_start : bool, default=False
@@ -79,7 +79,7 @@ verbose : int, default={verbose}
 device : str or torch.device, default="{device}"
     Device of the module and the batches.
 **kwargs
-    skorch's routed parameters: ``module__*``, ``optimizer__*``,
+    The routed skorch parameters: ``module__*``, ``optimizer__*``,
     ``criterion__*``, ``callbacks__*``, ``iterator_train__*`` ..."""
 
 _SSL_ATTRIBUTES = """\

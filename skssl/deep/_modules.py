@@ -30,6 +30,9 @@ def _widths(value):
 class MLPModule(nn.Module):
     """Multi-layer perceptron returning class logits.
 
+    The default module of the nets for 2-D ``X``: fully connected ReLU layers
+    without dropout or BatchNorm (see the module docstring).
+
     Parameters
     ----------
     input_dim : int
@@ -39,6 +42,11 @@ class MLPModule(nn.Module):
     hidden_units : int or tuple of int, default=(128, 128)
         Width of each hidden ReLU layer; an int is one layer (like
         ``hidden_layer_sizes`` of :class:`sklearn.neural_network.MLPClassifier`).
+
+    See Also
+    --------
+    SmallCNN : The default module for images.
+    default_module_for : How the nets pick and size the default module.
 
     Examples
     --------
@@ -59,11 +67,27 @@ class MLPModule(nn.Module):
         self.net = nn.Sequential(*layers)
 
     def forward(self, X):
+        """Return the logits of a batch.
+
+        Parameters
+        ----------
+        X : tensor of shape (n, input_dim)
+            A batch of rows.
+
+        Returns
+        -------
+        logits : tensor of shape (n, n_classes)
+            Class logits.
+        """
         return self.net(X)
 
 
 class SmallCNN(nn.Module):
     """Small convolutional network for ``(n, channels, height, width)`` images.
+
+    The default module of the nets for 4-D ``X``: blocks of 3x3 convolution,
+    BatchNorm, ReLU and 2x2 max pooling, a 4x4 adaptive average pool and a
+    linear layer.
 
     Parameters
     ----------
@@ -74,6 +98,11 @@ class SmallCNN(nn.Module):
     channels : int or tuple of int, default=(16, 32)
         Output channels of each conv-BatchNorm-ReLU-maxpool block; an int is
         one block.
+
+    See Also
+    --------
+    MLPModule : The default module for vectors.
+    default_module_for : How the nets pick and size the default module.
 
     Examples
     --------
@@ -104,6 +133,18 @@ class SmallCNN(nn.Module):
         self.head = nn.Linear(width * 16, int(n_classes))
 
     def forward(self, X):
+        """Return the logits of a batch of images.
+
+        Parameters
+        ----------
+        X : tensor of shape (n, in_channels, height, width)
+            A batch of images.
+
+        Returns
+        -------
+        logits : tensor of shape (n, n_classes)
+            Class logits.
+        """
         if X.shape[1] != self.in_channels:
             raise ValueError(f"SmallCNN expects images of shape (n, {self.in_channels}, h, w); got {tuple(X.shape)}.")
         h = self.pool(self.features(X))

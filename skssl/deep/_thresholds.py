@@ -101,6 +101,7 @@ class _MaskingPolicy(BaseEstimator):
         Returns
         -------
         self : object
+            This policy.
         """
         self._validate_params()
         self.n_classes_ = int(n_classes)
@@ -113,6 +114,10 @@ class _MaskingPolicy(BaseEstimator):
 
 class FixedThreshold(_MaskingPolicy):
     """FixMatch's fixed confidence threshold.
+
+    An unlabeled row gets the pseudo-label ``argmax q`` of its weak-view
+    probabilities ``q`` when ``max q >= threshold``; the threshold is the same
+    for every class and never changes.
 
     Parameters
     ----------
@@ -167,6 +172,7 @@ class FixedThreshold(_MaskingPolicy):
         Returns
         -------
         self : object
+            This policy.
         """
         return self
 
@@ -181,7 +187,9 @@ class FixedThreshold(_MaskingPolicy):
         Returns
         -------
         mask : bool tensor of shape (n,)
+            Rows that get a pseudo-label.
         pseudo_labels : int tensor of shape (n,)
+            The pseudo-label of every row (used where ``mask`` holds).
         """
         conf, pseudo = probs_weak.max(dim=1)
         return conf >= self.threshold, pseudo
@@ -189,6 +197,12 @@ class FixedThreshold(_MaskingPolicy):
 
 class SelfAdaptiveThreshold(_MaskingPolicy):
     """FreeMatch's self-adaptive global x local threshold, with its fairness loss.
+
+    The global threshold ``tau_`` is an EMA of the mean confidence of the
+    unlabeled batches (it starts at ``1 / n_classes`` and rises as the model
+    grows confident); each class's threshold is ``tau_`` scaled by the class's
+    share of the EMA class marginal ``p_tilde_``, so rarely predicted classes
+    get a lower bar.
 
     Parameters
     ----------
@@ -268,6 +282,7 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
         Returns
         -------
         self : object
+            This policy.
         """
         q = _as_numpy(probs_weak)
         if q.shape[0] == 0:
@@ -291,7 +306,9 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
         Returns
         -------
         mask : bool tensor of shape (n,)
+            Rows that get a pseudo-label.
         pseudo_labels : int tensor of shape (n,)
+            The pseudo-label of every row (used where ``mask`` holds).
         """
         conf, pseudo = probs_weak.max(dim=1)
         return conf >= self._thresholds_for(probs_weak)[pseudo], pseudo
@@ -316,6 +333,12 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
 
 class ClassAdaptiveThreshold(_MaskingPolicy):
     """Adsh's class-adaptive thresholds for class-imbalanced data.
+
+    After every epoch, ``rho_`` is the fraction of the majority class's
+    predicted unlabeled rows at or above ``threshold``; every class then gets
+    the threshold that keeps the same fraction of its own predicted rows
+    (capped at ``threshold``), so minority classes, predicted with less
+    confidence, still get pseudo-labels.
 
     Parameters
     ----------
@@ -380,6 +403,7 @@ class ClassAdaptiveThreshold(_MaskingPolicy):
         Returns
         -------
         self : object
+            This policy.
         """
         q = _as_numpy(probs_weak)
         conf, pred = q.max(axis=1), q.argmax(axis=1)
@@ -407,7 +431,9 @@ class ClassAdaptiveThreshold(_MaskingPolicy):
         Returns
         -------
         mask : bool tensor of shape (n,)
+            Rows that get a pseudo-label.
         pseudo_labels : int tensor of shape (n,)
+            The pseudo-label of every row (used where ``mask`` holds).
         """
         best, pseudo = (probs_weak / self._thresholds_for(probs_weak)).max(dim=1)
         return best >= 1, pseudo
