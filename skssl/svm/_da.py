@@ -111,6 +111,11 @@ def optimize_p(g, T, r):
     p : ndarray of shape (n_unlabeled,)
     """
 
+    if not np.isfinite(g).all():
+        raise FloatingPointError(
+            "DA's belief update got non-finite outputs; the data are too large for float64: scale X first."
+        )
+
     def excess(nu):
         return expit((nu - g) / T).mean() - r
 
