@@ -53,6 +53,7 @@ from ..base import SemiSupervisedClassifierMixin
 from ._da import deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
+from ._threads import single_blas_thread
 from ._tsvm import tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
@@ -121,6 +122,10 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         self : object
             The fitted estimator.
         """
+        return self._fit(X, y)
+
+    @single_blas_thread
+    def _fit(self, X, y):
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = as_float64_design(X)
         check_design_scale(X)

@@ -85,6 +85,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._threads import single_blas_thread
+
 __all__ = [
     "BIG_EPSILON",
     "CGITERMAX",
@@ -420,6 +422,7 @@ def _active_system(outputs, y, cost, rows, n_rows):
     return active, J, cJ, tJ
 
 
+@single_blas_thread
 def l2_svm_mfn(
     X,
     y,
