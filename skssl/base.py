@@ -67,6 +67,22 @@ class NoUnlabeledDataWarning(UserWarning):
     """Warning raised when a semi-supervised estimator gets no unlabeled row.
 
     The estimator then fits the supervised problem on the labeled rows.
+    Silence it with :func:`warnings.filterwarnings` when that is intended
+    (e.g. under ``GridSearchCV`` with a plain splitter).
+
+    See Also
+    --------
+    encode_semi_supervised_target : Emits this warning.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skssl.base import NoUnlabeledDataWarning, encode_semi_supervised_target
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = encode_semi_supervised_target([0, 1, 1])
+    >>> caught[0].category is NoUnlabeledDataWarning
+    True
     """
 
 
@@ -271,6 +287,28 @@ class SemiSupervisedClassifierMixin:
     A supervised estimator that follows the same contract (it ignores the
     ``-1`` rows) sets the class attribute ``_uses_unlabeled_rows = False``, so
     that a ``y`` without ``-1`` fits without a :class:`NoUnlabeledDataWarning`.
+
+    See Also
+    --------
+    encode_semi_supervised_target : The target encoding the mixin applies.
+    skssl.utils.estimator_checks.check_semi_supervised_estimator : Checks the contract.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator, ClassifierMixin
+    >>> from skssl.base import SemiSupervisedClassifierMixin
+    >>> class MajorityClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    ...     def fit(self, X, y):
+    ...         X, y_enc, mask = self._validate_semi_supervised_data(X, y)
+    ...         self.majority_ = np.bincount(y_enc[mask]).argmax()
+    ...         self._set_transduction(y_enc, np.full(y_enc.shape[0], self.majority_))
+    ...         return self
+    ...     def predict(self, X):
+    ...         return self._decode(np.full(len(X), self.majority_))
+    >>> clf = MajorityClassifier().fit(np.zeros((4, 1)), np.array(["a", -1, "a", "b"], dtype=object))
+    >>> clf.classes_.tolist(), clf.transduction_.tolist()
+    (['a', 'b'], ['a', 'a', 'a', 'b'])
     """
 
     _uses_unlabeled_rows = True

@@ -53,6 +53,11 @@ class SemiSupervisedKFold(BaseCrossValidator):
         splitter (``KFold``, ``GroupKFold``, ``RepeatedStratifiedKFold``,
         ...) is accepted.
 
+    See Also
+    --------
+    labeled_scorer : Score only the labeled rows when the splitter is not yours.
+    sklearn.model_selection.StratifiedKFold : The default inner splitter.
+
     Examples
     --------
     >>> import numpy as np
@@ -125,6 +130,7 @@ class SemiSupervisedKFold(BaseCrossValidator):
         Returns
         -------
         n_splits : int
+            The number of train/test pairs :meth:`split` yields.
         """
         if isinstance(self.cv, numbers.Integral):
             return int(self.cv)

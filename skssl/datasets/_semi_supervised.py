@@ -51,6 +51,9 @@ def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True, per_
         Keep the class proportions among the labeled rows and at least one
         labeled row per class (``n_labeled`` must then be at least the number
         of classes). If False, draw the labeled rows uniformly at random.
+    per_class : bool, default=False
+        Keep exactly ``n_labeled`` labeled rows in *every* class (an int,
+        at most the size of the smallest class); ``stratify`` is then unused.
 
     Returns
     -------
