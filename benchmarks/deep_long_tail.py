@@ -59,7 +59,7 @@ METHODS = ("supervised", "FixMatch", "Adsh")
 
 def need_data():
     files = [DATA / "mnist_train.npz", DATA / "mnist_test.npz"]
-    missing = [str(f) for f in files if not f.exists()]
+    missing = [str(f.resolve()) for f in files if not f.exists()]
     if missing:
         print(f"deep_long_tail: needs MNIST as {' and '.join(missing)} (arrays X uint8 (n, 28, 28), y); not found.")
         sys.exit(0)
@@ -126,8 +126,9 @@ def make_instrument(X_unl, y_unl):
                 prec.append(float((y_unl[sel] == k).mean()) if sel.any() else None)
             net.history.record("class_mask_rate", rate)
             net.history.record("class_precision", prec)
-            thr = policy.thresholds() if hasattr(policy, "thresholds") else None
-            net.history.record("class_thresholds", [float(t) for t in thr] if thr is not None else None)
+            # fitted attribute ``thresholds_`` (current skssl) or method ``thresholds()`` (before the rename)
+            thr = policy.thresholds() if callable(getattr(policy, "thresholds", None)) else policy.thresholds_
+            net.history.record("class_thresholds", [float(t) for t in thr])
 
     return PseudoLabelQuality()
 
