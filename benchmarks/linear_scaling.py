@@ -24,8 +24,8 @@ Problems
 * **20 Newsgroups stacked**: DESIGN's "comp.* + sci.* vs the rest" training
   matrix (11,314 x 53,724, 1.54M nnz) repeated ``--stack`` times (default 7,
   10.7M nnz) with 1% of the rows labeled (seed 0) and the true positive
-  fraction of the unlabeled rows; read from ``--data-20ng`` (default
-  ``../shared/data/20news-bydate.tgz``), skipped with one line when absent.
+  fraction of the unlabeled rows; read from ``--data-20ng`` (default: found by skssl's
+  loader or downloaded), skipped with one line when neither works.
 
 Every fit runs in its own child process (``benchmarks/linear_subprocess.py``)
 with the user's environment minus the thread variables, ``n_jobs`` as given
@@ -176,9 +176,7 @@ def main(argv=None):
         if args.stack:
             from linear_vs_svmlin import load_20ng
 
-            default = lsp.REPO.parent / "shared" / "data" / "20news-bydate.tgz"
-            path = args.data_20ng or (default if default.is_file() else None)
-            ng, reason = load_20ng(path)
+            ng, reason = load_20ng(args.data_20ng)
             if ng is None:
                 print(f"skipping stacked 20 Newsgroups: {reason}")
             else:

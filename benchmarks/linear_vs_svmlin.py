@@ -21,9 +21,10 @@ Rows: pcmac (SVMlin's example split, from ``skssl.datasets.load_pcmac()``,
 r = 0.5 as in SVMlin's reference run) and 20 Newsgroups "comp.* + sci.* vs
 the rest" with DESIGN's protocol, l in {100, 500}, seeds 0-2, r = the true
 positive fraction of the unlabeled rows; TSVM (S = 10000) and DA on each.
-20 Newsgroups is read from ``--data-20ng`` (default
-``../shared/data/20news-bydate.tgz``); when it is not there and cannot be
-obtained, the script says so in one line and writes the pcmac rows only.
+20 Newsgroups is read from ``--data-20ng`` (a ``20news-bydate.tgz``; by
+default skssl's loader finds ``../shared/data/20news-bydate.tgz`` or
+downloads the data); when neither works, the script says so in one line and
+writes the pcmac rows only.
 
 When SVMlin cannot be built, the SVMlin columns hold the figures recorded in
 DESIGN.md (a reference run on another day) and the table says so.
@@ -74,17 +75,14 @@ METHODS = {
 
 
 def load_20ng(path):
-    """20NG binary task, or (None, reason)."""
+    """20NG binary task, or (None, reason): ``path=None`` lets skssl find a local copy or download it."""
     from skssl.datasets import load_newsgroups_binary
 
     try:
-        if path is not None:
-            return load_newsgroups_binary(path), None
-        return load_newsgroups_binary(), None  # a loader that finds or downloads the data
-    except (FileNotFoundError, OSError, TypeError) as exc:
-        where = path if path is not None else "a local 20news-bydate.tgz"
+        return load_newsgroups_binary(path), None
+    except FileNotFoundError as exc:  # skssl's DatasetUnavailableError is one
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return None, f"20 Newsgroups not available ({where}: {reason})"
+        return None, f"20 Newsgroups not available ({reason})"
 
 
 def evaluate(w, b, X, y_semi, X_test, y_test):
@@ -211,7 +209,10 @@ def prepare(name, l, seed, r, X, y_semi, X_test, y_test, examples, workdir):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC), help="SVMlin 1.0 source folder")
-    parser.add_argument("--data-20ng", default=None, help="20news-bydate.tgz (default: ../shared/data/)")
+    parser.add_argument("--data-20ng", default=None, help="20news-bydate.tgz (default: found or downloaded)")
+    parser.add_argument(
+        "--configs", nargs="+", default=None, help="20NG (l, seed) pairs as l:seed (default: 100 and 500, seeds 0-2)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="pcmac and 20NG l=500 seed 0 only")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
@@ -266,11 +267,7 @@ def main(argv=None):
         for method in args.methods:
             rows.append(run_row(problem, data, method, svmlin, workdir, args.repeats, log))
 
-        path = args.data_20ng
-        if path is None:
-            default = lsp.REPO.parent / "shared" / "data" / "20news-bydate.tgz"
-            path = default if default.is_file() else None
-        ng, reason = load_20ng(path)
+        ng, reason = load_20ng(args.data_20ng)
         if ng is None:
             log()
             log(f"20NG rows skipped: {reason}.")
@@ -279,7 +276,11 @@ def main(argv=None):
             ng_examples = Path(workdir) / "20ng.examples"
             lsp.write_svmlin_examples(ng.X_train, ng_examples)
             problem = lsp.save_problem(Path(workdir) / "20ng", ng.X_train, ng.y_train)
-            configs = [(500, 0)] if args.quick else [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]
+            configs = [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]
+            if args.quick:
+                configs = [(500, 0)]
+            if args.configs:
+                configs = [tuple(int(v) for v in c.split(":")) for c in args.configs]
             for l, seed in configs:
                 y_semi, r = newsgroups_labeled_subset(ng.y_train, l, seed)
                 data = prepare("20ng", l, seed, r, ng.X_train, y_semi, ng.X_test, ng.y_test, ng_examples, workdir)
