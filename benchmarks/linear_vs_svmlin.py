@@ -2,7 +2,7 @@
 
 One command, from the repository root::
 
-    python benchmarks/linear_vs_svmlin.py
+    python benchmarks/linear_vs_svmlin.py            # or: ... ../shared/data
 
 builds SVMlin 1.0 from its C++ source (default ``../shared/reference/svmlin``,
 ``--svmlin-src`` to override) in a temporary folder, writes every problem in
@@ -208,6 +208,9 @@ def prepare(name, l, seed, r, X, y_semi, X_test, y_test, examples, workdir):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "data", nargs="?", default=None, help="optional folder holding 20news-bydate.tgz (e.g. ../shared/data)"
+    )
     parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC), help="SVMlin 1.0 source folder")
     parser.add_argument("--data-20ng", default=None, help="20news-bydate.tgz (default: found or downloaded)")
     parser.add_argument(
@@ -252,7 +255,9 @@ def main(argv=None):
             "`fit`, peak RSS of the process (in brackets: its growth during `fit`). `n_jobs=2` columns: the "
             "same fit with `n_jobs=2`. F: SVMlin's transductive_cost (lam = 1e-3, lam_u = 1) of each "
             "program's weights; F diff: skssl vs SVMlin in percent. Targets on 20NG: wall / SVMlin <= 1.0 "
-            "(n_jobs=1) and <= 0.6 (n_jobs=2), |F diff| <= 0.05%."
+            "(n_jobs=1) and <= 0.6 (n_jobs=2), |F diff| <= 0.05%. (`n_jobs=2` uses the second core only where "
+            "skssl runs a binary fit's mat-vecs over row blocks in threads; where `n_jobs` only splits "
+            "one-vs-rest problems, a binary fit uses one core whatever `n_jobs` is.)"
         )
         log()
         log(HEADER)
@@ -267,7 +272,10 @@ def main(argv=None):
         for method in args.methods:
             rows.append(run_row(problem, data, method, svmlin, workdir, args.repeats, log))
 
-        ng, reason = load_20ng(args.data_20ng)
+        path_20ng = args.data_20ng
+        if path_20ng is None and args.data is not None:
+            path_20ng = Path(args.data) / "20news-bydate.tgz"
+        ng, reason = load_20ng(path_20ng)
         if ng is None:
             log()
             log(f"20NG rows skipped: {reason}.")
