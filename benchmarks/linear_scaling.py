@@ -161,11 +161,45 @@ def main(argv=None):
     )
     log()
     log(
+        "Peak RSS: the child's high-water mark during `fit` (reset just before it), which includes the "
+        "Python interpreter with numpy/scipy/scikit-learn (about 150 MB) and X itself; fit RSS growth: that "
+        "peak minus the RSS just before `fit`, i.e. the memory the fit adds to X. The goal peak <= 2x CSR "
+        "means growth / CSR <= 1."
+    )
+    log()
+    log(
         "| problem | rows | nnz | CSR MB | method | CPU s | wall s | peak RSS MB | peak / CSR "
         "| fit RSS growth / CSR | n_iter_ | objective |"
     )
     log("|---|---|---|---|---|---|---|---|---|---|---|---|")
     timings = {m: [] for m in METHODS}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def slopes():
+        notes = []
+        for method, ts in timings.items():
+            if len(ts) < 2:
+                continue
+            nnz = [t[0] for t in ts]
+            big = [t for t in ts if t[0] >= 4e6]
+            text = (
+                f"{method}, RCV1-shaped, log-log slope of time against nnz ({min(nnz) / 1e6:.1f}M to "
+                f"{max(nnz) / 1e6:.1f}M nnz): wall {slope(nnz, [t[2] for t in ts]):.2f}, CPU "
+                f"{slope(nnz, [t[1] for t in ts]):.2f}"
+            )
+            if len(big) >= 2:
+                text += (
+                    f"; from 4M nnz up: wall {slope([t[0] for t in big], [t[2] for t in big]):.2f}, CPU "
+                    f"{slope([t[0] for t in big], [t[1] for t in big]):.2f}"
+                )
+            notes.append(text + " (goal <= 1.05).")
+        return notes
+
+    def save():
+        # Written after every fit, so that a run stopped early keeps its rows.
+        out.write_text("\n".join(lines + [""] + slopes()) + "\n")
+
     with tempfile.TemporaryDirectory(prefix="skssl-scaling-") as workdir:
         X_full, y_semi_full, y_full = make_rcv1_like(max(args.rows))
         problems = []
@@ -173,6 +207,7 @@ def main(argv=None):
             X = X_full[:rows] if rows < X_full.shape[0] else X_full
             problems.append(("RCV1-shaped", X, y_semi_full[:rows], y_full[:rows]))
         del X_full
+        largest = problems.pop()  # run last: the longest fits
         if args.stack:
             from linear_vs_svmlin import load_20ng
 
@@ -187,6 +222,9 @@ def main(argv=None):
                 lab = rng.choice(y.size, round(0.01 * y.size), replace=False)
                 y_semi[lab] = y[lab]
                 problems.append((f"20NG x{args.stack}", X, y_semi, y))
+                del X, y_semi, y
+        problems.append(largest)
+        del largest
         while problems:
             name, X, y_semi, y = problems.pop(0)
             problem = lsp.save_problem(Path(workdir) / "p", X, y_semi)
@@ -199,7 +237,11 @@ def main(argv=None):
                 try:
                     res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
                 except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on
-                    log(f"| {name} | {X.shape[0]} | {X.nnz} | {csr_mb:.0f} | {method} | failed: {exc} |")
+                    log(
+                        f"| {name} | {X.shape[0]} | {X.nnz} | {csr_mb:.0f} | {method} | "
+                        f"failed: {str(exc).splitlines()[0]} |"
+                    )
+                    save()
                     continue
                 if name.startswith("RCV1"):
                     timings[method].append((X.nnz, res["cpu"], res["wall"]))
@@ -209,30 +251,13 @@ def main(argv=None):
                     f"{res['fit_rss_growth_mb'] / csr_mb:.2f} | {fmt(res['n_iter'], 'd')} | "
                     f"{fmt(res['objective'], '.6f')} |"
                 )
+                save()
             for f in Path(workdir).glob("p.*"):
                 f.unlink()
             del X, y_semi, y
-    log()
-    for method, ts in timings.items():
-        if len(ts) < 2:
-            continue
-        nnz = [t[0] for t in ts]
-        big = [t for t in ts if t[0] >= 4e6]
-        log(
-            f"{method}, RCV1-shaped, log-log slope of time against nnz ({min(nnz) / 1e6:.1f}M to "
-            f"{max(nnz) / 1e6:.1f}M nnz): wall {slope(nnz, [t[2] for t in ts]):.2f}, CPU "
-            f"{slope(nnz, [t[1] for t in ts]):.2f}"
-            + (
-                f"; from 4M nnz up: wall {slope([t[0] for t in big], [t[2] for t in big]):.2f}, CPU "
-                f"{slope([t[0] for t in big], [t[1] for t in big]):.2f}"
-                if len(big) >= 2
-                else ""
-            )
-            + " (goal <= 1.05)."
-        )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
+    for text in slopes():
+        print(text)
+    save()
     print(f"written to {out}", file=sys.stderr)
 
 
