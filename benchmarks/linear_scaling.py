@@ -207,7 +207,6 @@ def main(argv=None):
             X = X_full[:rows] if rows < X_full.shape[0] else X_full
             problems.append(("RCV1-shaped", X, y_semi_full[:rows], y_full[:rows]))
         del X_full
-        largest = problems.pop()  # run last: the longest fits
         if args.stack:
             from linear_vs_svmlin import load_20ng
 
@@ -223,8 +222,6 @@ def main(argv=None):
                 y_semi[lab] = y[lab]
                 problems.append((f"20NG x{args.stack}", X, y_semi, y))
                 del X, y_semi, y
-        problems.append(largest)
-        del largest
         while problems:
             name, X, y_semi, y = problems.pop(0)
             problem = lsp.save_problem(Path(workdir) / "p", X, y_semi)
