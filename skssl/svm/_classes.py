@@ -14,9 +14,18 @@ Decisions
 ---------
 * **Multi-class** is one-vs-rest (SVMlin is binary only): one binary problem
   per class, each with its own positive fraction, fitted in parallel with
-  joblib over ``n_jobs``. Threads are preferred: scipy's sparse products and
-  BLAS release the GIL, and threads share ``X`` instead of copying it to
-  every worker process (a ``parallel_config`` backend still overrides it).
+  joblib. Threads are preferred: scipy's sparse products release the GIL,
+  and threads share ``X`` instead of copying it to every worker process (a
+  ``parallel_config`` backend still overrides it).
+* **n_jobs has two levels.** ``n_jobs`` threads are shared: ``min(n_jobs,
+  n_problems)`` one-vs-rest problems run at once, and each gets
+  ``n_jobs // that`` threads for its row-block products (see
+  :mod:`skssl.svm._rowblocks`). Problems first, because they are independent
+  (no synchronisation per product); the leftover threads go to the
+  products, so a binary problem uses all of them. The default stays one
+  thread, as in scikit-learn.
+* **BLAS threads**: every fit runs with the BLAS pools limited to one thread
+  (see :mod:`skssl.svm._threads`); parallelism comes from ``n_jobs`` only.
 * **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
   fraction from the labeled rows. A float is accepted for a binary problem
   only; a multi-class model takes one fraction per class (in ``classes_``
@@ -44,7 +53,7 @@ Decisions
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval
@@ -53,6 +62,7 @@ from ..base import SemiSupervisedClassifierMixin
 from ._da import deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
+from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
 from ._tsvm import tsvm
 
@@ -61,6 +71,18 @@ __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
 POSITIVE_FRACTION_SUM_TOL = 1e-6
+
+
+def _share_cores(n_jobs, n_problems):
+    """Split ``n_jobs`` threads between one-vs-rest problems and row blocks.
+
+    Returns ``(n_outer, n_inner)``: ``n_outer = min(n_jobs, n_problems)``
+    problems run at once, each with ``n_jobs // n_outer`` threads for its
+    row-block products.
+    """
+    n_total = effective_n_jobs(n_jobs)
+    n_outer = max(1, min(n_total, n_problems))
+    return n_outer, max(1, n_total // n_outer)
 
 
 class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
@@ -133,8 +155,9 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         fractions = self._positive_fractions(y_enc, mask)
         positives = [1] if n_classes == 2 else list(range(n_classes))
         targets = [np.where(y_enc == k, 1.0, -1.0) for k in positives]
-        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._solve)(X, t, mask, r) for t, r in zip(targets, fractions)
+        n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
+        results = Parallel(n_jobs=n_outer, prefer="threads")(
+            delayed(self._solve)(X, t, mask, r, n_inner) for t, r in zip(targets, fractions)
         )
         self.coef_ = np.vstack([res["w"] for res in results])
         self.intercept_ = np.array([res["b"] for res in results])
@@ -168,7 +191,12 @@ class LinearL2SVC(_BaseLinearSVC):
     max_iter : int, default=50
         Maximum number of Newton steps.
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print a summary per binary problem when > 0.
 
@@ -215,16 +243,19 @@ class LinearL2SVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         lab = np.flatnonzero(labeled)
-        res = l2_svm_mfn(
-            X[lab],
-            y[lab],
-            np.full(lab.size, 1.0 / lab.size),
-            alpha=self.alpha,
-            rel_tol=self.tol,
-            max_iter=self.max_iter,
-        )
+        with thread_pool(n_threads) as executor:
+            res = l2_svm_mfn(
+                X[lab],
+                y[lab],
+                np.full(lab.size, 1.0 / lab.size),
+                alpha=self.alpha,
+                rel_tol=self.tol,
+                max_iter=self.max_iter,
+                executor=executor,
+                n_threads=n_threads,
+            )
         outputs = X @ res.w + res.b
         if self.verbose:
             print(
@@ -264,7 +295,12 @@ class TransductiveSVC(_BaseLinearSVC):
     max_iter : int, default=50
         Maximum Newton steps of each l2-SVM-MFN solve.
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print the progress of the annealing of ``lambda_0`` when > 0.
 
@@ -333,7 +369,7 @@ class TransductiveSVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         res = tsvm(
             X,
             y,
@@ -345,6 +381,7 @@ class TransductiveSVC(_BaseLinearSVC):
             rel_tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,
+            n_threads=n_threads,
         )
         objective = transductive_cost(res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight)
         return {
@@ -386,7 +423,12 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     max_iter : int, default=50
         Maximum Newton steps of each l2-SVM-MFN solve.
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print the annealing progress (temperature, KL, entropy, objective)
         when > 0.
@@ -450,7 +492,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         res = deterministic_annealing(
             X,
             y,
@@ -461,5 +503,6 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,
+            n_threads=n_threads,
         )
         return {"w": res.w, "b": res.b, "outputs": res.outputs, "objective": res.objective, "n_iter": res.n_iter}

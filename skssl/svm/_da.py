@@ -45,6 +45,7 @@ from scipy.special import expit
 
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
 from ._objective import transductive_cost
+from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
 
 __all__ = [
@@ -172,6 +173,7 @@ def deterministic_annealing(
     tol=1e-6,
     max_iter=MFNITERMAX,
     verbose=0,
+    n_threads=1,
     callback=None,
 ):
     """DA S3VM on one binary problem.
@@ -200,11 +202,34 @@ def deterministic_annealing(
     callback : callable, default=None
         Called as ``callback(T, p, F)`` after every ``optimize_w`` that
         follows an ``optimize_p``.
+    n_threads : int, default=1
+        Threads for the products over row blocks (see
+        :mod:`skssl.svm._rowblocks`).
 
     Returns
     -------
     result : DAResult
     """
+    with thread_pool(n_threads) as executor:
+        return _deterministic_annealing(
+            X,
+            y,
+            labeled,
+            alpha,
+            unlabeled_weight,
+            positive_fraction,
+            tol,
+            max_iter,
+            verbose,
+            callback,
+            executor=executor,
+            n_threads=n_threads,
+        )
+
+
+def _deterministic_annealing(
+    X, y, labeled, alpha, unlabeled_weight, positive_fraction, tol, max_iter, verbose, callback, executor, n_threads
+):
     lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
     n_lab, n_unl = lab.size, unl.size
@@ -239,6 +264,8 @@ def deterministic_annealing(
             stop="absolute",
             abs_tol=EPSILON,
             max_iter=max_iter,
+            executor=executor,
+            n_threads=n_threads,
         )
 
     p = np.full(n_unl, r)

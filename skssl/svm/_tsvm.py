@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
 
@@ -140,6 +141,7 @@ def tsvm(
     rel_tol=RELATIVE_STOP_EPS,
     max_iter=MFNITERMAX,
     verbose=0,
+    n_threads=1,
 ):
     """Transductive l2-SVM-MFN with multiple switching on one binary problem.
 
@@ -165,16 +167,51 @@ def tsvm(
         Newton steps cap of each MFN solve.
     verbose : int
         Print progress when > 0.
+    n_threads : int, default=1
+        Threads for the products over row blocks (see
+        :mod:`skssl.svm._rowblocks`).
 
     Returns
     -------
     result : TSVMResult
     """
+    with thread_pool(n_threads) as executor:
+        return _tsvm(
+            X,
+            y,
+            labeled,
+            alpha,
+            unlabeled_weight,
+            positive_fraction,
+            max_switches,
+            rel_tol,
+            max_iter,
+            verbose,
+            executor=executor,
+            n_threads=n_threads,
+        )
+
+
+def _tsvm(
+    X,
+    y,
+    labeled,
+    alpha,
+    unlabeled_weight,
+    positive_fraction,
+    max_switches,
+    rel_tol,
+    max_iter,
+    verbose,
+    executor,
+    n_threads,
+):
     lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
     n_lab, n_unl = lab.size, unl.size
     state = CGTolerance()
     kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_iter}
+    par = {"executor": executor, "n_threads": n_threads}
     y_lab = y[lab].astype(np.float64)
     res = l2_svm_mfn(X[lab], y_lab, np.full(n_lab, 1.0 / n_lab), first=True, **kw)
     n_iter = 1
@@ -193,7 +230,7 @@ def tsvm(
     cost = np.empty(X.shape[0])
     cost[lab] = 1.0 / n_lab
     cost[unl] = lam0 / n_unl
-    res = l2_svm_mfn(X, labels, cost, first=True, **kw)
+    res = l2_svm_mfn(X, labels, cost, first=True, **kw, **par)
     n_iter += 1
     n_switches = 0
     last_round = lam0 >= unlabeled_weight
@@ -205,7 +242,7 @@ def tsvm(
                 break
             rounds += 1
             n_switches += s
-            res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw)
+            res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
             n_iter += 1
         if verbose:
             print(
@@ -219,6 +256,6 @@ def tsvm(
             lam0 = unlabeled_weight
             last_round = True
         cost[unl] = lam0 / n_unl
-        res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw)
+        res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
         n_iter += 1
     return TSVMResult(res.w, res.b, res.outputs, labels, n_switches, n_iter)
