@@ -41,36 +41,53 @@ Decisions
 * **objective_** is SVMlin's ``transductive_cost`` of each binary problem at
   the returned model (for :class:`LinearL2SVC`, its labeled part, which is
   the supervised objective).
-* **n_iter_** is the largest number of l2-SVM-MFN solves over the binary
-  problems (Newton steps for :class:`LinearL2SVC`), an int as in sklearn's
-  ``LinearSVC``.
+* **max_iter and n_iter_** count the same thing, each estimator's own
+  iteration: Newton steps for :class:`LinearL2SVC`, l2-SVM-MFN solves
+  (switching rounds and ``lambda_0`` levels) for :class:`TransductiveSVC`,
+  temperatures for :class:`DeterministicAnnealingSVC` (whose inner cap is
+  ``max_inner_iter``). ``n_iter_`` is the largest count over the binary
+  problems, an int as in sklearn's ``LinearSVC``. A fit stopped by any cap
+  -- these, or the 50 Newton steps of an inner solve -- emits
+  ``sklearn.exceptions.ConvergenceWarning``.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval
 
 from ..base import SemiSupervisedClassifierMixin
-from ._da import deterministic_annealing
+from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
 from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
-from ._tsvm import tsvm
+from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
 POSITIVE_FRACTION_SUM_TOL = 1e-6
+
+
+_MFN_CAP_MESSAGE = (
+    f"an inner l2-SVM-MFN solve stopped at its cap of {MFNITERMAX} Newton steps before its stopping rule; "
+    "the data may be badly scaled (try MaxAbsScaler or StandardScaler) or alpha too small."
+)
+
+
+def _capped_message(name, value, what):
+    return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
 
 
 def _share_cores(n_jobs, n_problems):
@@ -163,6 +180,9 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         self.intercept_ = np.array([res["b"] for res in results])
         self.objective_ = np.array([res["objective"] for res in results])
         self.n_iter_ = int(max(res["n_iter"] for res in results))
+        for res in results:
+            for message in res.get("warnings", ()):
+                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
         outputs = np.column_stack([res["outputs"] for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
@@ -189,7 +209,8 @@ class LinearL2SVC(_BaseLinearSVC):
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50
-        Maximum number of Newton steps.
+        Maximum number of Newton steps, as counted by ``n_iter_``; reaching
+        it before the stopping rule gives a ``ConvergenceWarning``.
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
@@ -263,7 +284,15 @@ class LinearL2SVC(_BaseLinearSVC):
                 f"objective {res.objective:.6g}"
             )
         objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha, 0.0)
-        return {"w": res.w, "b": res.b, "outputs": outputs, "objective": objective, "n_iter": res.n_iter}
+        messages = [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
+        return {
+            "w": res.w,
+            "b": res.b,
+            "outputs": outputs,
+            "objective": objective,
+            "n_iter": res.n_iter,
+            "warnings": messages,
+        }
 
 
 class TransductiveSVC(_BaseLinearSVC):
@@ -292,8 +321,11 @@ class TransductiveSVC(_BaseLinearSVC):
         Joachims' single-switch TSVM.
     tol : float, default=1e-9
         Relative stopping rule of each l2-SVM-MFN solve.
-    max_iter : int, default=50
-        Maximum Newton steps of each l2-SVM-MFN solve.
+    max_iter : int, default=10000
+        Maximum number of l2-SVM-MFN solves (the iterations of TSVM: one per
+        switching round and one per level of ``lambda_0``), as counted by
+        ``n_iter_``. Reaching it stops the fit with a ``ConvergenceWarning``.
+        Each solve takes at most 50 Newton steps (SVMlin's cap).
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
@@ -356,7 +388,7 @@ class TransductiveSVC(_BaseLinearSVC):
         positive_fraction=None,
         max_switches=10000,
         tol=RELATIVE_STOP_EPS,
-        max_iter=MFNITERMAX,
+        max_iter=TSVM_MAX_ITER,
         n_jobs=None,
         verbose=0,
     ):
@@ -391,6 +423,10 @@ class TransductiveSVC(_BaseLinearSVC):
             "objective": objective,
             "n_iter": res.n_iter,
             "n_switches": res.n_switches,
+            "warnings": [
+                *([] if res.converged else [_capped_message("max_iter", self.max_iter, "l2-SVM-MFN solves")]),
+                *([] if res.mfn_converged else [_MFN_CAP_MESSAGE]),
+            ],
         }
 
     def _store_extra(self, results):
@@ -420,8 +456,15 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         Threshold, in bits, of the mean KL divergence between successive
         ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
         annealing).
-    max_iter : int, default=50
-        Maximum Newton steps of each l2-SVM-MFN solve.
+    max_iter : int, default=30
+        Maximum number of temperatures (outer iterations, SVMlin's
+        ``DA_OUTER_ITERMAX``), as counted by ``n_iter_``. Stopping there with
+        the mean entropy still above ``tol`` gives a ``ConvergenceWarning``.
+    max_inner_iter : int, default=100
+        Maximum alternations of the ``p`` and ``w`` steps at one temperature
+        (SVMlin's ``DA_INNER_ITERMAX``); a temperature that reaches it with
+        the mean KL divergence above ``tol`` gives a ``ConvergenceWarning``.
+        Each ``w`` step takes at most 50 Newton steps (SVMlin's cap).
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
@@ -447,7 +490,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows (predictions for the unlabeled ones).
     n_iter_ : int
-        Largest number of ``w`` optimizations over the binary problems.
+        Largest number of temperatures visited over the binary problems.
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -471,6 +514,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         **_BaseLinearSVC._parameter_constraints,
         "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
         "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -480,7 +524,8 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         unlabeled_weight=1.0,
         positive_fraction=None,
         tol=1e-6,
-        max_iter=MFNITERMAX,
+        max_iter=DA_OUTER_ITERMAX,
+        max_inner_iter=DA_INNER_ITERMAX,
         n_jobs=None,
         verbose=0,
     ):
@@ -489,6 +534,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         self.positive_fraction = positive_fraction
         self.tol = tol
         self.max_iter = max_iter
+        self.max_inner_iter = max_inner_iter
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -502,7 +548,29 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             positive_fraction=positive_fraction,
             tol=self.tol,
             max_iter=self.max_iter,
+            max_inner_iter=self.max_inner_iter,
             verbose=self.verbose,
             n_threads=n_threads,
         )
-        return {"w": res.w, "b": res.b, "outputs": res.outputs, "objective": res.objective, "n_iter": res.n_iter}
+        messages = []
+        if not res.converged:
+            messages.append(
+                _capped_message("max_iter", self.max_iter, "temperatures")
+                + f" (the mean entropy of the beliefs is still above tol={self.tol})"
+            )
+        if not res.inner_converged:
+            messages.append(
+                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
+                + f" (the mean KL divergence stayed above tol={self.tol})"
+            )
+        if not res.mfn_converged:
+            messages.append(_MFN_CAP_MESSAGE)
+        return {
+            "w": res.w,
+            "b": res.b,
+            "outputs": res.outputs,
+            "objective": res.objective,
+            # Without unlabeled rows DA is one supervised solve: one iteration.
+            "n_iter": max(res.n_outer, 1),
+            "warnings": messages,
+        }
