@@ -41,8 +41,9 @@ FAST_PARAMS = {
     "SemiSupervisedNet": _FAST_NET,
     "SupervisedNetClassifier": {"max_epochs": 2, "random_state": 0},
 }
-#: Estimators whose fitted state holds bare torch tensors, which skops cannot construct yet.
-SKOPS_TENSOR_FAILURE = {"FixMatchClassifier", "FreeMatchClassifier", "AdshClassifier", "SemiSupervisedNet"}
+#: Estimators whose fitted state holds bare torch tensors, which skops cannot construct (none since
+#: skssl.deep keeps policy and augmentation state in numpy and saves its EMA weights with the module).
+SKOPS_TENSOR_FAILURE = set()
 
 
 def _public_estimator_classes():
