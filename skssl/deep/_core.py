@@ -62,7 +62,7 @@ class SemiSupervisedNet(BaseNet):
     FixMatchClassifier : This net with FixMatch's fixed threshold.
     FreeMatchClassifier : This net with FreeMatch's self-adaptive thresholds.
     AdshClassifier : This net with Adsh's class-adaptive thresholds.
-    SupervisedNetClassifier : The same default modules on the labeled rows only.
+    SupervisedNetClassifier : The baseline that ignores the unlabeled rows.
 
     References
     ----------
@@ -70,15 +70,17 @@ class SemiSupervisedNet(BaseNet):
 
     Examples
     --------
+    A policy of your choice, here FreeMatch's thresholds without its fairness loss:
+
     >>> import numpy as np
-    >>> from sklearn.datasets import make_blobs
-    >>> from skssl.deep import SemiSupervisedNet, FixedThreshold
-    >>> X, y = make_blobs(200, centers=2, random_state=0)
-    >>> y_semi = np.where(np.arange(200) < 10, y, -1)
-    >>> net = SemiSupervisedNet(masking=FixedThreshold(0.9), max_epochs=2,
-    ...                         iterations_per_epoch=5, random_state=0).fit(X, y_semi)
-    >>> net.predict(X[:3]).shape
-    (3,)
+    >>> from skssl.deep import SemiSupervisedNet, SelfAdaptiveThreshold
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))]
+    >>> y = np.full(200, -1); y[[0, 1, 100, 101]] = [0, 0, 1, 1]
+    >>> net = SemiSupervisedNet(masking=SelfAdaptiveThreshold(momentum=0.99), max_epochs=2,
+    ...                         iterations_per_epoch=5, random_state=0).fit(X, y)
+    >>> net.masking_.thresholds_.shape
+    (2,)
     """
 
     _default_masking = FixedThreshold
