@@ -21,7 +21,10 @@ Decisions
   fraction from the labeled rows. A float is accepted for a binary problem
   only; a multi-class model takes one fraction per class (in ``classes_``
   order), because one number cannot be the positive fraction of every
-  one-vs-rest problem.
+  one-vs-rest problem; those fractions describe one partition of the
+  unlabeled rows, so they must sum to 1 (within 1e-6) or ``fit`` raises.
+* **Scale**: ``X`` with values above 1e15 in absolute value is rejected with
+  a ``ValueError`` asking to scale it (see :mod:`skssl.svm._mfn`).
 * **transduction_** holds, for unlabeled rows, the prediction of the final
   model (so it equals ``predict`` on the training rows), not TSVM's temporary
   labels, which meet the balance constraint but not always the sign of the
@@ -48,11 +51,16 @@ from sklearn.utils._param_validation import Interval
 
 from ..base import SemiSupervisedClassifierMixin
 from ._da import deterministic_annealing
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, l2_svm_mfn
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
+from ._threads import single_blas_thread
 from ._tsvm import tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
+
+#: Per-class positive fractions must sum to 1 within this tolerance (room for
+#: fractions rounded to 6 decimals, e.g. typed from a table).
+POSITIVE_FRACTION_SUM_TOL = 1e-6
 
 
 class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
@@ -90,6 +98,12 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
             )
         if not np.all((fractions > 0) & (fractions < 1)):
             raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
+        total = float(fractions.sum())
+        if abs(total - 1.0) > POSITIVE_FRACTION_SUM_TOL:
+            raise ValueError(
+                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
+                f"fractions must sum to 1; got {fractions} (sum {total:.6g})."
+            )
         return fractions
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -108,8 +122,13 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         self : object
             The fitted estimator.
         """
+        return self._fit(X, y)
+
+    @single_blas_thread
+    def _fit(self, X, y):
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = as_float64_design(X)
+        check_design_scale(X)
         n_classes = self.classes_.shape[0]
         fractions = self._positive_fractions(y_enc, mask)
         positives = [1] if n_classes == 2 else list(range(n_classes))
@@ -142,8 +161,13 @@ class LinearL2SVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` (SVMlin ``-W`` times the number of labeled
-        rows, since the loss is averaged here). Must be > 0.
+        Regularization ``lambda``. Must be > 0. The loss is averaged over the
+        ``l`` labeled rows here, and SVMlin's supervised mode (``-A 1``)
+        sums it, so SVMlin's ``-W W`` is ``alpha = W / l`` (its
+        semi-supervised modes average, and there ``alpha`` is ``-W``).
+        scikit-learn's ``LinearSVC(C=C, loss="squared_hinge")``, whose bias
+        is regularized like a weight at the default ``intercept_scaling=1``,
+        fits the same model at ``C = 1 / (2 alpha l)``.
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50

@@ -45,6 +45,7 @@ from scipy.special import expit
 
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
 from ._objective import transductive_cost
+from ._threads import single_blas_thread
 
 __all__ = [
     "DA_ANNEALING_RATE",
@@ -111,6 +112,11 @@ def optimize_p(g, T, r):
     p : ndarray of shape (n_unlabeled,)
     """
 
+    if not np.isfinite(g).all():
+        raise FloatingPointError(
+            "DA's belief update got non-finite outputs; the data are too large for float64: scale X first."
+        )
+
     def excess(nu):
         return expit((nu - g) / T).mean() - r
 
@@ -154,6 +160,7 @@ def kl_bits(p, q):
     return float((p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q))).mean())
 
 
+@single_blas_thread
 def deterministic_annealing(
     X,
     y,

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._threads import single_blas_thread
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
 
 __all__ = ["TSVM_ANNEALING_RATE", "TSVM_LAMBDA_SMALL", "TSVMResult", "n_positive", "switch_labels", "tsvm"]
@@ -126,6 +127,7 @@ def _smallest(idx, keys, k):
     return idx[order]
 
 
+@single_blas_thread
 def tsvm(
     X,
     y,
