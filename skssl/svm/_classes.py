@@ -259,8 +259,13 @@ class LinearL2SVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` (SVMlin ``-W`` times the number of labeled
-        rows, since the loss is averaged here). Must be > 0.
+        Regularization ``lambda``. Must be > 0. The loss is averaged over the
+        ``l`` labeled rows here, and SVMlin's supervised mode (``-A 1``)
+        sums it, so SVMlin's ``-W W`` is ``alpha = W / l`` (its
+        semi-supervised modes average, and there ``alpha`` is ``-W``).
+        scikit-learn's ``LinearSVC(C=C, loss="squared_hinge")``, whose bias
+        is regularized like a weight at the default ``intercept_scaling=1``,
+        fits the same model at ``C = 1 / (2 alpha l)``.
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50
