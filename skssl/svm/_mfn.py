@@ -33,6 +33,11 @@ Decisions
   full ``X @ w_bar`` for the outputs of all rows; there is no other copy.
   When the active rows hold more than ``SLICE_FRACTION`` of the non-zeros,
   CGLS runs on ``X`` itself with zero costs on the inactive rows instead.
+  With ``n_threads > 1`` both ``X`` and the slice are split into row blocks
+  (views, see :mod:`skssl.svm._rowblocks`) whose products run on the given
+  thread pool.
+* The function runs with the BLAS pools limited to one thread (see
+  :mod:`skssl.svm._threads`): its 1-D dot products are tiny BLAS calls.
 * The solver works in float64. ``float32`` input is upcast once by the
   caller (:func:`as_float64_design`): scipy's mixed-precision products would
   upcast the data on every product, and CGLS needs float64 accumulation to
