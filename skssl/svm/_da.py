@@ -33,6 +33,13 @@ Decisions
 * The CGLS tolerance state itself is carried between ``optimize_w`` calls
   as in SVMlin (see :mod:`skssl.svm._mfn`); ``optimize_w`` stops on the
   absolute rule ``|F - F_old| < 1e-6`` as SVMlin's does.
+* SVMlin's caps (30 temperatures, 100 alternations per temperature) are the
+  defaults of ``max_iter`` and ``max_inner_iter``; the result says which
+  loop ended on its cap rather than its ``tol`` rule, and the estimator turns
+  that into a ``ConvergenceWarning``.
+* With ``sample_weight``, every mean over unlabeled rows (the constraint
+  ``mean(p) = r``, the entropy, the KL divergence, the objective) is a
+  weighted mean, so a row of weight 2 behaves as the row twice.
 * The returned model is the one with the lowest SVMlin objective (its
   ``transductive_cost``) among all ``optimize_w`` results, not the last one.
 """

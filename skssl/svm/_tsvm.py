@@ -29,6 +29,12 @@ Decisions
 * ``lam_0`` starts at ``min(1e-5, lam_u)``: SVMlin starts at 1e-5 even when
   ``lam_u`` is smaller and then never reaches the loop, leaving the
   unlabeled cost above ``lam_u``; the clip keeps the final cost at ``lam_u``.
+* ``max_iter`` caps the number of l2-SVM-MFN solves (SVMlin has no cap; a
+  run of single switches on a large problem can take very many rounds); a
+  capped run returns the last model with ``converged=False``.
+* With ``sample_weight`` the losses are weighted and normalized by the weight
+  sums, but ``n_pos`` still counts unlabeled rows: a pair switch keeps the
+  count fixed, while a weighted mass would change with every unequal pair.
 * The CGLS tolerance is carried from one MFN call to the next as SVMlin does
   (see :mod:`skssl.svm._mfn`); the two unseeded calls (steps 1 and 3) restart
   it.
