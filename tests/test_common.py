@@ -22,14 +22,14 @@ from ._toy_estimator import SeededCentroidClassifier
 # (fast enough for ~50 sklearn checks without changing the code paths), and a
 # plain sklearn classifier inside the meta-estimators, whose default inner
 # model needs torch (the default itself is checked in tests/self_training).
-_FAST_NET = {"max_epochs": 4, "iterations_per_epoch": 10}
+_FAST_NET = {"max_epochs": 2, "iterations_per_epoch": 10}
 FAST_PARAMS = {
     "CurriculumLabelingClassifier": {"estimator": LogisticRegression()},
     "FixMatchClassifier": _FAST_NET,
     "FreeMatchClassifier": _FAST_NET,
     "AdshClassifier": _FAST_NET,
     "SemiSupervisedNet": _FAST_NET,
-    "SupervisedNetClassifier": {"max_epochs": 10},
+    "SupervisedNetClassifier": {"max_epochs": 5},
 }
 
 #: Why a check is expected to fail, for every estimator.
