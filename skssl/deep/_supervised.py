@@ -55,8 +55,9 @@ class SupervisedNetClassifier(BaseNet):
 
     References
     ----------
-    B. Tran, D. Nouri, S. Wang, et al. "skorch: A scikit-learn compatible
-    neural network library that wraps PyTorch". 2017.
+    M. Tietz, T. J. Fan, D. Nouri, B. Bossan and skorch Developers. "skorch:
+    A scikit-learn compatible neural network library that wraps PyTorch".
+    Software, 2017.
 
     Examples
     --------
@@ -97,20 +98,7 @@ class SupervisedNetClassifier(BaseNet):
             self.augment_ = None if aug is None else self._fit_augmentation(aug, weak, X_lab)
 
     def train_step_single(self, batch, **fit_params):
-        """One step of the (weighted) criterion on the (optionally augmented) rows.
-
-        Parameters
-        ----------
-        batch : tuple
-            A labeled batch from skorch's iterator.
-        **fit_params : dict
-            Passed to the module.
-
-        Returns
-        -------
-        step : dict
-            ``loss`` and ``y_pred``, as skorch expects.
-        """
+        # the (weighted) criterion on the (optionally augmented) labeled rows; docstring on BaseNet
         self._set_training(True)
         Xi, yi, weight = self._split_batch(batch)
         X_loss = Xi if weight is None else {"X": Xi, "sample_weight": weight}
