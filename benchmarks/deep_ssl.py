@@ -5,7 +5,8 @@ Run from the repository root::
     OMP_NUM_THREADS=1 python benchmarks/deep_ssl.py [part ...]
 
 Parts: ``labels`` (accuracy vs labels per class: labeled-only, FixMatch,
-FreeMatch with both SAF signs), ``longtail`` (gamma = 100, FixMatch vs Adsh),
+FreeMatch with both SAF signs), ``longtail`` (gamma = 100, FixMatch vs Adsh,
+on a small pool; the paper's protocol is ``benchmarks/deep_long_tail.py``),
 ``overhead`` (skorch loop vs a bare PyTorch loop doing the same step).
 Each part appends its rows as JSON lines to ``benchmarks/results/deep_ssl.jsonl``;
 the tables in ``benchmarks/results/deep_ssl.md`` are written from them.
@@ -35,6 +36,7 @@ from skssl.deep import (
     AdshClassifier,
     FixMatchClassifier,
     FreeMatchClassifier,
+    SelfAdaptiveThreshold,
     SupervisedNetClassifier,
 )
 
@@ -129,7 +131,9 @@ def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+
                 run("FixMatch", est, X, y_semi, X_te, y_te, extra)
             elif v.startswith("freematch"):
                 sign = 1 if v.endswith("+1") else -1
-                est = FreeMatchClassifier(mu=MU, saf_sign=sign, **common(max_epochs=epochs))
+                est = FreeMatchClassifier(
+                    mu=MU, masking=SelfAdaptiveThreshold(saf_sign=sign), **common(max_epochs=epochs)
+                )
                 run(f"FreeMatch saf_sign={sign:+d}", est, X, y_semi, X_te, y_te, extra)
 
 
@@ -186,7 +190,7 @@ def part_longtail(n1=50, m1=600, gamma=100, epochs=EPOCHS):
 def part_overhead(steps=40, repeats=5):
     """CPU time of `steps` FixMatch steps: skorch net vs a bare loop doing the same work."""
     from skssl.deep import RandAugment, RandomShift, SmallCNN
-    from skssl.deep._net import _EMA
+    from skssl.deep._ema import EMAState
 
     X, y, _, _ = load()
     lab = pick_labeled(y, 4, np.random.default_rng(SEED))
@@ -212,7 +216,7 @@ def part_overhead(steps=40, repeats=5):
         # bare loop: same module, augmentations, loss, optimiser and EMA; no skorch
         torch.manual_seed(r)
         module = SmallCNN(1, 10)
-        ema = _EMA(module, 0.999)
+        ema = EMAState(module)
         opt = torch.optim.Adam(module.parameters(), lr=1e-3)
         weak, strong = RandomShift(), RandAugment()
         Xl, yl = torch.as_tensor(X[lab]), torch.as_tensor(y[lab])
@@ -235,7 +239,7 @@ def part_overhead(steps=40, repeats=5):
             opt.zero_grad()
             loss.backward()
             opt.step()
-            ema.update(module)
+            ema.update(module, 0.999)
             loss.item()
         bare_t.append(time.process_time() - t0)
         if r % 2 == 1:

@@ -16,6 +16,24 @@ that both families share and prediction.
     (``criterion__reduction="mean"``) cannot be weighted and raises with
     ``sample_weight``.
 
+Threads (``n_jobs``)
+    ``fit``, ``partial_fit`` and ``predict_proba`` run torch with ``n_jobs``
+    intra-op threads (1 by default) and restore the caller's
+    ``torch.get_num_threads()`` afterwards (:mod:`skssl.deep._threads`).
+    Decision: one thread by default. torch's own default (one thread per
+    core, an OpenMP pool) made a default FreeMatch step 6-9 times more
+    expensive in CPU time on a 2-core machine shared with other jobs, because
+    the pool's threads spin at the barrier of every small operator; and the
+    thread count changes the summation order of the convolution weight
+    gradients (differences of about 1e-6 per step that training amplifies),
+    so the same ``random_state`` gives a different net on a machine with a
+    different number of cores. With a fixed ``n_jobs``, a fit is repeatable
+    for a given torch build and CPU instruction set (oneDNN picks its
+    kernels by instruction set). ``GridSearchCV(n_jobs=k)`` already starts
+    each joblib worker with ``OMP_NUM_THREADS = cores // k``; the net's own
+    ``n_jobs`` overrides that inside the fit, so the parent and the workers
+    train the same net.
+
 Progress (``verbose``)
     Decision: silent by default (``verbose=0``), as scikit-learn estimators
     are, and unlike skorch (``verbose=1``). The nets are fitted many times
@@ -47,6 +65,7 @@ from ._losses import weighted_mean
 from ._modules import default_module_for
 from ._params import NetParamsMixin, clone_param, merged_signature
 from ._samplers import EndlessSampler
+from ._threads import torch_threads
 from ._validation import NetDataMixin
 
 __all__ = ["BaseNet"]
@@ -72,6 +91,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
     }
 
     # skorch's NeuralNet.__init__ stores these three fitted-state attributes on
@@ -102,6 +122,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         warm_start=False,
         verbose=0,
         device="cpu",
+        n_jobs=1,
         **kwargs,
     ):
         super().__init__(
@@ -124,6 +145,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         )
         self.iterations_per_epoch = iterations_per_epoch
         self.random_state = random_state
+        self.n_jobs = n_jobs
         for name in ("history_", "initialized_", "virtual_params_"):
             if not self.__dict__[name]:
                 del self.__dict__[name]
@@ -321,6 +343,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def _fit_augmentation(self, aug, default, X_fit):
         """A clone of ``aug`` (``default`` when None), fitted on ``X_fit`` when it has ``fit``."""
         aug = clone_param(default if aug is None else aug)
+        if hasattr(aug, "_validate_params"):  # skssl's own augmentations check their parameters
+            aug._validate_params()
         if hasattr(aug, "fit"):
             aug.fit(torch.as_tensor(X_fit))
         return aug
@@ -378,6 +402,10 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         return self._fit(X, y, sample_weight, reset=reset, **fit_params)
 
     def _fit(self, X, y, sample_weight, reset, **fit_params):
+        with torch_threads(self.n_jobs):
+            return self._fit_with_threads(X, y, sample_weight, reset, **fit_params)
+
+    def _fit_with_threads(self, X, y, sample_weight, reset, **fit_params):
         X, y_enc, mask, weight = self._validate_fit_data(X, y, sample_weight, reset)
         self.input_shape_ = tuple(X.shape[1:])
         seed = _seed_from(self.random_state)
@@ -446,7 +474,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             X = self._validate_predict_X(X)
         # skorch's DataLoader draws a base seed from torch's global generator:
         # fork it so that predicting leaves the caller's random stream alone
-        with torch.random.fork_rng(devices=self._torch_devices()):
+        with torch.random.fork_rng(devices=self._torch_devices()), torch_threads(self.n_jobs):
             return np.asarray(super().predict_proba(X), dtype=np.float64)
 
     def predict(self, X):

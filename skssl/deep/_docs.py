@@ -78,6 +78,15 @@ verbose : int, default={verbose}
     min/mean/max of the per-class thresholds for the semi-supervised nets).
 device : str or torch.device, default="{device}"
     Device of the module and the batches.
+n_jobs : int or None, default=1
+    Number of torch intra-op threads (``torch.set_num_threads``) during
+    ``fit``, ``partial_fit`` and ``predict_proba``; the caller's setting is
+    restored afterwards. ``-1`` means one per core (``-2`` all but one ...);
+    ``None`` leaves torch's current setting (by default one thread per
+    core). One thread is the default because torch's thread pool costs more
+    than it gives on the small batches of CPU training, and because the
+    trained net depends on the thread count: the same ``random_state`` and
+    ``n_jobs`` give the same net for a given torch build and CPU.
 **kwargs
     The routed skorch parameters: ``module__*``, ``optimizer__*``,
     ``criterion__*``, ``callbacks__*``, ``iterator_train__*`` ..."""
