@@ -191,7 +191,8 @@ def fit_once(threads="default", module="default", seed=0, label="fit", **params)
         dict(
             part=label,
             threads=threads,
-            torch_threads_in_fit=torch.get_num_threads() if threads == "default" else int(threads),
+            process_torch_threads=torch.get_num_threads() if threads == "default" else int(threads),
+            net_n_jobs=est.get_params().get("n_jobs", "(no such parameter)"),
             module=module,
             seed=seed,
             params={k: v for k, v in params.items()},
@@ -248,6 +249,8 @@ def part_gridsearch(repeats=3):
                     wall_s=round(time.perf_counter() - w0, 1),
                     parent_cpu_s=round(time.process_time() - c0, 1),
                     mean_test_score=[round(float(s), 4) for s in gs.cv_results_["mean_test_score"]],
+                    # wall seconds of one fit inside the search (in the worker process for n_jobs=2)
+                    mean_fit_time=[round(float(s), 1) for s in gs.cv_results_["mean_fit_time"]],
                 )
             )
 
