@@ -1,14 +1,15 @@
 """Helpers shared by the linear benchmarks: SVMlin's build and run, skssl fits in a subprocess.
 
 Both programs are measured the same way: each fit runs in its own child
-process, and the parent reads its CPU time, wall time and peak resident set
-size (RSS). For SVMlin the solver's CPU time is the one it prints itself
-(``clock()`` around the solver, so file parsing is left out), its wall time is
-taken by the parent between the line that ends the file reading and the line
-that reports the solver's time (SVMlin flushes both), and its peak RSS is the
-child's ``ru_maxrss`` (``os.wait4``). For skssl the child times ``fit`` alone
+process, which gives its CPU time, wall time and peak resident set size (RSS,
+the kernel's ``VmHWM`` of the program). For SVMlin the solver's CPU time is
+the one it prints itself (``clock()`` around the solver, so file parsing is
+left out), its wall time is taken by the parent between the line that ends the
+file reading and the line that reports the solver's time (SVMlin flushes
+both), and its peak RSS is polled from ``/proc`` every 20 ms until it exits. For skssl the child times ``fit`` alone
 (``time.process_time`` over all of its threads and ``time.perf_counter``) and
-reports its peak RSS (``ru_maxrss``) and the growth of RSS during ``fit``.
+reports its peak RSS during ``fit`` (the high-water mark is reset just
+before it) and that peak minus the RSS just before ``fit``.
 
 SVMlin 1.0 is GPL: it is copied from its source folder into a temporary
 folder, built there with the system C++ compiler, and never into the
@@ -23,11 +24,11 @@ skssl child (the benchmarks call it that way).
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -35,6 +36,10 @@ import numpy as np
 import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
+try:  # an installed skssl is used as it is; otherwise the tree this file sits in
+    import skssl  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(REPO))
 DEFAULT_SVMLIN_SRC = REPO.parent / "shared" / "reference" / "svmlin"
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
@@ -42,6 +47,32 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BL
 # with the row number after t has passed the last subset entry.
 _GUARD_FROM = "if(Subset->vec[t]==i)"
 _GUARD_TO = "if(t<Subset->d && Subset->vec[t]==i)"
+
+
+def git_revision():
+    """Short commit of the benchmarked tree, with ``+`` when it has uncommitted changes."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True)
+        return (rev.stdout.strip() or "?") + ("+" if dirty.stdout.strip() else "")
+    except OSError:
+        return "?"
+
+
+def peak_rss_mb(pid="self"):
+    """High-water mark of the resident set (``VmHWM``) of a process, in MB, or None.
+
+    Unlike ``ru_maxrss``, which on Linux keeps the peak of the forked parent
+    from before ``exec``, ``VmHWM`` belongs to the program's own address space.
+    """
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
 
 
 def csr_bytes(X):
@@ -119,6 +150,20 @@ def run_svmlin(
     done = {1: "L2_SVM_MFN converged", 2: "Transductive L2_SVM_MFN took", 3: "DA-SVM took"}[algo]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # SVMlin allocates while it reads and keeps its memory to the end: poll its
+    # VmHWM until it exits (ru_maxrss would report the forked Python parent).
+    hwm = [0.0]
+    stop = threading.Event()
+
+    def poll():
+        while not stop.is_set():
+            v = peak_rss_mb(proc.pid)
+            if v is not None:
+                hwm[0] = max(hwm[0], v)
+            stop.wait(0.02)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
     t_read = None
     t_done = None
     solver_cpu = None
@@ -131,6 +176,9 @@ def run_svmlin(
         elif t_read is not None and solver_cpu is None and re.match(done, line):
             solver_cpu = float(_SOLVER_TIME.search(line).group(1))
             t_done = now
+    # The solver has ended (its last line is read): the peak is reached; stop polling before reaping.
+    stop.set()
+    poller.join()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall_total = time.perf_counter() - start
@@ -147,7 +195,7 @@ def run_svmlin(
         "wall": t_done - t_read,
         "process_cpu": usage.ru_utime + usage.ru_stime,
         "process_wall": wall_total,
-        "rss_mb": usage.ru_maxrss / 1024,
+        "rss_mb": hwm[0],
     }
 
 
@@ -195,6 +243,7 @@ def run_skssl(problem, estimator, params, *, threads=None, y_semi=None, timeout=
 
 
 def _rss_mb():
+    """Current resident set of this process, in MB."""
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
@@ -208,11 +257,18 @@ def _worker(spec_path):
     arrays = np.load(problem.with_suffix(".y.npz"))
     y_semi = np.load(spec["y_semi"]) if spec.get("y_semi") else arrays["y_semi"]
     est = getattr(skssl.svm, spec["estimator"])(**spec["params"])
+    # Reset the kernel's high-water mark (Linux >= 4.0) so that the peak read
+    # after fit is the peak during fit, not during loading.
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
     rss_before = _rss_mb()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     est.fit(X, y_semi)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     result = {
         "cpu": cpu,
         "wall": wall,
@@ -221,6 +277,7 @@ def _worker(spec_path):
         "w": np.ravel(est.coef_).tolist(),
         "b": float(np.ravel(est.intercept_)[0]),
         "n_iter": int(np.max(est.n_iter_)) if hasattr(est, "n_iter_") else None,
+        "objective": float(np.ravel(est.objective_)[0]) if hasattr(est, "objective_") else None,
         "classes": est.classes_.tolist(),
     }
     print(json.dumps(result))

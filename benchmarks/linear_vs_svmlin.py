@@ -2,7 +2,7 @@
 
 One command, from the repository root::
 
-    python benchmarks/linear_vs_svmlin.py
+    python benchmarks/linear_vs_svmlin.py            # or: ... ../shared/data
 
 builds SVMlin 1.0 from its C++ source (default ``../shared/reference/svmlin``,
 ``--svmlin-src`` to override) in a temporary folder, writes every problem in
@@ -21,9 +21,10 @@ Rows: pcmac (SVMlin's example split, from ``skssl.datasets.load_pcmac()``,
 r = 0.5 as in SVMlin's reference run) and 20 Newsgroups "comp.* + sci.* vs
 the rest" with DESIGN's protocol, l in {100, 500}, seeds 0-2, r = the true
 positive fraction of the unlabeled rows; TSVM (S = 10000) and DA on each.
-20 Newsgroups is read from ``--data-20ng`` (default
-``../shared/data/20news-bydate.tgz``); when it is not there and cannot be
-obtained, the script says so in one line and writes the pcmac rows only.
+20 Newsgroups is read from ``--data-20ng`` (a ``20news-bydate.tgz``; by
+default skssl's loader finds ``../shared/data/20news-bydate.tgz`` or
+downloads the data); when neither works, the script says so in one line and
+writes the pcmac rows only.
 
 When SVMlin cannot be built, the SVMlin columns hold the figures recorded in
 DESIGN.md (a reference run on another day) and the table says so.
@@ -35,7 +36,6 @@ Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -74,26 +74,15 @@ METHODS = {
 }
 
 
-def git_revision():
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=lsp.REPO, capture_output=True, text=True)
-        return out.stdout.strip() or "?"
-    except OSError:
-        return "?"
-
-
 def load_20ng(path):
-    """20NG binary task, or (None, reason)."""
+    """20NG binary task, or (None, reason): ``path=None`` lets skssl find a local copy or download it."""
     from skssl.datasets import load_newsgroups_binary
 
     try:
-        if path is not None:
-            return load_newsgroups_binary(path), None
-        return load_newsgroups_binary(), None  # a loader that finds or downloads the data
-    except (FileNotFoundError, OSError, TypeError) as exc:
-        where = path if path is not None else "a local 20news-bydate.tgz"
+        return load_newsgroups_binary(path), None
+    except FileNotFoundError as exc:  # skssl's DatasetUnavailableError is one
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return None, f"20 Newsgroups not available ({where}: {reason})"
+        return None, f"20 Newsgroups not available ({reason})"
 
 
 def evaluate(w, b, X, y_semi, X_test, y_test):
@@ -219,8 +208,14 @@ def prepare(name, l, seed, r, X, y_semi, X_test, y_test, examples, workdir):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "data", nargs="?", default=None, help="optional folder holding 20news-bydate.tgz (e.g. ../shared/data)"
+    )
     parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC), help="SVMlin 1.0 source folder")
-    parser.add_argument("--data-20ng", default=None, help="20news-bydate.tgz (default: ../shared/data/)")
+    parser.add_argument("--data-20ng", default=None, help="20news-bydate.tgz (default: found or downloaded)")
+    parser.add_argument(
+        "--configs", nargs="+", default=None, help="20NG (l, seed) pairs as l:seed (default: 100 and 500, seeds 0-2)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="pcmac and 20NG l=500 seed 0 only")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
@@ -238,7 +233,7 @@ def main(argv=None):
         log("# skssl linear S3VMs vs SVMlin 1.0, side by side")
         log()
         log(
-            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {git_revision()}; Python "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}; Python "
             f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
             f"{sklearn.__version__}; {os.cpu_count()} CPUs shared with other jobs (timings are noisy; each "
             f"figure is the minimum of {args.repeats} alternating repeats)."
@@ -260,7 +255,9 @@ def main(argv=None):
             "`fit`, peak RSS of the process (in brackets: its growth during `fit`). `n_jobs=2` columns: the "
             "same fit with `n_jobs=2`. F: SVMlin's transductive_cost (lam = 1e-3, lam_u = 1) of each "
             "program's weights; F diff: skssl vs SVMlin in percent. Targets on 20NG: wall / SVMlin <= 1.0 "
-            "(n_jobs=1) and <= 0.6 (n_jobs=2), |F diff| <= 0.05%."
+            "(n_jobs=1) and <= 0.6 (n_jobs=2), |F diff| <= 0.05%. (`n_jobs=2` uses the second core only where "
+            "skssl runs a binary fit's mat-vecs over row blocks in threads; where `n_jobs` only splits "
+            "one-vs-rest problems, a binary fit uses one core whatever `n_jobs` is.)"
         )
         log()
         log(HEADER)
@@ -275,11 +272,10 @@ def main(argv=None):
         for method in args.methods:
             rows.append(run_row(problem, data, method, svmlin, workdir, args.repeats, log))
 
-        path = args.data_20ng
-        if path is None:
-            default = lsp.REPO.parent / "shared" / "data" / "20news-bydate.tgz"
-            path = default if default.is_file() else None
-        ng, reason = load_20ng(path)
+        path_20ng = args.data_20ng
+        if path_20ng is None and args.data is not None:
+            path_20ng = Path(args.data) / "20news-bydate.tgz"
+        ng, reason = load_20ng(path_20ng)
         if ng is None:
             log()
             log(f"20NG rows skipped: {reason}.")
@@ -288,7 +284,11 @@ def main(argv=None):
             ng_examples = Path(workdir) / "20ng.examples"
             lsp.write_svmlin_examples(ng.X_train, ng_examples)
             problem = lsp.save_problem(Path(workdir) / "20ng", ng.X_train, ng.y_train)
-            configs = [(500, 0)] if args.quick else [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]
+            configs = [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]
+            if args.quick:
+                configs = [(500, 0)]
+            if args.configs:
+                configs = [tuple(int(v) for v in c.split(":")) for c in args.configs]
             for l, seed in configs:
                 y_semi, r = newsgroups_labeled_subset(ng.y_train, l, seed)
                 data = prepare("20ng", l, seed, r, ng.X_train, y_semi, ng.X_test, ng.y_test, ng_examples, workdir)

@@ -41,8 +41,6 @@ FAST_PARAMS = {
     "SemiSupervisedNet": _FAST_NET,
     "SupervisedNetClassifier": {"max_epochs": 2, "random_state": 0},
 }
-#: Estimators whose fitted state holds bare torch tensors, which skops cannot construct yet.
-SKOPS_TENSOR_FAILURE = {"FixMatchClassifier", "FreeMatchClassifier", "AdshClassifier", "SemiSupervisedNet"}
 
 
 def _public_estimator_classes():
@@ -150,28 +148,12 @@ def test_round_trip_in_a_fresh_process(case, fmt, fresh_process_report, fitted):
     assert {"ant", "bee", "cat"} == set(estimators[case].classes_)
 
 
-def _skops_cases():
-    for case in sorted(CASES):
-        marks = []
-        if case in SKOPS_TENSOR_FAILURE:
-            marks.append(
-                pytest.mark.xfail(
-                    strict=True,
-                    raises=RuntimeError,
-                    reason="fitted masking policies, augmentations and the EMA holder keep bare torch tensors, "
-                    "which skops cannot construct ('Cannot directly construct TensorBase'); "
-                    "being fixed in skssl.deep",
-                )
-            )
-        yield pytest.param(case, marks=marks)
-
-
 #: Type prefixes that loading a skssl estimator with skops may need to trust (see the "Saving
 #: models" page): skssl's classes, and for the deep nets skorch's and torch's objects.
 TRUSTABLE_PREFIXES = ("skssl.", "skorch.", "torch.", "builtins.print", "functools.partial")
 
 
-@pytest.mark.parametrize("case", list(_skops_cases()))
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_skops_round_trip_with_trusted_types(case, fitted, tmp_path):
     sio = pytest.importorskip("skops.io")
     estimators, X = fitted

@@ -2,37 +2,10 @@
 
 :class:`BaseNet` sits between skorch's ``NeuralNetClassifier`` and the two
 families of nets (:class:`~skssl.deep.SemiSupervisedNet` and its thin
-subclasses, and :class:`~skssl.deep.SupervisedNetClassifier`).
-
-Parameters and subclasses
-    A subclass's ``__init__`` names only the parameters it adds or whose
-    default it changes and passes the rest on through ``**kwargs``, as skorch's
-    ``NeuralNetClassifier`` does over ``NeuralNet``. ``__init_subclass__``
-    publishes the merged signature (``__init__.__signature__``, the standard
-    ``inspect`` protocol), so scikit-learn's ``get_params``/``clone``, its
-    changed-parameters ``repr`` and the API docs see every parameter with the
-    subclass's defaults, without a copied signature block. Routed skorch
-    parameters (``module__*``, ``optimizer__*`` ...) are parameters too.
-    Parameter objects (the masking policy, the augmentations) take nested
-    ``set_params`` like a scikit-learn pipeline step: ``masking__threshold``.
-
-Validation
-    scikit-learn's ``_parameter_constraints`` + ``_fit_context``; parameters
-    without a rule (skorch's own, the routed ``module__*``) are skipped by
-    scikit-learn and checked by skorch as before.
-
-Data and labels (the skorch traps)
-    ``y`` goes through :mod:`skssl.base` (one encoding path for ``fit`` and
-    ``partial_fit``); skorch only ever sees the labeled rows and their class
-    indices, so ``classes_`` never holds -1 and ``predict`` maps indices back
-    to labels; a user ``train_split`` only sees labeled rows. Inputs are cast
-    to float32; 2-D ``X`` gets the default MLP, 4-D ``X`` the default CNN, any
-    other dimensionality raises. Sparse input is refused (a net densifies
-    every batch anyway; pass ``X.toarray()`` deliberately). Every source of
-    randomness is seeded from ``random_state``: the samplers have their own
-    numpy generators, and the module initialisation and augmentations run
-    under a forked torch generator seeded for the fit, so the caller's global
-    torch generator is left as it was.
+subclasses, and :class:`~skssl.deep.SupervisedNetClassifier`). Parameter
+handling is in :mod:`skssl.deep._params`, the input checks in
+:mod:`skssl.deep._validation`; this module has the skorch plumbing, the fit
+that both families share and prediction.
 
 ``sample_weight``
     Weights the labeled loss: the criterion is built with
@@ -72,28 +45,28 @@ Progress (``verbose``)
     characters wide for any number of classes.
 """
 
-import inspect
 import types
 from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, validate_parameter_constraints
-from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EpochScoring, PrintLog
 from skorch.dataset import Dataset, unpack_data
 from skorch.utils import to_tensor
 from torch.utils.data import DataLoader
 
-from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
-from ._docs import fill_doc
+from ..base import SemiSupervisedClassifierMixin
+from ._docs import fill_doc, inherit_method_docs
 from ._losses import weighted_mean
 from ._modules import default_module_for
+from ._params import NetParamsMixin, clone_param, merged_signature
 from ._samplers import EndlessSampler
 from ._threads import torch_threads
+from ._validation import NetDataMixin
 
 __all__ = ["BaseNet"]
 
@@ -107,35 +80,8 @@ def _seed_from(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def clone_param(obj):
-    """scikit-learn's ``clone`` for parameter objects; a deep copy for other callables."""
-    return clone(obj, safe=False)
-
-
-def _merged_signature(cls):
-    """``cls.__init__``'s own parameters merged into its parent's signature.
-
-    Positional parameters first, then the parameters ``cls`` adds, then the
-    parent's keyword-only ones (with ``cls``'s defaults where it changes them),
-    then ``**kwargs``.
-    """
-    parent = inspect.signature(super(cls, cls).__init__)
-    own = inspect.signature(cls.__dict__["__init__"]).parameters
-    positional, keyword, var_kw = [], [], []
-    for p in parent.parameters.values():
-        p = p.replace(default=own[p.name].default) if p.name in own else p
-        kind_list = {p.VAR_KEYWORD: var_kw, p.KEYWORD_ONLY: keyword}.get(p.kind, positional)
-        kind_list.append(p)
-    known = set(parent.parameters)
-    added = [p.replace(kind=p.KEYWORD_ONLY) for p in own.values() if p.name not in known and p.kind != p.VAR_KEYWORD]
-    return parent.replace(parameters=positional + added + keyword + var_kw)
-
-
-class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
+class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, NeuralNetClassifier):
     """Shared machinery of the skssl nets (not public; see the module docstring)."""
-
-    #: parameters holding objects that take nested ``set_params`` (``masking__threshold``)
-    _parameter_objects = ()
 
     _parameter_constraints: dict = {
         "iterations_per_epoch": [Interval(Integral, 1, None, closed="left")],
@@ -207,74 +153,9 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
-            cls.__init__.__signature__ = _merged_signature(cls)
+            cls.__init__.__signature__ = merged_signature(cls)
         fill_doc(cls)
-
-    # --- parameters ------------------------------------------------------------------
-    __repr__ = BaseEstimator.__repr__
-
-    def _get_param_names(self):
-        # skorch lists every instance attribute not ending in "_"; keep
-        # scikit-learn's signature names plus routed "prefix__name" parameters
-        # and any extra skorch keyword given to __init__.
-        names = set(BaseEstimator._get_param_names.__func__(type(self)))
-        extra = getattr(self, "_params_to_validate", set())
-        for key in self.__dict__:
-            if not key.startswith("_") and not key.endswith("_") and ("__" in key or key in extra):
-                names.add(key)
-        return sorted(names)
-
-    def set_params(self, **params):
-        """Set parameters: plain ones, skorch's routed ones and nested ones of parameter objects.
-
-        ``masking__threshold=0.9`` sets the parameter of the masking policy
-        (on ``masking=None`` the class's default policy is put in first);
-        ``module__*``, ``optimizer__*`` ... are routed the skorch way. Before
-        the net is initialized, ``callbacks`` is stored as given and checked by
-        ``fit`` (skorch would initialise the callbacks at once).
-
-        Parameters
-        ----------
-        **params : dict
-            Parameter names and values.
-
-        Returns
-        -------
-        self : object
-            This net.
-        """
-        if not self.__dict__.get("initialized_", False) and "callbacks" in params:
-            self.callbacks = params.pop("callbacks")
-        nested = {}
-        for key in [k for k in params if k.partition("__")[0] in self._parameter_objects and "__" in k]:
-            head, _, sub = key.partition("__")
-            nested.setdefault(head, {})[sub] = params.pop(key)
-        super().set_params(**params)
-        for head, sub_params in nested.items():
-            obj = getattr(self, head)
-            if obj is None:
-                obj = self._default_parameter_object(head)
-                setattr(self, head, obj)
-            if not hasattr(obj, "set_params"):
-                raise ValueError(f"{head}={obj!r} has no set_params, so {sorted(sub_params)} cannot be set on it.")
-            obj.set_params(**sub_params)
-        return self
-
-    def _default_parameter_object(self, name):
-        raise ValueError(
-            f"{name} is None, so its default is chosen from X at fit time; pass an object "
-            f"(e.g. {name}=GaussianNoise()) to set its parameters."
-        )
-
-    def _validate_params(self):
-        # scikit-learn's constraints (skipping parameters without a rule), then
-        # skorch's check of the routed keyword arguments, which needs the
-        # prefixes ("module", "optimizer" ...) that initialize() registers
-        validate_parameter_constraints(
-            self._parameter_constraints, self.get_params(deep=False), caller_name=type(self).__name__
-        )
-        if "optimizer_" in self.__dict__:
-            NeuralNetClassifier._validate_params(self)
+        inherit_method_docs(cls, ("train_step_single",))
 
     # --- skorch plumbing ---------------------------------------------------------------
     def get_dataset(self, X, y=None):
@@ -428,7 +309,7 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         return {"loss": loss, "y_pred": y_pred}
 
     def evaluation_step(self, batch, training=False):
-        """Run the forward pass for prediction on the rows of a (possibly weighted) batch.
+        """Run the forward pass for prediction, through the EMA weights when the net has some.
 
         Parameters
         ----------
@@ -443,7 +324,13 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
             The module's output.
         """
         Xi, yi, _ = self._split_batch(batch)
-        return super().evaluation_step((Xi, yi), training=training)
+        ema = getattr(self, "ema_state_", None)  # the semi-supervised nets predict with averaged weights
+        if ema is None or training:
+            return super().evaluation_step((Xi, yi), training=training)
+        self.check_is_fitted()
+        ema.module.eval()
+        with torch.no_grad():
+            return ema.module(to_tensor(Xi, device=self.device))
 
     def _torch_devices(self):
         return None if str(self.device).startswith("cuda") else []
@@ -452,83 +339,6 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         return tags
-
-    # --- data ----------------------------------------------------------------------------
-    def _check_ndim(self, X):
-        if X.ndim not in (2, 4):
-            raise ValueError(
-                f"X must be 2-D (n_samples, n_features) or 4-D images (n_samples, channels, "
-                f"height, width); got a {X.ndim}-D array of shape {np.shape(X)}."
-            )
-
-    def _encode_like_fit(self, y):
-        """Encode ``y`` against the ``classes_`` of the first fit (``partial_fit``)."""
-        classes, y_enc, mask = encode_semi_supervised_target(y, warn_no_unlabeled=self._uses_unlabeled_rows)
-        pos = np.minimum(np.searchsorted(self.classes_, classes), len(self.classes_) - 1)
-        if np.any(self.classes_[pos] != classes):
-            raise ValueError(
-                f"y holds labels {sorted(set(classes.tolist()) - set(self.classes_.tolist()))} not seen in "
-                f"the first fit (classes_ = {self.classes_})."
-            )
-        return np.where(mask, pos[np.maximum(y_enc, 0)], -1), mask
-
-    def _validate_fit_data(self, X, y, sample_weight, reset):
-        """Validated float32 ``X``, encoded ``y``, labeled mask and weights (or None)."""
-        if reset:
-            X, y_enc, mask = self._validate_semi_supervised_data(
-                X, y, accept_sparse=False, dtype=np.float32, allow_nd=True
-            )
-        else:
-            X = self._validate_predict_X(X)
-            y = _as_1d_target(y)
-            check_consistent_length(X, y)
-            y_enc, mask = self._encode_like_fit(y)
-        self._check_ndim(X)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float32, ensure_non_negative=True)
-            if not sample_weight[mask].sum() > 0:
-                raise ValueError("sample_weight is zero for every labeled row; there is nothing to fit.")
-        return np.ascontiguousarray(X, dtype=np.float32), y_enc, mask, sample_weight
-
-    def _validate_predict_X(self, X):
-        check_is_fitted(self, "input_shape_")
-        if len(self.input_shape_) == 3:
-            # images: name the shapes before scikit-learn's "n features" message on the channels
-            shape = tuple(np.asarray(X).shape[1:])
-            if shape != tuple(self.input_shape_):
-                raise ValueError(
-                    f"X has rows of shape {shape}, but {type(self).__name__} was fitted on images "
-                    f"of shape {tuple(self.input_shape_)} (channels, height, width)."
-                )
-        X = validate_data(self, X, reset=False, dtype=np.float32, allow_nd=True)
-        self._check_ndim(X)
-        if tuple(X.shape[1:]) != tuple(self.input_shape_):
-            raise ValueError(
-                f"X has rows of shape {tuple(X.shape[1:])}, but {type(self).__name__} was fitted on "
-                f"rows of shape {tuple(self.input_shape_)}."
-            )
-        return X
-
-    def _check_module_accepts(self, X):
-        module = self.module_
-        was_training = module.training
-        module.eval()
-        try:
-            with torch.no_grad():
-                out = module(to_tensor(X[:2], device=self.device))
-        except (RuntimeError, ValueError) as exc:
-            raise ValueError(
-                f"The module cannot take inputs of shape {tuple(X.shape[1:])} (a batch of shape "
-                f"{tuple(X[:2].shape)} failed): {exc}"
-            ) from exc
-        finally:
-            module.train(was_training)
-        out = out[0] if isinstance(out, (tuple, list)) else out
-        if out.ndim != 2 or out.shape[1] != len(self.classes_):
-            raise ValueError(
-                f"The module must return logits of shape (n_samples, {len(self.classes_)}); it "
-                f"returned shape {tuple(out.shape)}."
-            )
 
     def _fit_augmentation(self, aug, default, X_fit):
         """A clone of ``aug`` (``default`` when None), fitted on ``X_fit`` when it has ``fit``."""
@@ -617,6 +427,24 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         self._set_transduction(y_enc, predicted)
         return self
 
+    def train_step_single(self, batch, **fit_params):
+        """Compute the loss of one training step and its gradient.
+
+        Parameters
+        ----------
+        batch : tuple
+            A labeled batch from skorch's iterator (rows, encoded targets and,
+            with ``sample_weight``, the rows' weights).
+        **fit_params : dict
+            Passed to the module.
+
+        Returns
+        -------
+        step : dict
+            ``loss`` and ``y_pred`` (the labeled rows' logits), as skorch expects.
+        """
+        raise NotImplementedError
+
     def _steps_per_epoch(self, n_labeled):
         return self.iterations_per_epoch
 
@@ -627,17 +455,6 @@ class BaseNet(SemiSupervisedClassifierMixin, NeuralNetClassifier):
         """Hook: drop the per-fit training state."""
 
     # --- prediction ------------------------------------------------------------------------
-    @property
-    def classes_(self):
-        try:
-            return self.__dict__["_fitted_classes"]
-        except KeyError:
-            raise AttributeError(f"{type(self).__name__} has no attribute 'classes_' before fit.") from None
-
-    @classes_.setter
-    def classes_(self, value):
-        self.__dict__["_fitted_classes"] = value
-
     def predict_proba(self, X):
         """Class probabilities (columns ordered as ``classes_``).
 

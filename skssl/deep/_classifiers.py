@@ -19,15 +19,7 @@ class FixMatchClassifier(SemiSupervisedNet):
     weakly augmented view predicts with probability at least ``threshold``,
     through its strongly augmented view.
 
-    Parameters
-    ----------
-    %(module)s
-    %(ssl_parameters)s
-    %(net_parameters)s
-
-    Attributes
-    ----------
-    %(ssl_attributes)s
+    %(ssl_sections)s
 
     See Also
     --------
@@ -70,15 +62,7 @@ class FreeMatchClassifier(SemiSupervisedNet):
     paper's value for few labels). Tune the policy with ``masking__momentum``
     and ``masking__saf_sign``.
 
-    Parameters
-    ----------
-    %(module)s
-    %(ssl_parameters)s
-    %(net_parameters)s
-
-    Attributes
-    ----------
-    %(ssl_attributes)s
+    %(ssl_sections)s
 
     See Also
     --------
@@ -117,15 +101,7 @@ class AdshClassifier(SemiSupervisedNet):
     class keeps at ``threshold``, so that minority classes get pseudo-labels.
     ``mu=2`` is the paper's value.
 
-    Parameters
-    ----------
-    %(module)s
-    %(ssl_parameters)s
-    %(net_parameters)s
-
-    Attributes
-    ----------
-    %(ssl_attributes)s
+    %(ssl_sections)s
 
     See Also
     --------

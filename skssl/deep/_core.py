@@ -59,22 +59,14 @@ class SemiSupervisedNet(BaseNet):
     :class:`AdshClassifier` are this net with their policy and defaults; use
     this class directly to plug in your own policy.
 
-    Parameters
-    ----------
-    %(module)s
-    %(ssl_parameters)s
-    %(net_parameters)s
-
-    Attributes
-    ----------
-    %(ssl_attributes)s
+    %(ssl_sections)s
 
     See Also
     --------
     FixMatchClassifier : This net with FixMatch's fixed threshold.
     FreeMatchClassifier : This net with FreeMatch's self-adaptive thresholds.
     AdshClassifier : This net with Adsh's class-adaptive thresholds.
-    SupervisedNetClassifier : The same default modules on the labeled rows only.
+    SupervisedNetClassifier : The baseline that ignores the unlabeled rows.
 
     References
     ----------
@@ -82,15 +74,17 @@ class SemiSupervisedNet(BaseNet):
 
     Examples
     --------
+    A policy of your choice, here FreeMatch's thresholds without its fairness loss:
+
     >>> import numpy as np
-    >>> from sklearn.datasets import make_blobs
-    >>> from skssl.deep import SemiSupervisedNet, FixedThreshold
-    >>> X, y = make_blobs(200, centers=2, random_state=0)
-    >>> y_semi = np.where(np.arange(200) < 10, y, -1)
-    >>> net = SemiSupervisedNet(masking=FixedThreshold(0.9), max_epochs=2,
-    ...                         iterations_per_epoch=5, random_state=0).fit(X, y_semi)
-    >>> net.predict(X[:3]).shape
-    (3,)
+    >>> from skssl.deep import SemiSupervisedNet, SelfAdaptiveThreshold
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.r_[rng.normal(-2, 1, (100, 2)), rng.normal(2, 1, (100, 2))]
+    >>> y = np.full(200, -1); y[[0, 1, 100, 101]] = [0, 0, 1, 1]
+    >>> net = SemiSupervisedNet(masking=SelfAdaptiveThreshold(momentum=0.99), max_epochs=2,
+    ...                         iterations_per_epoch=5, random_state=0).fit(X, y)
+    >>> net.masking_.thresholds_.shape
+    (2,)
     """
 
     _default_masking = FixedThreshold
@@ -167,20 +161,7 @@ class SemiSupervisedNet(BaseNet):
         return self._X_unl_t[idx]
 
     def train_step_single(self, batch, **fit_params):
-        """One step: labeled loss + masked pseudo-label loss (+ fairness loss).
-
-        Parameters
-        ----------
-        batch : tuple
-            A labeled batch from skorch's iterator.
-        **fit_params : dict
-            Passed to the module.
-
-        Returns
-        -------
-        step : dict
-            ``loss`` and ``y_pred`` (the labeled rows' logits), as skorch expects.
-        """
+        # labeled loss + unlabeled_weight * masked pseudo-label loss (+ fairness); docstring on BaseNet
         self._set_training(True)
         Xi, yi, weight = self._split_batch(batch)
         Xi = to_tensor(Xi, device=self.device)
@@ -235,30 +216,6 @@ class SemiSupervisedNet(BaseNet):
         if self.ema_state_ is not None:
             self.ema_state_.update(self.module_, self.ema_momentum)
         return step
-
-    def evaluation_step(self, batch, training=False):
-        """Forward pass for prediction, through the EMA weights when there are some.
-
-        Parameters
-        ----------
-        batch : tuple
-            A batch of rows.
-        training : bool, default=False
-            Whether the module is in training mode (no EMA then).
-
-        Returns
-        -------
-        logits : tensor of shape (n, n_classes)
-            The module's output.
-        """
-        ema = getattr(self, "ema_state_", None)
-        if ema is None or training:
-            return super().evaluation_step(batch, training=training)
-        self.check_is_fitted()
-        Xi, _, _ = self._split_batch(batch)
-        ema.module.eval()
-        with torch.no_grad():
-            return ema.module(to_tensor(Xi, device=self.device))
 
     @torch.no_grad()
     def _unlabeled_probs_weak(self):

@@ -9,7 +9,7 @@ skorch builds ``NeuralNetClassifier.__doc__`` from ``NeuralNet.__doc__``.
 import inspect
 import textwrap
 
-__all__ = ["fill_doc"]
+__all__ = ["fill_doc", "inherit_method_docs"]
 
 _MODULE = """\
 module : torch module class or instance, default=None
@@ -141,8 +141,9 @@ def _block(text, indent):
 def fill_doc(cls, **extra):
     """Substitute the shared blocks into ``cls.__doc__`` with ``cls``'s defaults.
 
-    The placeholders are ``%(module)s``, ``%(ssl_parameters)s``,
-    ``%(net_parameters)s``, ``%(ssl_attributes)s`` and ``%(reference_<name>)s``;
+    The placeholders are ``%(ssl_sections)s`` (the Parameters and Attributes
+    sections of a semi-supervised net), ``%(module)s``,
+    ``%(net_parameters)s`` and ``%(reference_<name>)s``;
     each stands alone on a line indented like the docstring's sections.
     """
     doc = cls.__doc__
@@ -163,18 +164,30 @@ def fill_doc(cls, **extra):
         else "; ``None``: one pass over the labeled rows, but at least 10 steps",
         **extra,
     }
+    sections = ("Parameters\n----------", _MODULE, _SSL_PARAMETERS, _NET_PARAMETERS, "\nAttributes\n----------")
     blocks = {
+        "ssl_sections": "\n".join([*sections, _SSL_ATTRIBUTES]),
         "module": _MODULE,
-        "ssl_parameters": _SSL_PARAMETERS,
         "net_parameters": _NET_PARAMETERS,
-        "ssl_attributes": _SSL_ATTRIBUTES,
         **{f"reference_{k}": v for k, v in _SSL_REFERENCES.items()},
     }
     for name, text in blocks.items():
         key = f"%({name})s"
         if key in doc:
-            text = text.format(**values) if name.endswith("parameters") else text
+            text = text.format(**values) if name in ("ssl_sections", "net_parameters") else text
             line_start = doc.rfind("\n", 0, doc.index(key)) + 1
             indent = doc.index(key) - line_start
             doc = doc.replace(key, _block(textwrap.fill(text, 79) if name.startswith("reference_") else text, indent))
     cls.__doc__ = doc
+
+
+def inherit_method_docs(cls, names):
+    """Give ``cls``'s overrides of ``names`` the docstring of the method they override.
+
+    A hook (``update``, ``mask``, ``train_step_single``) is documented once on
+    the base class; the overrides say in a comment what they do differently.
+    """
+    for name in names:
+        method = cls.__dict__.get(name)
+        if method is not None and not method.__doc__:
+            method.__doc__ = getattr(super(cls, cls), name).__doc__

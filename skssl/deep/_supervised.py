@@ -97,20 +97,7 @@ class SupervisedNetClassifier(BaseNet):
             self.augment_ = None if aug is None else self._fit_augmentation(aug, weak, X_lab)
 
     def train_step_single(self, batch, **fit_params):
-        """One step of the (weighted) criterion on the (optionally augmented) rows.
-
-        Parameters
-        ----------
-        batch : tuple
-            A labeled batch from skorch's iterator.
-        **fit_params : dict
-            Passed to the module.
-
-        Returns
-        -------
-        step : dict
-            ``loss`` and ``y_pred``, as skorch expects.
-        """
+        # the (weighted) criterion on the (optionally augmented) labeled rows; docstring on BaseNet
         self._set_training(True)
         Xi, yi, weight = self._split_batch(batch)
         X_loss = Xi if weight is None else {"X": Xi, "sample_weight": weight}

@@ -71,6 +71,7 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, Options, RealNotInt
 
+from ._docs import inherit_method_docs
 from ._losses import self_adaptive_fairness
 
 __all__ = ["FixedThreshold", "SelfAdaptiveThreshold", "ClassAdaptiveThreshold"]
@@ -86,6 +87,10 @@ class _MaskingPolicy(BaseEstimator):
     """What every policy shares: parameter validation in ``start`` and the tensor side of ``mask``."""
 
     update_every = "batch"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        inherit_method_docs(cls, ("update", "mask"))
 
     def start(self, n_classes, labeled_counts=None):
         """Validate the parameters and reset the state for ``n_classes`` classes.
@@ -110,6 +115,39 @@ class _MaskingPolicy(BaseEstimator):
 
     def _thresholds_for(self, probs):
         return torch.as_tensor(self.thresholds_, device=probs.device, dtype=probs.dtype)
+
+    def update(self, probs_weak):
+        """Update the state from weak-view probabilities (see ``update_every``).
+
+        Parameters
+        ----------
+        probs_weak : tensor of shape (n, n_classes)
+            Weak-view probabilities of an unlabeled batch, or of the whole
+            unlabeled set for a policy updated once per epoch.
+
+        Returns
+        -------
+        self : object
+            This policy.
+        """
+        raise NotImplementedError
+
+    def mask(self, probs_weak):
+        """Return which rows of a batch get a pseudo-label, and which one.
+
+        Parameters
+        ----------
+        probs_weak : tensor of shape (n, n_classes)
+            Weak-view probabilities of an unlabeled batch.
+
+        Returns
+        -------
+        mask : bool tensor of shape (n,)
+            Rows that get a pseudo-label.
+        pseudo_labels : int tensor of shape (n,)
+            The pseudo-label of every row (used where ``mask`` holds).
+        """
+        raise NotImplementedError
 
 
 class FixedThreshold(_MaskingPolicy):
@@ -162,35 +200,11 @@ class FixedThreshold(_MaskingPolicy):
         self.thresholds_ = np.full(self.n_classes_, float(self.threshold))
 
     def update(self, probs_weak):
-        """Nothing to update: the threshold is fixed.
-
-        Parameters
-        ----------
-        probs_weak : tensor of shape (n, n_classes)
-            Weak-view probabilities (ignored).
-
-        Returns
-        -------
-        self : object
-            This policy.
-        """
+        # nothing to update: the threshold is fixed (docstring on _MaskingPolicy)
         return self
 
     def mask(self, probs_weak):
-        """Return ``(mask, pseudo_labels)`` for a batch of weak-view probabilities.
-
-        Parameters
-        ----------
-        probs_weak : tensor of shape (n, n_classes)
-            Weak-view probabilities.
-
-        Returns
-        -------
-        mask : bool tensor of shape (n,)
-            Rows that get a pseudo-label.
-        pseudo_labels : int tensor of shape (n,)
-            The pseudo-label of every row (used where ``mask`` holds).
-        """
+        # keep max q >= threshold, pseudo-label argmax q
         conf, pseudo = probs_weak.max(dim=1)
         return conf >= self.threshold, pseudo
 
@@ -272,18 +286,7 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
         self.thresholds_ = self.tau_ * self.p_tilde_ / self.p_tilde_.max()
 
     def update(self, probs_weak):
-        """EMA update of the global confidence, class marginal and histogram.
-
-        Parameters
-        ----------
-        probs_weak : tensor of shape (n, n_classes)
-            Weak-view probabilities of an unlabeled batch.
-
-        Returns
-        -------
-        self : object
-            This policy.
-        """
+        # one EMA step of tau_, p_tilde_ and label_hist_ (docstring on _MaskingPolicy)
         q = _as_numpy(probs_weak)
         if q.shape[0] == 0:
             return self
@@ -296,37 +299,25 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
         return self
 
     def mask(self, probs_weak):
-        """Return ``(mask, pseudo_labels)``: ``max q >= thresholds_[argmax q]``.
-
-        Parameters
-        ----------
-        probs_weak : tensor of shape (n, n_classes)
-            Weak-view probabilities.
-
-        Returns
-        -------
-        mask : bool tensor of shape (n,)
-            Rows that get a pseudo-label.
-        pseudo_labels : int tensor of shape (n,)
-            The pseudo-label of every row (used where ``mask`` holds).
-        """
+        # keep max q >= thresholds_[argmax q], pseudo-label argmax q
         conf, pseudo = probs_weak.max(dim=1)
         return conf >= self._thresholds_for(probs_weak)[pseudo], pseudo
 
     def fairness_loss(self, probs_strong, mask):
-        """Self-adaptive fairness loss over the masked strong-view probabilities.
+        """Return the fairness loss of a batch with this policy's marginal and histogram.
 
         Parameters
         ----------
         probs_strong : tensor of shape (n, n_classes)
-            Strong-view probabilities (with gradient).
+            The batch's strong-view probabilities, with their gradient.
         mask : bool tensor of shape (n,)
-            Rows that passed the threshold.
+            This policy's mask of the batch.
 
         Returns
         -------
         loss : scalar tensor
-            0 (with a gradient path) when no row passes the mask.
+            :func:`skssl.deep._losses.self_adaptive_fairness` with ``p_tilde_``,
+            ``label_hist_`` and ``saf_sign``.
         """
         return self_adaptive_fairness(probs_strong, mask, self.p_tilde_, self.label_hist_, self.saf_sign)
 
@@ -393,18 +384,7 @@ class ClassAdaptiveThreshold(_MaskingPolicy):
         self.rho_ = None
 
     def update(self, probs_weak):
-        """Recompute every ``tau_k`` from the probabilities of the whole unlabeled set.
-
-        Parameters
-        ----------
-        probs_weak : tensor of shape (n, n_classes)
-            Weak-view probabilities of every unlabeled row.
-
-        Returns
-        -------
-        self : object
-            This policy.
-        """
+        # recompute every class threshold from the whole unlabeled set (docstring on _MaskingPolicy)
         q = _as_numpy(probs_weak)
         conf, pred = q.max(axis=1), q.argmax(axis=1)
         top = float(self.threshold)
@@ -421,19 +401,6 @@ class ClassAdaptiveThreshold(_MaskingPolicy):
         return self
 
     def mask(self, probs_weak):
-        """Rectified pseudo-labels: ``r = q / thresholds_``, keep ``max r >= 1``.
-
-        Parameters
-        ----------
-        probs_weak : tensor of shape (n, n_classes)
-            Weak-view probabilities.
-
-        Returns
-        -------
-        mask : bool tensor of shape (n,)
-            Rows that get a pseudo-label.
-        pseudo_labels : int tensor of shape (n,)
-            The pseudo-label of every row (used where ``mask`` holds).
-        """
+        # rectified pseudo-labels: r = q / thresholds_, keep max r >= 1
         best, pseudo = (probs_weak / self._thresholds_for(probs_weak)).max(dim=1)
         return best >= 1, pseudo

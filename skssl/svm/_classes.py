@@ -14,9 +14,18 @@ Decisions
 ---------
 * **Multi-class** is one-vs-rest (SVMlin is binary only): one binary problem
   per class, each with its own positive fraction, fitted in parallel with
-  joblib over ``n_jobs``. Threads are preferred: scipy's sparse products and
-  BLAS release the GIL, and threads share ``X`` instead of copying it to
-  every worker process (a ``parallel_config`` backend still overrides it).
+  joblib. Threads are preferred: scipy's sparse products release the GIL,
+  and threads share ``X`` instead of copying it to every worker process (a
+  ``parallel_config`` backend still overrides it).
+* **n_jobs has two levels.** ``n_jobs`` threads are shared: ``min(n_jobs,
+  n_problems)`` one-vs-rest problems run at once, and each gets
+  ``n_jobs // that`` threads for its row-block products (see
+  :mod:`skssl.svm._rowblocks`). Problems first, because they are independent
+  (no synchronisation per product); the leftover threads go to the
+  products, so a binary problem uses all of them. The default stays one
+  thread, as in scikit-learn.
+* **BLAS threads**: every fit runs with the BLAS pools limited to one thread
+  (see :mod:`skssl.svm._threads`); parallelism comes from ``n_jobs`` only.
 * **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
   fraction from the labeled rows. A float is accepted for a binary problem
   only; a multi-class model takes one fraction per class (in ``classes_``
@@ -32,35 +41,65 @@ Decisions
 * **objective_** is SVMlin's ``transductive_cost`` of each binary problem at
   the returned model (for :class:`LinearL2SVC`, its labeled part, which is
   the supervised objective).
-* **n_iter_** is the largest number of l2-SVM-MFN solves over the binary
-  problems (Newton steps for :class:`LinearL2SVC`), an int as in sklearn's
-  ``LinearSVC``.
+* **max_iter and n_iter_** count the same thing, each estimator's own
+  iteration: Newton steps for :class:`LinearL2SVC`, l2-SVM-MFN solves
+  (switching rounds and ``lambda_0`` levels) for :class:`TransductiveSVC`,
+  temperatures for :class:`DeterministicAnnealingSVC` (whose inner cap is
+  ``max_inner_iter``). ``n_iter_`` is the largest count over the binary
+  problems, an int as in sklearn's ``LinearSVC``. A fit stopped by any cap
+  -- these, or the 50 Newton steps of an inner solve -- emits
+  ``sklearn.exceptions.ConvergenceWarning``.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval
 
 from ..base import SemiSupervisedClassifierMixin
-from ._da import deterministic_annealing
+from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
+from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
-from ._tsvm import tsvm
+from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
 POSITIVE_FRACTION_SUM_TOL = 1e-6
+
+
+_MFN_CAP_MESSAGE = (
+    f"an inner l2-SVM-MFN solve stopped at its cap of {MFNITERMAX} Newton steps before its stopping rule; "
+    "the data may be badly scaled (try MaxAbsScaler or StandardScaler) or alpha too small."
+)
+
+
+def _capped_message(name, value, what):
+    return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
+
+
+def _share_cores(n_jobs, n_problems):
+    """Split ``n_jobs`` threads between one-vs-rest problems and row blocks.
+
+    Returns ``(n_outer, n_inner)``: ``n_outer = min(n_jobs, n_problems)``
+    problems run at once, each with ``n_jobs // n_outer`` threads for its
+    row-block products.
+    """
+    n_total = effective_n_jobs(n_jobs)
+    n_outer = max(1, min(n_total, n_problems))
+    return n_outer, max(1, n_total // n_outer)
 
 
 class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
@@ -133,13 +172,17 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         fractions = self._positive_fractions(y_enc, mask)
         positives = [1] if n_classes == 2 else list(range(n_classes))
         targets = [np.where(y_enc == k, 1.0, -1.0) for k in positives]
-        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._solve)(X, t, mask, r) for t, r in zip(targets, fractions)
+        n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
+        results = Parallel(n_jobs=n_outer, prefer="threads")(
+            delayed(self._solve)(X, t, mask, r, n_inner) for t, r in zip(targets, fractions)
         )
         self.coef_ = np.vstack([res["w"] for res in results])
         self.intercept_ = np.array([res["b"] for res in results])
         self.objective_ = np.array([res["objective"] for res in results])
         self.n_iter_ = int(max(res["n_iter"] for res in results))
+        for res in results:
+            for message in res.get("warnings", ()):
+                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
         outputs = np.column_stack([res["outputs"] for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
@@ -171,9 +214,15 @@ class LinearL2SVC(_BaseLinearSVC):
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50
-        Maximum number of Newton steps.
+        Maximum number of Newton steps, as counted by ``n_iter_``; reaching
+        it before the stopping rule gives a ``ConvergenceWarning``.
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print a summary per binary problem when > 0.
 
@@ -220,16 +269,19 @@ class LinearL2SVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         lab = np.flatnonzero(labeled)
-        res = l2_svm_mfn(
-            X[lab],
-            y[lab],
-            np.full(lab.size, 1.0 / lab.size),
-            alpha=self.alpha,
-            rel_tol=self.tol,
-            max_iter=self.max_iter,
-        )
+        with thread_pool(n_threads) as executor:
+            res = l2_svm_mfn(
+                X[lab],
+                y[lab],
+                np.full(lab.size, 1.0 / lab.size),
+                alpha=self.alpha,
+                rel_tol=self.tol,
+                max_iter=self.max_iter,
+                executor=executor,
+                n_threads=n_threads,
+            )
         outputs = X @ res.w + res.b
         if self.verbose:
             print(
@@ -237,7 +289,15 @@ class LinearL2SVC(_BaseLinearSVC):
                 f"objective {res.objective:.6g}"
             )
         objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha, 0.0)
-        return {"w": res.w, "b": res.b, "outputs": outputs, "objective": objective, "n_iter": res.n_iter}
+        messages = [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
+        return {
+            "w": res.w,
+            "b": res.b,
+            "outputs": outputs,
+            "objective": objective,
+            "n_iter": res.n_iter,
+            "warnings": messages,
+        }
 
 
 class TransductiveSVC(_BaseLinearSVC):
@@ -266,10 +326,18 @@ class TransductiveSVC(_BaseLinearSVC):
         Joachims' single-switch TSVM.
     tol : float, default=1e-9
         Relative stopping rule of each l2-SVM-MFN solve.
-    max_iter : int, default=50
-        Maximum Newton steps of each l2-SVM-MFN solve.
+    max_iter : int, default=10000
+        Maximum number of l2-SVM-MFN solves (the iterations of TSVM: one per
+        switching round and one per level of ``lambda_0``), as counted by
+        ``n_iter_``. Reaching it stops the fit with a ``ConvergenceWarning``.
+        Each solve takes at most 50 Newton steps (SVMlin's cap).
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print the progress of the annealing of ``lambda_0`` when > 0.
 
@@ -325,7 +393,7 @@ class TransductiveSVC(_BaseLinearSVC):
         positive_fraction=None,
         max_switches=10000,
         tol=RELATIVE_STOP_EPS,
-        max_iter=MFNITERMAX,
+        max_iter=TSVM_MAX_ITER,
         n_jobs=None,
         verbose=0,
     ):
@@ -338,7 +406,7 @@ class TransductiveSVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         res = tsvm(
             X,
             y,
@@ -350,6 +418,7 @@ class TransductiveSVC(_BaseLinearSVC):
             rel_tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,
+            n_threads=n_threads,
         )
         objective = transductive_cost(res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight)
         return {
@@ -359,6 +428,10 @@ class TransductiveSVC(_BaseLinearSVC):
             "objective": objective,
             "n_iter": res.n_iter,
             "n_switches": res.n_switches,
+            "warnings": [
+                *([] if res.converged else [_capped_message("max_iter", self.max_iter, "l2-SVM-MFN solves")]),
+                *([] if res.mfn_converged else [_MFN_CAP_MESSAGE]),
+            ],
         }
 
     def _store_extra(self, results):
@@ -388,10 +461,22 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         Threshold, in bits, of the mean KL divergence between successive
         ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
         annealing).
-    max_iter : int, default=50
-        Maximum Newton steps of each l2-SVM-MFN solve.
+    max_iter : int, default=30
+        Maximum number of temperatures (outer iterations, SVMlin's
+        ``DA_OUTER_ITERMAX``), as counted by ``n_iter_``. Stopping there with
+        the mean entropy still above ``tol`` gives a ``ConvergenceWarning``.
+    max_inner_iter : int, default=100
+        Maximum alternations of the ``p`` and ``w`` steps at one temperature
+        (SVMlin's ``DA_INNER_ITERMAX``); a temperature that reaches it with
+        the mean KL divergence above ``tol`` gives a ``ConvergenceWarning``.
+        Each ``w`` step takes at most 50 Newton steps (SVMlin's cap).
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print the annealing progress (temperature, KL, entropy, objective)
         when > 0.
@@ -410,7 +495,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows (predictions for the unlabeled ones).
     n_iter_ : int
-        Largest number of ``w`` optimizations over the binary problems.
+        Largest number of temperatures visited over the binary problems.
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -434,6 +519,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         **_BaseLinearSVC._parameter_constraints,
         "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
         "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -443,7 +529,8 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         unlabeled_weight=1.0,
         positive_fraction=None,
         tol=1e-6,
-        max_iter=MFNITERMAX,
+        max_iter=DA_OUTER_ITERMAX,
+        max_inner_iter=DA_INNER_ITERMAX,
         n_jobs=None,
         verbose=0,
     ):
@@ -452,10 +539,11 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         self.positive_fraction = positive_fraction
         self.tol = tol
         self.max_iter = max_iter
+        self.max_inner_iter = max_inner_iter
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         res = deterministic_annealing(
             X,
             y,
@@ -465,6 +553,29 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             positive_fraction=positive_fraction,
             tol=self.tol,
             max_iter=self.max_iter,
+            max_inner_iter=self.max_inner_iter,
             verbose=self.verbose,
+            n_threads=n_threads,
         )
-        return {"w": res.w, "b": res.b, "outputs": res.outputs, "objective": res.objective, "n_iter": res.n_iter}
+        messages = []
+        if not res.converged:
+            messages.append(
+                _capped_message("max_iter", self.max_iter, "temperatures")
+                + f" (the mean entropy of the beliefs is still above tol={self.tol})"
+            )
+        if not res.inner_converged:
+            messages.append(
+                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
+                + f" (the mean KL divergence stayed above tol={self.tol})"
+            )
+        if not res.mfn_converged:
+            messages.append(_MFN_CAP_MESSAGE)
+        return {
+            "w": res.w,
+            "b": res.b,
+            "outputs": res.outputs,
+            "objective": res.objective,
+            # Without unlabeled rows DA is one supervised solve: one iteration.
+            "n_iter": max(res.n_outer, 1),
+            "warnings": messages,
+        }

@@ -85,6 +85,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._rowblocks import row_blocks
 from ._threads import single_blas_thread
 
 __all__ = [
@@ -439,6 +440,8 @@ def l2_svm_mfn(
     rel_tol=RELATIVE_STOP_EPS,
     abs_tol=EPSILON,
     max_iter=MFNITERMAX,
+    executor=None,
+    n_threads=1,
 ):
     """Minimize the l2-SVM objective by the modified finite Newton method.
 
@@ -473,19 +476,25 @@ def l2_svm_mfn(
         Tolerances of the two rules.
     max_iter : int, default=MFNITERMAX
         Cap on Newton steps.
+    executor : concurrent.futures.Executor, default=None
+        Thread pool for the products over row blocks (see
+        :mod:`skssl.svm._rowblocks`); ``None`` computes them in this thread.
+    n_threads : int, default=1
+        Threads of ``executor``.
 
     Returns
     -------
     result : MFNResult
     """
     n_rows, n_features = X.shape
+    Xb = row_blocks(X, executor, n_threads)
     row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, n_features)
     nnz = row_nnz.sum()
     if tolerance is None:
         tolerance = CGTolerance()
     w = np.zeros(n_features) if w is None else np.array(w, dtype=np.float64)
     b = float(b)
-    o = _matvec(X, w, b) if outputs is None else np.array(outputs, dtype=np.float64)
+    o = _matvec(Xb, w, b) if outputs is None else np.array(outputs, dtype=np.float64)
     if first:
         tolerance.eps = BIG_EPSILON
         cg_cap = SMALL_CGITERMAX
@@ -501,15 +510,15 @@ def l2_svm_mfn(
             active, J, cJ, tJ = _active_system(o, y, cost, rows, n_rows)
             n_empty += J.size == 0
             if J.size == n_rows:
-                XJ = X
+                XJ = Xb
             elif row_nnz[J].sum() > SLICE_FRACTION * nnz:
                 # Nearly every row is active: CGLS on all of X with zero costs
                 # on the inactive rows, instead of a near-copy of X.
                 cJ, tJ = _scatter(J, cJ, n_rows), _scatter(J, tJ, n_rows)
                 J = np.arange(n_rows)
-                XJ = X
+                XJ = Xb
             else:
-                XJ = X[J]
+                XJ = row_blocks(X[J], executor, n_threads)
             w_bar = w.copy()
             b_bar = b
             oJ = o[J]
@@ -524,7 +533,7 @@ def l2_svm_mfn(
                 "ill-conditioned for float64: scale X first (e.g. MaxAbsScaler or StandardScaler)."
             )
         cg_cap = CGITERMAX
-        o_bar = _matvec(X, w_bar, b_bar)
+        o_bar = _matvec(Xb, w_bar, b_bar)
         ot_bar = o_bar if rows is None else o_bar[rows]
         yo_bar = y * ot_bar
         optimal = cg_ok and bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))

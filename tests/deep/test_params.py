@@ -9,7 +9,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("skorch")
 
 from sklearn.base import clone  # noqa: E402
-from sklearn.datasets import make_blobs  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 
 from skssl.deep import (  # noqa: E402
@@ -27,17 +26,9 @@ from skssl.deep import (  # noqa: E402
 )
 from skssl.model_selection import SemiSupervisedKFold  # noqa: E402
 
-FAST = dict(max_epochs=2, iterations_per_epoch=3, batch_size=8, mu=2, module__hidden_units=(16,))
+from ._data import FAST, blobs  # noqa: E402
+
 NETS = [FixMatchClassifier, FreeMatchClassifier, AdshClassifier, SemiSupervisedNet, SupervisedNetClassifier]
-
-
-def blobs(n=120, per_class=4, seed=0):
-    X, y = make_blobs(n, centers=3, random_state=seed)
-    y_semi = np.full(n, -1)
-    rng = np.random.default_rng(seed)
-    for c in range(3):
-        y_semi[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = c
-    return X, y, y_semi
 
 
 @pytest.mark.parametrize("Net", NETS)
@@ -119,7 +110,7 @@ def test_hidden_units_accepts_an_int_like_mlpclassifier():
 
 
 def test_grid_search_over_a_policy_parameter_with_semi_supervised_kfold():
-    X, _, y_semi = blobs(n=150, per_class=6)
+    X, _, y_semi = blobs(n=150, n_labeled=18)
     search = GridSearchCV(
         FixMatchClassifier(random_state=0, **FAST),
         {"masking__threshold": [0.5, 0.99]},
@@ -137,7 +128,7 @@ def test_grid_search_over_a_policy_parameter_with_semi_supervised_kfold():
 
 
 def test_grid_search_over_the_freematch_momentum():
-    X, _, y_semi = blobs(n=150, per_class=6)
+    X, _, y_semi = blobs(n=150, n_labeled=18)
     search = GridSearchCV(
         FreeMatchClassifier(random_state=0, **FAST), {"masking__momentum": [0.5, 0.999]}, cv=SemiSupervisedKFold(2)
     ).fit(X, y_semi)

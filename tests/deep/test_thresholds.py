@@ -137,10 +137,10 @@ def test_adsh_edge_cases_fall_back_to_threshold():
     # nobody predicted as the majority class 0
     pol.update(t([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]))
     assert pol.thresholds_.tolist() == [0.9, 0.9, 0.9]
-    # majority rows exist but none reaches tau_1 (rho = 0): FixMatch thresholds
+    # majority rows exist but none reaches the threshold (rho = 0): FixMatch thresholds
     pol.update(t([[0.6, 0.2, 0.2], [0.1, 0.8, 0.1]]))
     assert pol.rho_ == 0 and pol.thresholds_.tolist() == [0.9, 0.9, 0.9]
-    # class 2 never predicted keeps tau_1
+    # class 2 never predicted keeps the threshold
     pol.update(t([[0.95, 0.05, 0.0], [0.3, 0.7, 0.0]]))
     assert pol.thresholds_.tolist() == pytest.approx([0.9, 0.7, 0.9])
 
