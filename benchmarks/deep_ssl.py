@@ -10,8 +10,9 @@ FreeMatch with both SAF signs), ``longtail`` (gamma = 100, FixMatch vs Adsh),
 Each part appends its rows as JSON lines to ``benchmarks/results/deep_ssl.jsonl``;
 the tables in ``benchmarks/results/deep_ssl.md`` are written from them.
 
-MNIST comes from ``../shared/data/mnist/*.npz`` (uint8 images scaled to
-[0, 1], shape (n, 1, 28, 28), default SmallCNN). Everything is subsampled so
+MNIST comes from ``../shared/data/mnist/mnist_{train,test}.npz`` (uint8
+images scaled to [0, 1], shape (n, 1, 28, 28), default SmallCNN); without
+those files the script prints one line saying what it needs and exits. Everything is subsampled so
 one run takes a couple of minutes on one shared CPU core: an unlabeled pool
 of ``N_POOL`` training images, ``N_TEST`` test images, ``EPOCHS x ITERS``
 steps with ``batch_size=32`` and ``mu=3`` (the defaults ``mu=7, batch_size=64``
@@ -53,6 +54,15 @@ class CPUTimer(Callback):
 
     def on_epoch_end(self, net, **kwargs):
         net.history.record("cpu_dur", time.process_time() - self._t0)
+
+
+def need_data():
+    """Print one line naming the missing MNIST files and exit (no traceback) when they are absent."""
+    files = [DATA / "mnist_train.npz", DATA / "mnist_test.npz"]
+    missing = [str(f.resolve()) for f in files if not f.exists()]
+    if missing:
+        print(f"deep_ssl: needs MNIST as {' and '.join(missing)} (arrays X uint8 (n, 28, 28), y); not found.")
+        sys.exit(0)
 
 
 def load():
@@ -316,6 +326,8 @@ def part_report():
 if __name__ == "__main__":
     torch.set_num_threads(1)
     parts = sys.argv[1:] or ["labels", "longtail", "overhead"]
+    if parts != ["report"]:
+        need_data()
     for p in parts:
         if p == "labels":
             part_labels()
@@ -330,4 +342,7 @@ if __name__ == "__main__":
         elif p == "overhead":
             part_overhead()
         elif p == "report":
+            if not OUT.exists():
+                print(f"deep_ssl: no results yet ({OUT} missing); run a part first, e.g. `deep_ssl.py labels`.")
+                sys.exit(0)
             part_report()

@@ -10,8 +10,14 @@ rows. The families live in subpackages:
 * :mod:`skssl.self_training` -- meta-estimators around any classifier;
 * :mod:`skssl.model_selection` -- cross-validation with unlabeled rows;
 * :mod:`skssl.datasets` -- built-in data and experiment helpers.
+
+:func:`show_versions` prints the versions and thread pools a bug report needs.
 """
 
+# The one place the version is written: pyproject.toml reads it from here
+# (``[tool.setuptools.dynamic]``), so a source checkout and an installed copy agree.
 __version__ = "0.1.0.dev0"
 
-__all__ = ["__version__"]
+from ._show_versions import show_versions  # noqa: E402
+
+__all__ = ["__version__", "show_versions"]

@@ -25,6 +25,16 @@ Decisions
   but lost the sentinel in a string conversion, so it raises a
   ``ValueError`` telling them to use an ``object`` array with the integer
   ``-1``. Silently treating ``"-1"`` as a third class would be a wrong answer.
+* A plain ``list`` (or tuple) that mixes strings with the integer ``-1``,
+  ``["spam", -1, "ham"]``, is read as an ``object`` array: ``np.asarray``
+  would turn the ``-1`` into the string ``"-1"`` and the list would be
+  rejected, while the same values in a pandas Series (already ``object``)
+  work. A list of strings only keeps numpy's string dtype (so a ``"-1"``
+  in it still raises).
+* Every function taking ``X`` for row selection (``score``, the splitters and
+  scorers of :mod:`skssl.model_selection`) passes it through sklearn's
+  :func:`~sklearn.utils.indexable` first, as sklearn's cross-validation code
+  does, so COO matrices (which cannot be row-indexed) are converted to CSR.
 * A ``y`` with no unlabeled row is allowed: a :class:`NoUnlabeledDataWarning`
   is emitted and the estimator fits the supervised problem. This is what
   ``GridSearchCV`` with a plain splitter, and sklearn's own checks, do.
@@ -37,7 +47,7 @@ import warnings
 
 import numpy as np
 from sklearn.metrics import accuracy_score
-from sklearn.utils import _safe_indexing, column_or_1d
+from sklearn.utils import _safe_indexing, column_or_1d, indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
@@ -57,6 +67,22 @@ class NoUnlabeledDataWarning(UserWarning):
     """Warning raised when a semi-supervised estimator gets no unlabeled row.
 
     The estimator then fits the supervised problem on the labeled rows.
+    Silence it with :func:`warnings.filterwarnings` when that is intended
+    (e.g. under ``GridSearchCV`` with a plain splitter).
+
+    See Also
+    --------
+    encode_semi_supervised_target : Emits this warning.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skssl.base import NoUnlabeledDataWarning, encode_semi_supervised_target
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = encode_semi_supervised_target([0, 1, 1])
+    >>> caught[0].category is NoUnlabeledDataWarning
+    True
     """
 
 
@@ -64,10 +90,28 @@ def _as_1d_target(y):
     """Return ``y`` as a 1-D numpy array without modifying the caller's copy."""
     if y is None:
         raise ValueError("This semi-supervised estimator requires y to be passed, but the target y is None.")
+    if isinstance(y, (list, tuple)) and _mixes_strings_and_numbers(y):
+        # numpy would turn the integer -1 into the string "-1"; keep each value as it is.
+        y = np.array(y, dtype=object)
     y = np.asarray(y)
     if y.ndim == 0:
         raise ValueError("y must be a 1-D array of labels, got a scalar.")
     return column_or_1d(y, warn=True)
+
+
+def _mixes_strings_and_numbers(values):
+    """Whether a flat sequence holds both strings and non-string scalars."""
+    has_str = has_other = False
+    for v in values:
+        if isinstance(v, (str, bytes)):
+            has_str = True
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            return False  # a nested (column) target: leave it to numpy
+        else:
+            has_other = True
+        if has_str and has_other:
+            return True
+    return False
 
 
 def labeled_mask(y):
@@ -243,6 +287,28 @@ class SemiSupervisedClassifierMixin:
     A supervised estimator that follows the same contract (it ignores the
     ``-1`` rows) sets the class attribute ``_uses_unlabeled_rows = False``, so
     that a ``y`` without ``-1`` fits without a :class:`NoUnlabeledDataWarning`.
+
+    See Also
+    --------
+    encode_semi_supervised_target : The target encoding the mixin applies.
+    skssl.utils.estimator_checks.check_semi_supervised_estimator : Checks the contract.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator, ClassifierMixin
+    >>> from skssl.base import SemiSupervisedClassifierMixin
+    >>> class MajorityClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, BaseEstimator):
+    ...     def fit(self, X, y):
+    ...         X, y_enc, mask = self._validate_semi_supervised_data(X, y)
+    ...         self.majority_ = np.bincount(y_enc[mask]).argmax()
+    ...         self._set_transduction(y_enc, np.full(y_enc.shape[0], self.majority_))
+    ...         return self
+    ...     def predict(self, X):
+    ...         return self._decode(np.full(len(X), self.majority_))
+    >>> clf = MajorityClassifier().fit(np.zeros((4, 1)), np.array(["a", -1, "a", "b"], dtype=object))
+    >>> clf.classes_.tolist(), clf.transduction_.tolist()
+    (['a', 'b'], ['a', 'a', 'a', 'b'])
     """
 
     _uses_unlabeled_rows = True
@@ -310,7 +376,7 @@ class SemiSupervisedClassifierMixin:
         """
         check_is_fitted(self)
         y = _as_1d_target(y)
-        check_consistent_length(X, y)
+        X, y = indexable(X, y)
         mask = labeled_mask(y)
         if not mask.any():
             raise ValueError("Cannot score: every row of y is -1 (unlabeled).")

@@ -30,10 +30,10 @@ import warnings
 import numpy as np
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import BaseCrossValidator, check_cv
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.validation import _num_samples
 
-from .base import NoUnlabeledDataWarning, encode_semi_supervised_target, labeled_mask
+from .base import NoUnlabeledDataWarning, _as_1d_target, encode_semi_supervised_target, labeled_mask
 
 __all__ = ["SemiSupervisedKFold", "labeled_scorer"]
 
@@ -52,6 +52,11 @@ class SemiSupervisedKFold(BaseCrossValidator):
         gives a ``StratifiedKFold`` over the labeled classes; any sklearn
         splitter (``KFold``, ``GroupKFold``, ``RepeatedStratifiedKFold``,
         ...) is accepted.
+
+    See Also
+    --------
+    labeled_scorer : Score only the labeled rows when the splitter is not yours.
+    sklearn.model_selection.StratifiedKFold : The default inner splitter.
 
     Examples
     --------
@@ -95,9 +100,11 @@ class SemiSupervisedKFold(BaseCrossValidator):
         if y is None:
             raise ValueError("SemiSupervisedKFold needs y to tell labeled from unlabeled rows.")
         n_samples = _num_samples(X)
-        y = np.asarray(y)
+        y = _as_1d_target(y)
         if y.shape[0] != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
+        # COO matrices cannot be row-indexed: indexable converts them to CSR, as sklearn's CV does.
+        X, y, groups = indexable(X, y, groups)
         if not labeled_mask(y).any():
             raise ValueError("y has no labeled row: every entry is -1, nothing to test on.")
         # Encode the labeled part: the inner splitter must not choke on an
@@ -123,6 +130,7 @@ class SemiSupervisedKFold(BaseCrossValidator):
         Returns
         -------
         n_splits : int
+            The number of train/test pairs :meth:`split` yields.
         """
         if isinstance(self.cv, numbers.Integral):
             return int(self.cv)
@@ -130,6 +138,8 @@ class SemiSupervisedKFold(BaseCrossValidator):
             return check_cv(self.cv).get_n_splits(X, y, groups)
         _, y_encoded, mask = _encode_quietly(y)
         labeled = np.flatnonzero(mask)
+        if X is not None:
+            X, groups = indexable(X, groups)
         X_l = None if X is None else _safe_indexing(X, labeled)
         g_l = None if groups is None else _safe_indexing(groups, labeled)
         return self._inner_cv(y_encoded[labeled]).get_n_splits(X_l, y_encoded[labeled], g_l)
@@ -157,11 +167,13 @@ class _LabeledScorer:
         self._scoring = scoring
 
     def __call__(self, estimator, X, y_true, **kwargs):
+        y_true = _as_1d_target(y_true)
+        X, y_true = indexable(X, y_true)
         mask = labeled_mask(y_true)
         if not mask.any():
             raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
         rows = np.flatnonzero(mask)
-        y_labeled = np.asarray(y_true)[rows]
+        y_labeled = y_true[rows]
         if y_labeled.dtype.kind == "O" and all(isinstance(v, str) for v in y_labeled):
             y_labeled = y_labeled.astype(str)
         kwargs = {

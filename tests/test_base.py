@@ -156,3 +156,32 @@ def test_a_supervised_estimator_on_the_contract_does_not_warn(data):
         LinearL2SVC().fit(X, y)
     with pytest.warns(NoUnlabeledDataWarning):
         SeededCentroidClassifier().fit(X, y)
+
+
+def test_score_accepts_coo(data):
+    # Regression: fit/predict took COO but score failed with "'coo_matrix' object is not subscriptable".
+    X, y, y_semi = data
+    clf = SeededCentroidClassifier().fit(sp.coo_matrix(X), y_semi)
+    y_test = y.copy()
+    y_test[::3] = -1
+    assert clf.score(sp.coo_matrix(X), y_test) == clf.score(X, y_test)
+
+
+def test_plain_list_of_strings_and_minus_one_is_read_as_objects(data):
+    # Regression: numpy turns the -1 of ["spam", -1, "ham"] into "-1" and the list was rejected,
+    # while the same values in a pandas Series (object dtype) worked.
+    pd = pytest.importorskip("pandas")
+    X, y, y_semi = data
+    y_list = [-1 if v == -1 else ("spam" if v else "ham") for v in y_semi.tolist()]
+    from_list = SeededCentroidClassifier().fit(X, y_list)
+    from_series = SeededCentroidClassifier().fit(X, pd.Series(y_list))
+    assert list(from_list.classes_) == ["ham", "spam"]
+    np.testing.assert_array_equal(from_list.transduction_, from_series.transduction_)
+    assert from_list.score(X, y_list) == 1.0
+    classes, y_enc, mask = encode_semi_supervised_target(("spam", -1, "ham"))
+    assert list(classes) == ["ham", "spam"] and y_enc.tolist() == [1, -1, 0]
+
+
+def test_plain_list_of_strings_with_string_minus_one_still_raises():
+    with pytest.raises(ValueError, match="object array"):
+        labeled_mask(["spam", "-1", "ham"])

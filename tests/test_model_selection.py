@@ -140,3 +140,29 @@ def test_grid_search_on_real_multiclass_data():
     held_out = search.score(X_test, y_test)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert abs(search.best_score_ - held_out) < 0.06
+
+
+def test_coo_input_to_split_and_labeled_scorer():
+    # Regression: both failed with "'coo_matrix' object is not subscriptable" (sklearn's CV
+    # code runs X through `indexable` first, which turns COO into CSR).
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = load_breast_cancer(return_X_y=True)
+    y_semi = make_semi_supervised(y, 0.3, random_state=0)
+    X_coo = sp.coo_matrix(X)
+    cv = SemiSupervisedKFold(3)
+    for (train_a, test_a), (train_b, test_b) in zip(cv.split(X_coo, y_semi), cv.split(X, y_semi)):
+        np.testing.assert_array_equal(train_a, train_b)
+        np.testing.assert_array_equal(test_a, test_b)
+    clf = LogisticRegression(max_iter=5000).fit(X[y_semi != -1], y_semi[y_semi != -1])
+    scorer = labeled_scorer("accuracy")
+    assert scorer(clf, X_coo, y_semi) == scorer(clf, X, y_semi)
+
+
+def test_plain_list_with_strings_and_minus_one():
+    # Regression: a plain list ["spam", -1, ...] became a string array holding "-1" and was rejected.
+    X = np.arange(12, dtype=float).reshape(6, 2)
+    y = ["spam", -1, "ham", "spam", -1, "ham"]
+    splits = list(SemiSupervisedKFold(2).split(X, y))
+    assert all(1 in train and 4 in train and 1 not in test and 4 not in test for train, test in splits)
+    clf = LogisticRegression().fit(X[[0, 2, 3, 5]], ["spam", "ham", "spam", "ham"])
+    assert 0 <= labeled_scorer("accuracy")(clf, X, y) <= 1

@@ -1,4 +1,21 @@
-"""Hide labels to turn a supervised dataset into a semi-supervised experiment."""
+"""Hide labels to turn a supervised dataset into a semi-supervised experiment.
+
+Decisions
+---------
+* **The returned dtype can hold -1.** Signed integer and float targets keep
+  their dtype. Unsigned integers (how keras and torchvision ship MNIST labels,
+  ``np.uint8``) cannot hold -1, so they come back as the smallest signed
+  integer dtype that holds every label (``uint8`` gives ``int16``; ``uint64``
+  gives ``int64`` when the labels fit, else a ``ValueError``). Casting -1 into
+  the unsigned dtype would wrap it to 255, a class, which is a wrong answer.
+  Every other target (strings, booleans, objects) comes back as an ``object``
+  array holding the *integer* ``-1``, the form skssl's estimators expect.
+* **A class spelt "-1" is refused.** A string label ``"-1"`` (or a label equal
+  to the number -1) cannot be told apart from the unlabeled marker once the
+  labels are hidden; every skssl estimator rejects the string ``"-1"`` as
+  ambiguous. Instead of returning a target no estimator accepts,
+  ``make_semi_supervised`` raises a ``ValueError`` asking to rename the class.
+"""
 
 from numbers import Integral, Real
 
@@ -34,13 +51,29 @@ def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True, per_
         Keep the class proportions among the labeled rows and at least one
         labeled row per class (``n_labeled`` must then be at least the number
         of classes). If False, draw the labeled rows uniformly at random.
+    per_class : bool, default=False
+        Keep exactly ``n_labeled`` labeled rows in *every* class (an int,
+        at most the size of the smallest class); ``stratify`` is then unused.
 
     Returns
     -------
     y_semi : ndarray of shape (n_samples,)
-        A copy of ``y`` with the hidden labels set to ``-1``. Numeric ``y``
-        keeps its dtype; string labels come back as an ``object`` array
+        A copy of ``y`` with the hidden labels set to ``-1``. Signed integer
+        and float ``y`` keep their dtype; unsigned integers come back as the
+        smallest signed integer dtype holding every label (``uint8`` gives
+        ``int16``); string and other labels come back as an ``object`` array
         holding the integer ``-1``, the form skssl's estimators expect.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` already holds ``-1`` (as a number, or as the string ``"-1"``,
+        which would be read as the unlabeled marker), or if ``n_labeled`` is
+        too large or too small for the classes.
+
+    See Also
+    --------
+    skssl.model_selection.SemiSupervisedKFold : Cross-validation that keeps the hidden rows in training.
 
     Examples
     --------
@@ -53,10 +86,10 @@ def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True, per_
     [0, 0, 1, 1]
     """
     y = column_or_1d(np.asarray(y))
+    _check_no_minus_one(y)
     check_classification_targets(y)
     n_samples = y.shape[0]
-    if y.dtype.kind in "iuf" and np.any(y == -1):
-        raise ValueError("y already contains -1; make_semi_supervised expects a fully labeled y.")
+    out_dtype = _semi_supervised_dtype(y)
     if per_class and not isinstance(n_labeled, Integral):
         raise ValueError(f"per_class=True takes an int n_labeled, got {n_labeled!r}.")
     if isinstance(n_labeled, Real) and not isinstance(n_labeled, Integral):
@@ -81,12 +114,52 @@ def make_semi_supervised(y, n_labeled, *, random_state=None, stratify=True, per_
         keep = _stratified_draw(y_idx, classes.shape[0], n_labeled, rng)
     else:
         keep = rng.choice(n_samples, n_labeled, replace=False)
-    if y.dtype.kind in "iuf":
-        y_semi = np.full_like(y, -1)
-    else:
-        y_semi = np.full(n_samples, -1, dtype=object)
+    y_semi = np.full(n_samples, -1, dtype=out_dtype)
     y_semi[keep] = y[keep]
     return y_semi
+
+
+def _check_no_minus_one(y):
+    """Raise if ``y`` holds a label that would read as the unlabeled marker -1."""
+    kind = y.dtype.kind
+    if kind in "if":
+        clash = bool(np.any(y == -1))
+    elif kind in "US":
+        clash = bool(np.any(np.char.strip(y) == y.dtype.type("-1")))
+    elif kind == "O":
+        clash = any(
+            (isinstance(v, (str, bytes)) and v.strip() in ("-1", b"-1"))
+            or (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v == -1)
+            for v in y
+        )
+    else:  # unsigned integers and booleans cannot hold -1
+        clash = False
+    if clash:
+        raise ValueError(
+            "y already contains -1 (as a label, or the string '-1'), which skssl reads as the "
+            "unlabeled marker; make_semi_supervised expects a fully labeled y without such a "
+            "class. Rename that class first (e.g. with sklearn.preprocessing.LabelEncoder)."
+        )
+
+
+def _semi_supervised_dtype(y):
+    """The dtype of the returned target: one that holds both every label and -1."""
+    kind = y.dtype.kind
+    if kind in "if":
+        return y.dtype
+    if kind == "u":
+        # The smallest signed integer dtype holding every label, e.g. uint8 -> int16.
+        largest = int(y.max()) if y.shape[0] else 0
+        for candidate in (np.int8, np.int16, np.int32, np.int64):
+            if np.dtype(candidate).itemsize > y.dtype.itemsize or candidate is np.int64:
+                if largest <= np.iinfo(candidate).max:
+                    return np.dtype(candidate)
+        raise ValueError(
+            f"y is {y.dtype} with labels up to {largest}, which no signed integer dtype holds "
+            "together with the unlabeled marker -1; encode the labels with "
+            "sklearn.preprocessing.LabelEncoder first."
+        )
+    return np.dtype(object)
 
 
 def _stratified_draw(y_idx, n_classes, n_labeled, rng):

@@ -1,16 +1,22 @@
 """Deep semi-supervised classifiers on skorch (needs torch and skorch: ``pip install skssl[deep]``).
 
 * :class:`FixMatchClassifier`, :class:`FreeMatchClassifier`,
-  :class:`AdshClassifier` -- the public estimators, thin over
-  :class:`SemiSupervisedNet`, the FixMatch-style skorch core with a
-  pluggable masking policy;
+  :class:`AdshClassifier` -- the public estimators: :class:`SemiSupervisedNet`,
+  the FixMatch-style skorch core, with each paper's masking policy;
 * :class:`SupervisedNetClassifier` -- the same default nets trained on
   labeled rows only (baseline, and the default estimator of Curriculum
   Labeling);
 * masking policies :class:`FixedThreshold`, :class:`SelfAdaptiveThreshold`,
-  :class:`ClassAdaptiveThreshold`;
+  :class:`ClassAdaptiveThreshold` (tunable as ``masking__threshold`` ...);
 * augmentations :class:`GaussianNoise`, :class:`RandomShift`,
   :class:`RandAugment`; default modules :class:`MLPModule`, :class:`SmallCNN`.
+
+Modules: ``_samplers`` (seeded endless index streams), ``_ema`` (weight
+averaging), ``_losses`` (the loss terms as pure functions), ``_thresholds``
+(masking policies), ``_augment``, ``_modules``, ``_docs`` (shared docstring
+text), ``_base`` (what every net shares), ``_core`` (the semi-supervised core),
+``_classifiers`` (the public semi-supervised nets), ``_supervised`` (the
+baseline).
 """
 
 try:
@@ -20,14 +26,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("skssl.deep needs torch and skorch; install them with `pip install skssl[deep]`.") from exc
 
 from ._augment import GaussianNoise, RandAugment, RandomShift, default_augmentations
+from ._classifiers import AdshClassifier, FixMatchClassifier, FreeMatchClassifier
+from ._core import SemiSupervisedNet
 from ._modules import MLPModule, SmallCNN, default_module_for
-from ._net import (
-    AdshClassifier,
-    FixMatchClassifier,
-    FreeMatchClassifier,
-    SemiSupervisedNet,
-    SupervisedNetClassifier,
-)
+from ._supervised import SupervisedNetClassifier
 from ._thresholds import ClassAdaptiveThreshold, FixedThreshold, SelfAdaptiveThreshold
 
 __all__ = [

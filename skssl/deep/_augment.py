@@ -1,12 +1,17 @@
 """Weak and strong augmentations on torch batches (no torchvision).
 
 An augmentation is any callable ``aug(X) -> X`` on a float tensor batch; users
-may pass their own. It draws its randomness from torch's global generator,
-which the nets fork and seed from ``random_state`` for the duration of
-``fit``, so a fit is reproducible without threading a generator through user
-code. An augmentation may also define ``fit(X)`` (``X`` a float tensor of the
-training rows): the nets call it on a deep copy before training, so scale
-statistics are learned without mutating the object the user passed.
+may pass their own. skssl's augmentations are scikit-learn style parameter
+objects (``get_params``/``set_params``, ``clone``, a readable ``repr``), so a
+search tunes them through the net, e.g. ``strong_augment__noise``. An
+augmentation draws its randomness from torch's global generator, which the
+nets fork and seed from ``random_state`` for the duration of ``fit``, so a fit
+is reproducible without threading a generator through user code. An
+augmentation may also define ``fit(X)`` (``X`` a float tensor of the training
+rows): the nets call it on a clone (``weak_augment_``,
+``strong_augment_``) before training, so scale statistics are learned without
+mutating the object the user passed. Learned statistics are numpy arrays, so a
+fitted net can be saved with ``skops.io``.
 
 Vectors (2-D batches)
     :class:`GaussianNoise` -- weak: ``x + noise * std_j * eps`` with the
@@ -20,7 +25,7 @@ Images (4-D batches ``(n, c, h, w)``)
     :class:`RandomShift` -- weak: reflect-pad by ``pad`` pixels and crop back
     at a random offset per image (FixMatch's flip-and-shift without the flip).
     Horizontal flips are an option, off by default: a flipped digit or page of
-    text is another thing (DESIGN section 4).
+    text is another thing.
     :class:`RandAugment` -- strong: per image, ``n_ops`` ops drawn uniformly
     from geometric (rotate, shear x/y, translate x/y, through one
     ``affine_grid``/``grid_sample`` call) and photometric ones (brightness,
@@ -34,12 +39,18 @@ import math
 
 import torch
 import torch.nn.functional as F
+from sklearn.base import BaseEstimator
 
 __all__ = ["GaussianNoise", "RandomShift", "RandAugment", "default_augmentations"]
 
 
-class GaussianNoise:
+class GaussianNoise(BaseEstimator):
     """Relative Gaussian noise plus optional random feature masking for vectors.
+
+    The default augmentation of 2-D ``X`` (weak: small noise; strong: larger
+    noise and feature masking). The noise of each feature is scaled by its
+    standard deviation in the training rows, so unscaled features get
+    sensible noise.
 
     Parameters
     ----------
@@ -48,6 +59,18 @@ class GaussianNoise:
         deviation (learned by :meth:`fit`; 1 before it).
     mask_prob : float, default=0.0
         Probability that a feature is replaced by its training mean.
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Per-feature mean of the training rows (set by :meth:`fit`).
+    scale_ : ndarray of shape (n_features,)
+        Per-feature standard deviation of the training rows, 1 where it is 0.
+
+    See Also
+    --------
+    RandomShift : The weak augmentation of images.
+    RandAugment : The strong augmentation of images.
 
     Examples
     --------
@@ -62,23 +85,34 @@ class GaussianNoise:
     def __init__(self, noise=0.05, mask_prob=0.0):
         self.noise = noise
         self.mask_prob = mask_prob
-        self.mean_ = None
-        self.scale_ = None
 
     def fit(self, X):
-        """Learn per-feature mean and standard deviation from float tensor ``X``."""
-        X = X.reshape(X.shape[0], -1)
-        self.mean_ = X.mean(dim=0)
-        scale = X.std(dim=0, unbiased=False) if X.shape[0] > 1 else torch.ones_like(self.mean_)
+        """Learn the per-feature mean and standard deviation of the training rows.
+
+        Parameters
+        ----------
+        X : float tensor of shape (n_samples, n_features)
+            Training rows.
+
+        Returns
+        -------
+        self : object
+            This augmentation, fitted.
+        """
+        X = torch.as_tensor(X).reshape(X.shape[0], -1)
+        mean = X.mean(dim=0)
+        scale = X.std(dim=0, unbiased=False) if X.shape[0] > 1 else torch.ones_like(mean)
         # a constant feature gets unit noise scale instead of none
-        self.scale_ = torch.where(scale > 0, scale, torch.ones_like(scale))
+        self.mean_ = mean.numpy()
+        self.scale_ = torch.where(scale > 0, scale, torch.ones_like(scale)).numpy()
         return self
 
     def __call__(self, X):
-        scale = 1.0 if self.scale_ is None else self.scale_.to(X.device, X.dtype)
+        fitted = hasattr(self, "scale_")
+        scale = torch.as_tensor(self.scale_, device=X.device, dtype=X.dtype) if fitted else 1.0
         out = X + self.noise * scale * torch.randn_like(X)
         if self.mask_prob > 0:
-            mean = 0.0 if self.mean_ is None else self.mean_.to(X.device, X.dtype).expand_as(X)
+            mean = torch.as_tensor(self.mean_, device=X.device, dtype=X.dtype).expand_as(X) if fitted else 0.0
             drop = torch.rand_like(X) < self.mask_prob
             out = torch.where(drop, mean, out)
         return out
@@ -91,8 +125,11 @@ def _image_range(X):
     return lo, hi
 
 
-class RandomShift:
+class RandomShift(BaseEstimator):
     """Random translation by reflect-padding and cropping, optional horizontal flip.
+
+    The default weak augmentation of images: each image is padded by ``pad``
+    (reflecting its border) and cropped back at a random offset.
 
     Parameters
     ----------
@@ -101,6 +138,16 @@ class RandomShift:
     flip : bool, default=False
         Flip each image horizontally with probability 1/2. Off by default:
         flipping changes the class of digits and text.
+
+    See Also
+    --------
+    RandAugment : The strong augmentation of images.
+    GaussianNoise : The augmentation of vectors.
+
+    References
+    ----------
+    K. Sohn et al. "FixMatch: Simplifying Semi-Supervised Learning with
+    Consistency and Confidence". NeurIPS 2020 (flip-and-shift weak view).
 
     Examples
     --------
@@ -139,8 +186,13 @@ _GEOMETRIC = ("rotate", "shear_x", "shear_y", "translate_x", "translate_y")
 _PHOTOMETRIC = ("identity", "brightness", "contrast", "solarize", "posterize", "autocontrast")
 
 
-class RandAugment:
+class RandAugment(BaseEstimator):
     """RandAugment-style strong augmentation for images, with cutout.
+
+    The default strong augmentation of images: per image, ``n_ops`` geometric
+    or photometric ops at random magnitudes, then a random cutout square.
+    Intensity ops work relative to each image's own range, so raw, unit and
+    standardised pixels all work.
 
     Parameters
     ----------
@@ -155,6 +207,18 @@ class RandAugment:
     cutout : float, default=0.5
         Largest cutout square side as a fraction of the image side (0 turns
         cutout off).
+
+    See Also
+    --------
+    RandomShift : The weak augmentation of images.
+    GaussianNoise : The augmentation of vectors.
+
+    References
+    ----------
+    E. D. Cubuk, B. Zoph, J. Shlens and Q. V. Le. "RandAugment: Practical
+    Automated Data Augmentation with a Reduced Search Space". CVPR Workshops
+    2020. T. DeVries and G. W. Taylor. "Improved Regularization of
+    Convolutional Neural Networks with Cutout". arXiv:1708.04552, 2017.
 
     Examples
     --------
@@ -266,6 +330,7 @@ def default_augmentations(ndim, n_features=None):
     Returns
     -------
     weak, strong : callable
+        The weak and the strong augmentation.
     """
     if ndim == 4:
         return RandomShift(), RandAugment()

@@ -15,13 +15,23 @@
 Both return logits; the nets pair them with ``torch.nn.CrossEntropyLoss``.
 """
 
+from numbers import Integral
+
 from torch import nn
 
 __all__ = ["MLPModule", "SmallCNN", "default_module_for"]
 
 
+def _widths(value):
+    """A layer-width spec as sklearn users type it: an int (one layer) or a sequence of ints."""
+    return (int(value),) if isinstance(value, Integral) else tuple(int(v) for v in value)
+
+
 class MLPModule(nn.Module):
     """Multi-layer perceptron returning class logits.
+
+    The default module of the nets for 2-D ``X``: fully connected ReLU layers
+    without dropout or BatchNorm (see the module docstring).
 
     Parameters
     ----------
@@ -29,8 +39,14 @@ class MLPModule(nn.Module):
         Number of input features.
     n_classes : int
         Number of output logits.
-    hidden_units : tuple of int, default=(128, 128)
-        Width of each hidden ReLU layer.
+    hidden_units : int or tuple of int, default=(128, 128)
+        Width of each hidden ReLU layer; an int is one layer (like
+        ``hidden_layer_sizes`` of :class:`sklearn.neural_network.MLPClassifier`).
+
+    See Also
+    --------
+    SmallCNN : The default module for images.
+    default_module_for : How the nets pick and size the default module.
 
     Examples
     --------
@@ -44,18 +60,34 @@ class MLPModule(nn.Module):
         super().__init__()
         layers = []
         width = int(input_dim)
-        for units in hidden_units:
+        for units in _widths(hidden_units):
             layers += [nn.Linear(width, int(units)), nn.ReLU()]
             width = int(units)
         layers.append(nn.Linear(width, int(n_classes)))
         self.net = nn.Sequential(*layers)
 
     def forward(self, X):
+        """Return the logits of a batch.
+
+        Parameters
+        ----------
+        X : tensor of shape (n, input_dim)
+            A batch of rows.
+
+        Returns
+        -------
+        logits : tensor of shape (n, n_classes)
+            Class logits.
+        """
         return self.net(X)
 
 
 class SmallCNN(nn.Module):
     """Small convolutional network for ``(n, channels, height, width)`` images.
+
+    The default module of the nets for 4-D ``X``: blocks of 3x3 convolution,
+    BatchNorm, ReLU and 2x2 max pooling, a 4x4 adaptive average pool and a
+    linear layer.
 
     Parameters
     ----------
@@ -63,8 +95,14 @@ class SmallCNN(nn.Module):
         Number of input channels.
     n_classes : int
         Number of output logits.
-    channels : tuple of int, default=(16, 32)
-        Output channels of each conv-BatchNorm-ReLU-maxpool block.
+    channels : int or tuple of int, default=(16, 32)
+        Output channels of each conv-BatchNorm-ReLU-maxpool block; an int is
+        one block.
+
+    See Also
+    --------
+    MLPModule : The default module for vectors.
+    default_module_for : How the nets pick and size the default module.
 
     Examples
     --------
@@ -79,7 +117,7 @@ class SmallCNN(nn.Module):
         self.in_channels = int(in_channels)
         blocks = []
         width = self.in_channels
-        for out in channels:
+        for out in _widths(channels):
             blocks += [
                 nn.Conv2d(width, int(out), kernel_size=3, padding=1),
                 nn.BatchNorm2d(int(out)),
@@ -95,6 +133,18 @@ class SmallCNN(nn.Module):
         self.head = nn.Linear(width * 16, int(n_classes))
 
     def forward(self, X):
+        """Return the logits of a batch of images.
+
+        Parameters
+        ----------
+        X : tensor of shape (n, in_channels, height, width)
+            A batch of images.
+
+        Returns
+        -------
+        logits : tensor of shape (n, n_classes)
+            Class logits.
+        """
         if X.shape[1] != self.in_channels:
             raise ValueError(f"SmallCNN expects images of shape (n, {self.in_channels}, h, w); got {tuple(X.shape)}.")
         h = self.pool(self.features(X))

@@ -64,8 +64,18 @@ Decisions
 * **transduction_** holds, for unlabeled rows, the prediction of the final
   ``estimator_`` (like ``LabelSpreading``), not the pseudo-labels of the last
   round, which the model before it made.
-* **Confidence** is the maximum of ``predict_proba``; an estimator without
-  ``predict_proba`` after fitting raises a ``ValueError``.
+* **Confidence** is the maximum of ``predict_proba``. An estimator without
+  ``predict_proba`` (``LinearSVC``, ``SGDClassifier(loss="hinge")``) raises a
+  ``ValueError`` in ``fit`` before anything is trained; the check is repeated
+  after the first fit for estimators that only expose it once fitted.
+* **X belongs to the wrapped estimator.** The meta-estimator only selects
+  rows of ``X`` (sklearn's ``_safe_indexing``, after ``indexable``, which
+  turns COO into CSR), so anything the wrapped estimator takes works: 4-D
+  image arrays for skssl's image net, raw text for a ``Pipeline`` that starts
+  with a vectorizer, DataFrames. The wrapped estimator validates ``X`` (NaN,
+  shape, dtype) in its own ``fit`` and ``predict``, as in sklearn's
+  ``Pipeline``; ``n_features_in_`` and ``feature_names_in_`` are read from
+  ``estimator_``.
 """
 
 import copy
@@ -78,9 +88,10 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter, validate_data
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter, indexable
 
-from ..base import SemiSupervisedClassifierMixin
+from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
 
 __all__ = ["CurriculumLabelingClassifier"]
 
@@ -219,9 +230,11 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         previous round's pseudo-labeled set not used now), ``n_train``
         (rows fitted), ``class_weighted`` and ``validation_score``.
     n_features_in_ : int
-        Number of features seen during ``fit``.
+        Number of features seen during ``fit``, read from ``estimator_`` (absent
+        when the wrapped estimator does not define it, e.g. a text pipeline).
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during ``fit``, when ``X`` has string column names.
+        Names of features seen during ``fit``, when ``X`` has string column
+        names, read from ``estimator_``.
 
     See Also
     --------
@@ -298,8 +311,10 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; sparse input needs an estimator that takes it.
+        X : {array-like, sparse matrix} of shape (n_samples, ...)
+            Training data in any form the wrapped estimator takes (sparse
+            matrices, 4-D image arrays, lists of texts for a pipeline);
+            only its rows are selected here.
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -311,8 +326,17 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         self : object
             The fitted estimator.
         """
-        X, y_enc, labeled = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        y = _as_1d_target(y)
+        # Only rows of X are selected here; the wrapped estimator validates X itself.
+        X, y = indexable(X, y)
+        self.classes_, y_enc, labeled = encode_semi_supervised_target(y)
         base = self._base_estimator()
+        if not hasattr(base, "predict_proba"):
+            raise ValueError(
+                f"{type(base).__name__} has no predict_proba; Curriculum Labeling ranks unlabeled "
+                "rows by their maximum class probability. Use a classifier with predict_proba (for "
+                "an SVM, e.g. sklearn.calibration.CalibratedClassifierCV(LinearSVC()))."
+            )
         takes_weight = has_fit_parameter(base, "sample_weight")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -454,8 +478,28 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             model.partial_fit(X_pool, y_pool, classes=np.arange(n_classes), **fit_kwargs)
 
     def _check_X(self, X):
+        # The wrapped estimator validates X (shape, features, NaN); COO becomes CSR.
         check_is_fitted(self)
-        return validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        (X,) = indexable(X)
+        return X
+
+    @property
+    def n_features_in_(self):
+        """Number of features seen during ``fit`` (that of ``estimator_``)."""
+        try:
+            check_is_fitted(self)
+        except NotFittedError as exc:
+            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no n_features_in_.") from exc
+        return self.estimator_.n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """Names of the features seen during ``fit`` (those of ``estimator_``)."""
+        try:
+            check_is_fitted(self)
+        except NotFittedError as exc:
+            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no feature_names_in_.") from exc
+        return self.estimator_.feature_names_in_
 
     def predict(self, X):
         """Predict the class of each row of ``X``.

@@ -14,14 +14,26 @@ Decisions
 ---------
 * **Multi-class** is one-vs-rest (SVMlin is binary only): one binary problem
   per class, each with its own positive fraction, fitted in parallel with
-  joblib over ``n_jobs``. Threads are preferred: scipy's sparse products and
-  BLAS release the GIL, and threads share ``X`` instead of copying it to
-  every worker process (a ``parallel_config`` backend still overrides it).
+  joblib. Threads are preferred: scipy's sparse products release the GIL,
+  and threads share ``X`` instead of copying it to every worker process (a
+  ``parallel_config`` backend still overrides it).
+* **n_jobs has two levels.** ``n_jobs`` threads are shared: ``min(n_jobs,
+  n_problems)`` one-vs-rest problems run at once, and each gets
+  ``n_jobs // that`` threads for its row-block products (see
+  :mod:`skssl.svm._rowblocks`). Problems first, because they are independent
+  (no synchronisation per product); the leftover threads go to the
+  products, so a binary problem uses all of them. The default stays one
+  thread, as in scikit-learn.
+* **BLAS threads**: every fit runs with the BLAS pools limited to one thread
+  (see :mod:`skssl.svm._threads`); parallelism comes from ``n_jobs`` only.
 * **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
   fraction from the labeled rows. A float is accepted for a binary problem
   only; a multi-class model takes one fraction per class (in ``classes_``
   order), because one number cannot be the positive fraction of every
-  one-vs-rest problem.
+  one-vs-rest problem; those fractions describe one partition of the
+  unlabeled rows, so they must sum to 1 (within 1e-6) or ``fit`` raises.
+* **Scale**: ``X`` with values above 1e15 in absolute value is rejected with
+  a ``ValueError`` asking to scale it (see :mod:`skssl.svm._mfn`).
 * **transduction_** holds, for unlabeled rows, the prediction of the final
   model (so it equals ``predict`` on the training rows), not TSVM's temporary
   labels, which meet the balance constraint but not always the sign of the
@@ -29,31 +41,66 @@ Decisions
 * **objective_** is SVMlin's ``transductive_cost`` of each binary problem at
   the returned model (for :class:`LinearL2SVC`, its labeled part, which is
   the supervised objective).
-* **n_iter_** is the largest number of l2-SVM-MFN solves over the binary
-  problems (Newton steps for :class:`LinearL2SVC`), an int as in sklearn's
-  ``LinearSVC``.
+* **max_iter and n_iter_** count the same thing, each estimator's own
+  iteration: Newton steps for :class:`LinearL2SVC`, l2-SVM-MFN solves
+  (switching rounds and ``lambda_0`` levels) for :class:`TransductiveSVC`,
+  temperatures for :class:`DeterministicAnnealingSVC` (whose inner cap is
+  ``max_inner_iter``). ``n_iter_`` is the largest count over the binary
+  problems, an int as in sklearn's ``LinearSVC``. A fit stopped by any cap
+  -- these, or the 50 Newton steps of an inner solve -- emits
+  ``sklearn.exceptions.ConvergenceWarning``.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval
 
 from ..base import SemiSupervisedClassifierMixin
-from ._da import deterministic_annealing
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, l2_svm_mfn
+from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
 from ._potts import potts_annealing
-from ._tsvm import tsvm
+from ._rowblocks import thread_pool
+from ._threads import single_blas_thread
+from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
+
+#: Per-class positive fractions must sum to 1 within this tolerance (room for
+#: fractions rounded to 6 decimals, e.g. typed from a table).
+POSITIVE_FRACTION_SUM_TOL = 1e-6
+
+
+_MFN_CAP_MESSAGE = (
+    f"an inner l2-SVM-MFN solve stopped at its cap of {MFNITERMAX} Newton steps before its stopping rule; "
+    "the data may be badly scaled (try MaxAbsScaler or StandardScaler) or alpha too small."
+)
+
+
+def _capped_message(name, value, what):
+    return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
+
+
+def _share_cores(n_jobs, n_problems):
+    """Split ``n_jobs`` threads between one-vs-rest problems and row blocks.
+
+    Returns ``(n_outer, n_inner)``: ``n_outer = min(n_jobs, n_problems)``
+    problems run at once, each with ``n_jobs // n_outer`` threads for its
+    row-block products.
+    """
+    n_total = effective_n_jobs(n_jobs)
+    n_outer = max(1, min(n_total, n_problems))
+    return n_outer, max(1, n_total // n_outer)
 
 
 class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
@@ -91,6 +138,12 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
             )
         if not np.all((fractions > 0) & (fractions < 1)):
             raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
+        total = float(fractions.sum())
+        if abs(total - 1.0) > POSITIVE_FRACTION_SUM_TOL:
+            raise ValueError(
+                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
+                f"fractions must sum to 1; got {fractions} (sum {total:.6g})."
+            )
         return fractions
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -109,19 +162,28 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         self : object
             The fitted estimator.
         """
+        return self._fit(X, y)
+
+    @single_blas_thread
+    def _fit(self, X, y):
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = as_float64_design(X)
+        check_design_scale(X)
         n_classes = self.classes_.shape[0]
         fractions = self._positive_fractions(y_enc, mask)
         positives = [1] if n_classes == 2 else list(range(n_classes))
         targets = [np.where(y_enc == k, 1.0, -1.0) for k in positives]
-        results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._solve)(X, t, mask, r) for t, r in zip(targets, fractions)
+        n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
+        results = Parallel(n_jobs=n_outer, prefer="threads")(
+            delayed(self._solve)(X, t, mask, r, n_inner) for t, r in zip(targets, fractions)
         )
         self.coef_ = np.vstack([res["w"] for res in results])
         self.intercept_ = np.array([res["b"] for res in results])
         self.objective_ = np.array([res["objective"] for res in results])
         self.n_iter_ = int(max(res["n_iter"] for res in results))
+        for res in results:
+            for message in res.get("warnings", ()):
+                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
         outputs = np.column_stack([res["outputs"] for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
@@ -143,14 +205,25 @@ class LinearL2SVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` (SVMlin ``-W`` times the number of labeled
-        rows, since the loss is averaged here). Must be > 0.
+        Regularization ``lambda``. Must be > 0. The loss is averaged over the
+        ``l`` labeled rows here, and SVMlin's supervised mode (``-A 1``)
+        sums it, so SVMlin's ``-W W`` is ``alpha = W / l`` (its
+        semi-supervised modes average, and there ``alpha`` is ``-W``).
+        scikit-learn's ``LinearSVC(C=C, loss="squared_hinge")``, whose bias
+        is regularized like a weight at the default ``intercept_scaling=1``,
+        fits the same model at ``C = 1 / (2 alpha l)``.
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50
-        Maximum number of Newton steps.
+        Maximum number of Newton steps, as counted by ``n_iter_``; reaching
+        it before the stopping rule gives a ``ConvergenceWarning``.
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print a summary per binary problem when > 0.
 
@@ -197,16 +270,19 @@ class LinearL2SVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         lab = np.flatnonzero(labeled)
-        res = l2_svm_mfn(
-            X[lab],
-            y[lab],
-            np.full(lab.size, 1.0 / lab.size),
-            alpha=self.alpha,
-            rel_tol=self.tol,
-            max_iter=self.max_iter,
-        )
+        with thread_pool(n_threads) as executor:
+            res = l2_svm_mfn(
+                X[lab],
+                y[lab],
+                np.full(lab.size, 1.0 / lab.size),
+                alpha=self.alpha,
+                rel_tol=self.tol,
+                max_iter=self.max_iter,
+                executor=executor,
+                n_threads=n_threads,
+            )
         outputs = X @ res.w + res.b
         if self.verbose:
             print(
@@ -214,7 +290,15 @@ class LinearL2SVC(_BaseLinearSVC):
                 f"objective {res.objective:.6g}"
             )
         objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha, 0.0)
-        return {"w": res.w, "b": res.b, "outputs": outputs, "objective": objective, "n_iter": res.n_iter}
+        messages = [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
+        return {
+            "w": res.w,
+            "b": res.b,
+            "outputs": outputs,
+            "objective": objective,
+            "n_iter": res.n_iter,
+            "warnings": messages,
+        }
 
 
 class TransductiveSVC(_BaseLinearSVC):
@@ -243,10 +327,18 @@ class TransductiveSVC(_BaseLinearSVC):
         Joachims' single-switch TSVM.
     tol : float, default=1e-9
         Relative stopping rule of each l2-SVM-MFN solve.
-    max_iter : int, default=50
-        Maximum Newton steps of each l2-SVM-MFN solve.
+    max_iter : int, default=10000
+        Maximum number of l2-SVM-MFN solves (the iterations of TSVM: one per
+        switching round and one per level of ``lambda_0``), as counted by
+        ``n_iter_``. Reaching it stops the fit with a ``ConvergenceWarning``.
+        Each solve takes at most 50 Newton steps (SVMlin's cap).
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print the progress of the annealing of ``lambda_0`` when > 0.
 
@@ -302,7 +394,7 @@ class TransductiveSVC(_BaseLinearSVC):
         positive_fraction=None,
         max_switches=10000,
         tol=RELATIVE_STOP_EPS,
-        max_iter=MFNITERMAX,
+        max_iter=TSVM_MAX_ITER,
         n_jobs=None,
         verbose=0,
     ):
@@ -315,7 +407,7 @@ class TransductiveSVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         res = tsvm(
             X,
             y,
@@ -327,6 +419,7 @@ class TransductiveSVC(_BaseLinearSVC):
             rel_tol=self.tol,
             max_iter=self.max_iter,
             verbose=self.verbose,
+            n_threads=n_threads,
         )
         objective = transductive_cost(res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight)
         return {
@@ -336,6 +429,10 @@ class TransductiveSVC(_BaseLinearSVC):
             "objective": objective,
             "n_iter": res.n_iter,
             "n_switches": res.n_switches,
+            "warnings": [
+                *([] if res.converged else [_capped_message("max_iter", self.max_iter, "l2-SVM-MFN solves")]),
+                *([] if res.mfn_converged else [_MFN_CAP_MESSAGE]),
+            ],
         }
 
     def _store_extra(self, results):
@@ -365,10 +462,22 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         Threshold, in bits, of the mean KL divergence between successive
         ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
         annealing).
-    max_iter : int, default=50
-        Maximum Newton steps of each l2-SVM-MFN solve.
+    max_iter : int, default=30
+        Maximum number of temperatures (outer iterations, SVMlin's
+        ``DA_OUTER_ITERMAX``), as counted by ``n_iter_``. Stopping there with
+        the mean entropy still above ``tol`` gives a ``ConvergenceWarning``.
+    max_inner_iter : int, default=100
+        Maximum alternations of the ``p`` and ``w`` steps at one temperature
+        (SVMlin's ``DA_INNER_ITERMAX``); a temperature that reaches it with
+        the mean KL divergence above ``tol`` gives a ``ConvergenceWarning``.
+        Each ``w`` step takes at most 50 Newton steps (SVMlin's cap).
     n_jobs : int, default=None
-        Parallel one-vs-rest problems (joblib).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+        each running problem computes its sparse products ``X @ w`` and
+        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+        threads; a binary problem gets all ``n_jobs`` threads for its
+        products. The result is the same up to rounding.
     verbose : int, default=0
         Print the annealing progress (temperature, KL, entropy, objective)
         when > 0.
@@ -387,7 +496,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows (predictions for the unlabeled ones).
     n_iter_ : int
-        Largest number of ``w`` optimizations over the binary problems.
+        Largest number of temperatures visited over the binary problems.
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -411,6 +520,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         **_BaseLinearSVC._parameter_constraints,
         "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
         "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -420,7 +530,8 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         unlabeled_weight=1.0,
         positive_fraction=None,
         tol=1e-6,
-        max_iter=MFNITERMAX,
+        max_iter=DA_OUTER_ITERMAX,
+        max_inner_iter=DA_INNER_ITERMAX,
         n_jobs=None,
         verbose=0,
     ):
@@ -429,10 +540,11 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         self.positive_fraction = positive_fraction
         self.tol = tol
         self.max_iter = max_iter
+        self.max_inner_iter = max_inner_iter
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads):
         res = deterministic_annealing(
             X,
             y,
@@ -442,9 +554,32 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             positive_fraction=positive_fraction,
             tol=self.tol,
             max_iter=self.max_iter,
+            max_inner_iter=self.max_inner_iter,
             verbose=self.verbose,
+            n_threads=n_threads,
         )
-        return {"w": res.w, "b": res.b, "outputs": res.outputs, "objective": res.objective, "n_iter": res.n_iter}
+        messages = []
+        if not res.converged:
+            messages.append(
+                _capped_message("max_iter", self.max_iter, "temperatures")
+                + f" (the mean entropy of the beliefs is still above tol={self.tol})"
+            )
+        if not res.inner_converged:
+            messages.append(
+                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
+                + f" (the mean KL divergence stayed above tol={self.tol})"
+            )
+        if not res.mfn_converged:
+            messages.append(_MFN_CAP_MESSAGE)
+        return {
+            "w": res.w,
+            "b": res.b,
+            "outputs": res.outputs,
+            "objective": res.objective,
+            # Without unlabeled rows DA is one supervised solve: one iteration.
+            "n_iter": max(res.n_outer, 1),
+            "warnings": messages,
+        }
 
 
 class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
@@ -484,10 +619,21 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         Threshold, in bits, of the mean KL divergence between successive
         distributions (ends a temperature) and of their mean entropy (ends
         the annealing).
-    max_iter : int, default=50
-        Maximum Newton steps of each l2-SVM-MFN solve.
+    max_iter : int, default=30
+        Maximum number of temperatures, as counted by ``n_iter_``. Stopping
+        there with the mean entropy still above ``tol`` gives a
+        ``ConvergenceWarning``.
+    max_inner_iter : int, default=100
+        Maximum alternations of the distribution and weight steps at one
+        temperature; a temperature that reaches it with the mean KL
+        divergence above ``tol`` gives a ``ConvergenceWarning``. Each weight
+        step takes at most 50 Newton steps per class.
     n_jobs : int, default=None
-        Classes whose weights are solved in parallel (joblib threads).
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` classes have their weights solved at
+        once, each with ``n_jobs // (classes at once)`` threads for its
+        sparse products over row blocks. The result is the same up to
+        rounding.
     verbose : int, default=0
         Print the annealing progress when > 0.
 
@@ -511,7 +657,8 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         The zero-temperature multi-class objective of the returned model
         (for two classes, SVMlin's ``transductive_cost``).
     n_iter_ : int
-        Number of weight optimizations (each solves every class).
+        Number of temperatures visited (as
+        :class:`DeterministicAnnealingSVC`'s).
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -546,6 +693,7 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
     }
@@ -557,7 +705,8 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         unlabeled_weight=1.0,
         positive_fraction=None,
         tol=1e-6,
-        max_iter=MFNITERMAX,
+        max_iter=DA_OUTER_ITERMAX,
+        max_inner_iter=DA_INNER_ITERMAX,
         n_jobs=None,
         verbose=0,
     ):
@@ -566,6 +715,7 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         self.positive_fraction = positive_fraction
         self.tol = tol
         self.max_iter = max_iter
+        self.max_inner_iter = max_inner_iter
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -591,8 +741,11 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
             )
         if not np.all((fractions > 0) & (fractions < 1)):
             raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
-        if abs(fractions.sum() - 1.0) > 1e-6:
-            raise ValueError(f"positive_fraction must sum to 1 over the classes, got a sum of {fractions.sum():.6g}.")
+        if abs(fractions.sum() - 1.0) > POSITIVE_FRACTION_SUM_TOL:
+            raise ValueError(
+                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
+                f"fractions must sum to 1; got {fractions} (sum {fractions.sum():.6g})."
+            )
         return fractions / fractions.sum()
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -613,6 +766,7 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         """
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = as_float64_design(X)
+        check_design_scale(X)
         n_classes = self.classes_.shape[0]
         fractions = self._class_fractions(y_enc, mask)
         res = potts_annealing(
@@ -624,9 +778,25 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
             class_fractions=fractions,
             tol=self.tol,
             max_iter=self.max_iter,
+            max_inner_iter=self.max_inner_iter,
             n_jobs=self.n_jobs,
             verbose=self.verbose,
         )
+        messages = []
+        if not res.converged:
+            messages.append(
+                _capped_message("max_iter", self.max_iter, "temperatures")
+                + f" (the mean entropy of the distributions is still above tol={self.tol})"
+            )
+        if not res.inner_converged:
+            messages.append(
+                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
+                + f" (the mean KL divergence stayed above tol={self.tol})"
+            )
+        if not res.mfn_converged:
+            messages.append(_MFN_CAP_MESSAGE)
+        for message in messages:
+            warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=2)
         if n_classes == 2:
             self.coef_ = res.W[1:].copy()
             self.intercept_ = res.b[1:].copy()
@@ -639,5 +809,6 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         self.label_distributions_ = distributions
         self._set_transduction(y_enc, distributions.argmax(axis=1))
         self.objective_ = res.objective
-        self.n_iter_ = int(res.n_iter)
+        # Without unlabeled rows the fit is one supervised solve: one iteration.
+        self.n_iter_ = int(max(res.n_outer, 1))
         return self

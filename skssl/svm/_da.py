@@ -45,6 +45,8 @@ from scipy.special import expit
 
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
 from ._objective import transductive_cost
+from ._rowblocks import thread_pool
+from ._threads import single_blas_thread
 
 __all__ = [
     "DA_ANNEALING_RATE",
@@ -83,6 +85,13 @@ class DAResult:
         Number of ``optimize_w`` calls.
     n_outer : int
         Number of temperatures visited.
+    converged : bool
+        Whether the mean entropy of ``p`` fell to ``tol`` (rather than the
+        temperature cap ending the annealing).
+    inner_converged : bool
+        Whether every temperature ended on the KL rule (rather than its cap).
+    mfn_converged : bool
+        Whether every ``optimize_w`` met its stopping rule.
     """
 
     w: np.ndarray
@@ -92,6 +101,9 @@ class DAResult:
     p: np.ndarray
     n_iter: int
     n_outer: int
+    converged: bool = True
+    inner_converged: bool = True
+    mfn_converged: bool = True
 
 
 def optimize_p(g, T, r):
@@ -110,6 +122,11 @@ def optimize_p(g, T, r):
     -------
     p : ndarray of shape (n_unlabeled,)
     """
+
+    if not np.isfinite(g).all():
+        raise FloatingPointError(
+            "DA's belief update got non-finite outputs; the data are too large for float64: scale X first."
+        )
 
     def excess(nu):
         return expit((nu - g) / T).mean() - r
@@ -154,6 +171,7 @@ def kl_bits(p, q):
     return float((p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q))).mean())
 
 
+@single_blas_thread
 def deterministic_annealing(
     X,
     y,
@@ -163,8 +181,11 @@ def deterministic_annealing(
     unlabeled_weight,
     positive_fraction,
     tol=1e-6,
-    max_iter=MFNITERMAX,
+    max_iter=DA_OUTER_ITERMAX,
+    max_inner_iter=DA_INNER_ITERMAX,
+    max_newton_iter=MFNITERMAX,
     verbose=0,
+    n_threads=1,
     callback=None,
 ):
     """DA S3VM on one binary problem.
@@ -186,18 +207,61 @@ def deterministic_annealing(
     tol : float, default=1e-6
         Threshold of the mean KL divergence (inner loop) and of the mean
         entropy (outer loop), in bits.
-    max_iter : int
+    max_iter : int, default=DA_OUTER_ITERMAX
+        Cap on the temperatures visited (outer iterations).
+    max_inner_iter : int, default=DA_INNER_ITERMAX
+        Cap on the alternations of ``optimize_p`` and ``optimize_w`` at one
+        temperature (inner iterations).
+    max_newton_iter : int, default=MFNITERMAX
         Newton steps cap of each ``optimize_w``.
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
         Called as ``callback(T, p, F)`` after every ``optimize_w`` that
         follows an ``optimize_p``.
+    n_threads : int, default=1
+        Threads for the products over row blocks (see
+        :mod:`skssl.svm._rowblocks`).
 
     Returns
     -------
     result : DAResult
     """
+    with thread_pool(n_threads) as executor:
+        return _deterministic_annealing(
+            X,
+            y,
+            labeled,
+            alpha,
+            unlabeled_weight,
+            positive_fraction,
+            tol,
+            max_iter,
+            max_inner_iter,
+            max_newton_iter,
+            verbose,
+            callback,
+            executor=executor,
+            n_threads=n_threads,
+        )
+
+
+def _deterministic_annealing(
+    X,
+    y,
+    labeled,
+    alpha,
+    unlabeled_weight,
+    positive_fraction,
+    tol,
+    max_iter,
+    max_inner_iter,
+    max_newton_iter,
+    verbose,
+    callback,
+    executor,
+    n_threads,
+):
     lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
     n_lab, n_unl = lab.size, unl.size
@@ -205,9 +269,9 @@ def deterministic_annealing(
     y = np.asarray(y, dtype=np.float64)
     state = CGTolerance()
     if n_unl == 0:
-        res = l2_svm_mfn(X, y, np.full(n_rows, 1.0 / n_lab), alpha=alpha, tolerance=state, max_iter=max_iter)
+        res = l2_svm_mfn(X, y, np.full(n_rows, 1.0 / n_lab), alpha=alpha, tolerance=state, max_iter=max_newton_iter)
         F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
-        return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0)
+        return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
     rows = np.concatenate([lab, unl, unl])
     targets = np.concatenate([y[lab], np.ones(n_unl), -np.ones(n_unl)])
     cost = np.empty(rows.size)
@@ -231,22 +295,26 @@ def deterministic_annealing(
             tolerance=state,
             stop="absolute",
             abs_tol=EPSILON,
-            max_iter=max_iter,
+            max_iter=max_newton_iter,
+            executor=executor,
+            n_threads=n_threads,
         )
 
     p = np.full(n_unl, r)
     T = DA_INIT_TEMP * unlabeled_weight
     res = optimize_w(p, None, 0.0, None, True)
     n_iter = 1
+    mfn_ok = res.converged
+    inner_ok = True
     F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
     best = (F, res.w.copy(), res.b, res.outputs.copy())
     H = entropy_bits(p)
     n_outer = 0
-    while n_outer < DA_OUTER_ITERMAX and H > tol:
+    while n_outer < max_iter and H > tol:
         n_outer += 1
         kl = 1.0
         inner = 0
-        while inner < DA_INNER_ITERMAX and kl > tol:
+        while inner < max_inner_iter and kl > tol:
             inner += 1
             o = res.outputs[unl]
             g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
@@ -255,11 +323,13 @@ def deterministic_annealing(
             kl = kl_bits(p, p_old)
             res = optimize_w(p, res.w, res.b, res.outputs, False)
             n_iter += 1
+            mfn_ok &= res.converged
             F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
             if F < best[0]:
                 best = (F, res.w.copy(), res.b, res.outputs.copy())
             if callback is not None:
                 callback(T, p, F)
+        inner_ok &= kl <= tol
         H = entropy_bits(p)
         if verbose:
             print(
@@ -268,4 +338,4 @@ def deterministic_annealing(
             )
         T /= DA_ANNEALING_RATE
     F, w, b, outputs = best
-    return DAResult(w, b, outputs, F, p, n_iter, n_outer)
+    return DAResult(w, b, outputs, F, p, n_iter, n_outer, H <= tol, inner_ok, mfn_ok)

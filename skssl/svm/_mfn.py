@@ -63,13 +63,30 @@ Decisions
   ill-conditioned for double precision whatever the solver: scale such data
   (``MaxAbsScaler``, tf-idf) first.
 * CGLS returns at once when its seed already satisfies the stopping rule
-  (SVMlin always takes one step, dividing 0 by 0 when the seed is exact).
+  (SVMlin always takes one step, dividing 0 by 0 when the seed is exact),
+  and its in-loop rule is ``<=``, so an exact solution (zero residual) stops
+  instead of dividing 0 by 0 on the next step.
+* **Empty active set.** A line search can land where every term meets its
+  margin (``y o >= 1``: separable data, small ``alpha``). The Newton system
+  is then ``alpha [w; b] = 0``, whose solution is ``w_bar = 0, b_bar = 0``
+  exactly; the step takes it without calling CGLS on an empty system, and
+  the exact line search then returns to the point on the segment where rows
+  re-enter. (SVMlin runs CGLS on the empty system: its stopping rule
+  compares ``0 < 0``, and it iterates on NaN up to ``CGITERMAX``.)
+* **Scale.** Values above :data:`MAX_ABS_VALUE` (1e15) are rejected with a
+  ``ValueError`` asking to scale ``X`` (:func:`check_design_scale`, called by
+  the estimators): their squares overflow (from ~1e154) or the
+  regularization is lost to rounding. A non-finite Newton point still
+  raises ``FloatingPointError`` rather than returning NaN weights.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._rowblocks import row_blocks
+from ._threads import single_blas_thread
 
 __all__ = [
     "BIG_EPSILON",
@@ -81,7 +98,9 @@ __all__ = [
     "SMALL_CGITERMAX",
     "CGTolerance",
     "MFNResult",
+    "MAX_ABS_VALUE",
     "as_float64_design",
+    "check_design_scale",
     "cgls",
     "l2_svm_mfn",
     "line_search",
@@ -101,6 +120,14 @@ MFNITERMAX = 50
 #: costs on the inactive rows (at most 1/0.8 = 1.25 times the work of the
 #: slice, and no copy: peak memory stays below 2x the size of X).
 SLICE_FRACTION = 0.8
+
+#: Largest absolute value of X the solvers accept. Beyond it float64 cannot
+#: represent the problem: the regularization ``alpha |w|^2`` vanishes next to
+#: the loss (the Newton system ``alpha I + X' C X`` is singular to working
+#: precision) and, from ~1e154 on, ``|x|^2`` overflows. Measured on 60 x 4
+#: Gaussian data with alpha = 1e-3: at 1e10 and 1e20 the fits are finite and
+#: correct, at 1e30 l2-SVM-MFN returns w = 0 as "converged", at 1e154 NaN.
+MAX_ABS_VALUE = 1e15
 
 
 @dataclass
@@ -134,6 +161,9 @@ class MFNResult:
         Newton steps taken (CGLS calls).
     n_cg_iter : int
         CGLS iterations over all Newton steps.
+    n_empty_steps : int
+        Newton steps taken from a point where no loss term was active (their
+        Newton point is ``w = 0, b = 0``, see the module's decisions).
     converged : bool
         Whether the optimality test at ``EPSILON`` or the stopping rule on
         ``F`` ended the loop (as opposed to ``max_iter``).
@@ -145,6 +175,7 @@ class MFNResult:
     objective: float
     n_iter: int
     n_cg_iter: int
+    n_empty_steps: int
     converged: bool
 
 
@@ -156,6 +187,29 @@ def as_float64_design(X):
             X = X.astype(np.float64)
         return X
     return np.asarray(X, dtype=np.float64)
+
+
+def check_design_scale(X):
+    """Raise a ValueError when ``X`` holds values too large for the float64 solvers.
+
+    Values above ~1e154 pass scikit-learn's finiteness check but their squares
+    overflow; well before that, above :data:`MAX_ABS_VALUE`, the
+    regularization is lost to rounding. Both would give NaN or meaningless
+    weights, so the user is asked to scale ``X``.
+
+    Parameters
+    ----------
+    X : {csr sparse matrix, ndarray}
+        Float64 data.
+    """
+    values = X.data if sp.issparse(X) else X
+    top = float(np.abs(values).max()) if values.size else 0.0
+    if not top <= MAX_ABS_VALUE:
+        raise ValueError(
+            f"X has values up to {top:.3g} in absolute value; above {MAX_ABS_VALUE:.0e} the l2-SVM problem cannot "
+            "be solved in float64 (squares overflow or the regularization is lost to rounding). Please scale X "
+            "first, e.g. with sklearn.preprocessing.MaxAbsScaler or StandardScaler."
+        )
 
 
 def _matvec(X, v, b):
@@ -224,6 +278,10 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
     n_iter : int
         Iterations taken.
     """
+    if XJ.shape[0] == 0:
+        # No rows: the system is alpha [w; b] = 0 (see l2_svm_mfn's decisions).
+        w[:] = 0.0
+        return 0.0, True, 0
     XT = XJ.T  # a transposed view (CSC for CSR input), no copy
     z = cost * (target - outputs)
     r = XT @ z
@@ -254,7 +312,9 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         r -= alpha * w
         rb = z.sum() - alpha * b
         omega_new = r @ r + rb * rb
-        if omega_new < eps2 * (z @ z):
+        # <=: an exact solution (omega_new == 0, e.g. all costs zero) is
+        # converged; '<' would divide 0 by 0 on the next step.
+        if omega_new <= eps2 * (z @ z):
             return b, True, it
         scale = omega_new / omega1
         omega1 = omega_new
@@ -363,6 +423,7 @@ def _active_system(outputs, y, cost, rows, n_rows):
     return active, J, cJ, tJ
 
 
+@single_blas_thread
 def l2_svm_mfn(
     X,
     y,
@@ -379,6 +440,8 @@ def l2_svm_mfn(
     rel_tol=RELATIVE_STOP_EPS,
     abs_tol=EPSILON,
     max_iter=MFNITERMAX,
+    executor=None,
+    n_threads=1,
 ):
     """Minimize the l2-SVM objective by the modified finite Newton method.
 
@@ -413,19 +476,25 @@ def l2_svm_mfn(
         Tolerances of the two rules.
     max_iter : int, default=MFNITERMAX
         Cap on Newton steps.
+    executor : concurrent.futures.Executor, default=None
+        Thread pool for the products over row blocks (see
+        :mod:`skssl.svm._rowblocks`); ``None`` computes them in this thread.
+    n_threads : int, default=1
+        Threads of ``executor``.
 
     Returns
     -------
     result : MFNResult
     """
     n_rows, n_features = X.shape
+    Xb = row_blocks(X, executor, n_threads)
     row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, n_features)
     nnz = row_nnz.sum()
     if tolerance is None:
         tolerance = CGTolerance()
     w = np.zeros(n_features) if w is None else np.array(w, dtype=np.float64)
     b = float(b)
-    o = _matvec(X, w, b) if outputs is None else np.array(outputs, dtype=np.float64)
+    o = _matvec(Xb, w, b) if outputs is None else np.array(outputs, dtype=np.float64)
     if first:
         tolerance.eps = BIG_EPSILON
         cg_cap = SMALL_CGITERMAX
@@ -434,20 +503,22 @@ def l2_svm_mfn(
     eps = tolerance.eps
     F = mfn_objective(w, b, o, y, cost, alpha, rows)
     n_cg = 0
+    n_empty = 0
     seed = None  # a better CGLS seed for the same system (heuristic 2)
     for it in range(1, max_iter + 1):
         if seed is None:
             active, J, cJ, tJ = _active_system(o, y, cost, rows, n_rows)
+            n_empty += J.size == 0
             if J.size == n_rows:
-                XJ = X
+                XJ = Xb
             elif row_nnz[J].sum() > SLICE_FRACTION * nnz:
                 # Nearly every row is active: CGLS on all of X with zero costs
                 # on the inactive rows, instead of a near-copy of X.
                 cJ, tJ = _scatter(J, cJ, n_rows), _scatter(J, tJ, n_rows)
                 J = np.arange(n_rows)
-                XJ = X
+                XJ = Xb
             else:
-                XJ = X[J]
+                XJ = row_blocks(X[J], executor, n_threads)
             w_bar = w.copy()
             b_bar = b
             oJ = o[J]
@@ -456,8 +527,13 @@ def l2_svm_mfn(
             seed = None
         b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap)
         n_cg += k
+        if not (np.isfinite(b_bar) and np.isfinite(w_bar).all()):
+            raise FloatingPointError(
+                "l2-SVM-MFN produced non-finite weights (overflow in CGLS); the data are too large or too "
+                "ill-conditioned for float64: scale X first (e.g. MaxAbsScaler or StandardScaler)."
+            )
         cg_cap = CGITERMAX
-        o_bar = _matvec(X, w_bar, b_bar)
+        o_bar = _matvec(Xb, w_bar, b_bar)
         ot_bar = o_bar if rows is None else o_bar[rows]
         yo_bar = y * ot_bar
         optimal = cg_ok and bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))
@@ -467,7 +543,7 @@ def l2_svm_mfn(
                 seed = (w_bar, b_bar, o_bar[J])
                 continue
             F = mfn_objective(w_bar, b_bar, o_bar, y, cost, alpha, rows)
-            return MFNResult(w_bar, b_bar, o_bar, F, it, n_cg, True)
+            return MFNResult(w_bar, b_bar, o_bar, F, it, n_cg, n_empty, True)
         ot = o if rows is None else o[rows]
         delta = line_search(w, w_bar, b, b_bar, alpha, ot, ot_bar, y, cost)
         w += delta * (w_bar - w)
@@ -477,5 +553,5 @@ def l2_svm_mfn(
         F = mfn_objective(w, b, o, y, cost, alpha, rows)
         gap = abs(F - F_old)
         if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
-            return MFNResult(w, b, o, F, it, n_cg, True)
-    return MFNResult(w, b, o, F, max_iter, n_cg, False)
+            return MFNResult(w, b, o, F, it, n_cg, n_empty, True)
+    return MFNResult(w, b, o, F, max_iter, n_cg, n_empty, False)

@@ -109,12 +109,14 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
 from ._da import DA_ANNEALING_RATE, DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
+from ._rowblocks import thread_pool
+from ._threads import single_blas_thread
 
 __all__ = [
     "P_TOL",
@@ -153,6 +155,13 @@ class PottsResult:
         Number of w-steps.
     n_outer : int
         Number of temperatures visited.
+    converged : bool
+        Whether the mean entropy fell to ``tol`` (rather than the temperature
+        cap ending the annealing).
+    inner_converged : bool
+        Whether every temperature ended on the KL rule (rather than its cap).
+    mfn_converged : bool
+        Whether every l2-SVM-MFN solve met its stopping rule.
     """
 
     W: np.ndarray
@@ -162,6 +171,9 @@ class PottsResult:
     P: np.ndarray
     n_iter: int
     n_outer: int
+    converged: bool = True
+    inner_converged: bool = True
+    mfn_converged: bool = True
 
 
 def _l2(z):
@@ -357,10 +369,12 @@ class _ClassProblem:
     and costs ``[1/l, lam_u p/u, lam_u (1 - p)/u]``: X is never duplicated.
     """
 
-    def __init__(self, X, y_k, lab, unl, alpha, unlabeled_weight, max_iter):
+    def __init__(self, X, y_k, lab, unl, alpha, unlabeled_weight, max_iter, n_threads):
         self.X = X
         self.alpha = alpha
         self.max_iter = max_iter
+        self.n_threads = n_threads
+        self.converged = True
         n_lab, n_unl = lab.size, unl.size
         self.n_lab, self.n_unl = n_lab, n_unl
         self.rows = np.concatenate([lab, unl, unl])
@@ -372,17 +386,29 @@ class _ClassProblem:
         self.w, self.b, self.outputs = None, 0.0, None
 
     def solve(self, p, first):
+        with thread_pool(self.n_threads) as executor:
+            res = self._solve(p, first, executor)
+        self.w, self.b, self.outputs = res.w, res.b, res.outputs
+        self.converged &= res.converged
+        return self
+
+    def _solve(self, p, first, executor):
         n_lab, n_unl = self.n_lab, self.n_unl
+        threads = {"executor": executor, "n_threads": self.n_threads}
         if n_unl == 0:
             # No unlabeled rows: the supervised l2-SVM, as the binary DA fits it.
-            res = l2_svm_mfn(
-                self.X, self.targets, self.cost, alpha=self.alpha, tolerance=self.state, max_iter=self.max_iter
+            return l2_svm_mfn(
+                self.X,
+                self.targets,
+                self.cost,
+                alpha=self.alpha,
+                tolerance=self.state,
+                max_iter=self.max_iter,
+                **threads,
             )
-            self.w, self.b, self.outputs = res.w, res.b, res.outputs
-            return self
         self.cost[n_lab : n_lab + n_unl] = self.lam_u_by_u * p
         self.cost[n_lab + n_unl :] = self.lam_u_by_u * (1.0 - p)
-        res = l2_svm_mfn(
+        return l2_svm_mfn(
             self.X,
             self.targets,
             self.cost,
@@ -396,11 +422,11 @@ class _ClassProblem:
             stop="absolute",
             abs_tol=EPSILON,
             max_iter=self.max_iter,
+            **threads,
         )
-        self.w, self.b, self.outputs = res.w, res.b, res.outputs
-        return self
 
 
+@single_blas_thread
 def potts_annealing(
     X,
     y,
@@ -410,7 +436,9 @@ def potts_annealing(
     unlabeled_weight,
     class_fractions,
     tol=1e-6,
-    max_iter=MFNITERMAX,
+    max_iter=DA_OUTER_ITERMAX,
+    max_inner_iter=DA_INNER_ITERMAX,
+    max_newton_iter=MFNITERMAX,
     n_jobs=None,
     symmetric_binary=True,
     verbose=0,
@@ -433,10 +461,16 @@ def potts_annealing(
     tol : float, default=1e-6
         Threshold of the mean KL divergence (inner loop) and of the mean
         entropy (outer loop), in bits.
-    max_iter : int
+    max_iter : int, default=DA_OUTER_ITERMAX
+        Cap on the temperatures visited.
+    max_inner_iter : int, default=DA_INNER_ITERMAX
+        Cap on the alternations of p- and w-steps at one temperature.
+    max_newton_iter : int, default=MFNITERMAX
         Newton steps cap of each l2-SVM-MFN solve.
     n_jobs : int, default=None
-        Classes solved in parallel in a w-step (joblib threads).
+        Threads: up to ``n_jobs`` classes are solved at once in a w-step
+        (joblib threads), each with ``n_jobs // (classes at once)`` threads
+        for its row-block products, as one-vs-rest shares them.
     symmetric_binary : bool, default=True
         For K = 2, solve the class-1 problem only and set ``w_0 = -w_1``.
     verbose : int
@@ -458,8 +492,13 @@ def potts_annealing(
     Y = np.where(np.asarray(y)[:, None] == np.arange(K)[None, :], 1.0, -1.0)
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
-    problems = {k: _ClassProblem(X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_iter) for k in solved}
-    parallel = Parallel(n_jobs=n_jobs, prefer="threads") if len(solved) > 1 else None
+    n_total = effective_n_jobs(n_jobs)
+    n_outer_jobs = max(1, min(n_total, len(solved)))
+    n_threads = max(1, n_total // n_outer_jobs)
+    problems = {
+        k: _ClassProblem(X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_newton_iter, n_threads) for k in solved
+    }
+    parallel = Parallel(n_jobs=n_outer_jobs, prefer="threads") if n_outer_jobs > 1 else None
 
     def w_step(P, first):
         cols = [P[:, k] for k in solved]
@@ -486,19 +525,26 @@ def potts_annealing(
     F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight)
     best = (F, W.copy(), b.copy(), outputs.copy())
     if n_unl == 0:
-        return PottsResult(W, b, outputs, F, P, n_iter, 0)
+        mfn_ok = all(pr.converged for pr in problems.values())
+        return PottsResult(W, b, outputs, F, P, n_iter, 0, True, True, mfn_ok)
     if callback is not None:
         callback("init", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
     H = potts_entropy_bits(P)
     nu = None
     n_outer = 0
-    while n_outer < DA_OUTER_ITERMAX and H > tol:
+    inner_ok = True
+    while n_outer < max_iter and H > tol:
         n_outer += 1
         kl = 1.0
         inner = 0
-        while inner < DA_INNER_ITERMAX and kl > tol:
+        while inner < max_inner_iter and kl > tol:
             inner += 1
             E = potts_energies(outputs[unl], unlabeled_weight)
+            if not np.isfinite(E).all():
+                raise FloatingPointError(
+                    "Potts DA's belief update got non-finite outputs; the data are too large for float64: "
+                    "scale X first."
+                )
             P_old = P
             P, nu = potts_p_step(E, T, r, nu)
             if callback is not None:
@@ -511,6 +557,7 @@ def potts_annealing(
                 best = (F, W.copy(), b.copy(), outputs.copy())
             if callback is not None:
                 callback("w", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
+        inner_ok &= kl <= tol
         H = potts_entropy_bits(P)
         if verbose:
             print(
@@ -519,4 +566,5 @@ def potts_annealing(
             )
         T /= DA_ANNEALING_RATE
     F, W, b, outputs = best
-    return PottsResult(W, b, outputs, F, P, n_iter, n_outer)
+    mfn_ok = all(pr.converged for pr in problems.values())
+    return PottsResult(W, b, outputs, F, P, n_iter, n_outer, H <= tol, inner_ok, mfn_ok)

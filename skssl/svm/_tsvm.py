@@ -38,12 +38,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
+from ._rowblocks import thread_pool
+from ._threads import single_blas_thread
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
 
-__all__ = ["TSVM_ANNEALING_RATE", "TSVM_LAMBDA_SMALL", "TSVMResult", "n_positive", "switch_labels", "tsvm"]
+__all__ = [
+    "TSVM_ANNEALING_RATE",
+    "TSVM_LAMBDA_SMALL",
+    "TSVM_MAX_ITER",
+    "TSVMResult",
+    "n_positive",
+    "switch_labels",
+    "tsvm",
+]
 
 TSVM_LAMBDA_SMALL = 1e-5
 TSVM_ANNEALING_RATE = 1.5
+#: Default cap on l2-SVM-MFN solves (switching rounds + annealing levels);
+#: SVMlin has none. With lam_u = 1 there are 30 annealing levels; rounds
+#: are few with multiple switching and at most one per switched pair with S = 1.
+TSVM_MAX_ITER = 10000
 
 
 @dataclass
@@ -61,6 +75,11 @@ class TSVMResult:
         Number of pairs switched.
     n_iter : int
         Number of l2-SVM-MFN solves.
+    converged : bool
+        False when ``max_iter`` solves ended the fit early.
+    mfn_converged : bool
+        Whether every l2-SVM-MFN solve met its stopping rule (rather than
+        its Newton step cap).
     """
 
     w: np.ndarray
@@ -69,6 +88,8 @@ class TSVMResult:
     labels: np.ndarray
     n_switches: int
     n_iter: int
+    converged: bool = True
+    mfn_converged: bool = True
 
 
 def n_positive(r, u):
@@ -126,6 +147,7 @@ def _smallest(idx, keys, k):
     return idx[order]
 
 
+@single_blas_thread
 def tsvm(
     X,
     y,
@@ -136,8 +158,10 @@ def tsvm(
     positive_fraction,
     max_switches=10000,
     rel_tol=RELATIVE_STOP_EPS,
-    max_iter=MFNITERMAX,
+    max_iter=TSVM_MAX_ITER,
+    max_newton_iter=MFNITERMAX,
     verbose=0,
+    n_threads=1,
 ):
     """Transductive l2-SVM-MFN with multiple switching on one binary problem.
 
@@ -159,28 +183,70 @@ def tsvm(
         ``S``.
     rel_tol : float
         Relative stopping rule of each MFN solve.
-    max_iter : int
+    max_iter : int, default=TSVM_MAX_ITER
+        Cap on the number of l2-SVM-MFN solves (the iterations of TSVM:
+        switching rounds and annealing levels). Reaching it ends the fit
+        early with ``converged=False``.
+    max_newton_iter : int, default=MFNITERMAX
         Newton steps cap of each MFN solve.
     verbose : int
         Print progress when > 0.
+    n_threads : int, default=1
+        Threads for the products over row blocks (see
+        :mod:`skssl.svm._rowblocks`).
 
     Returns
     -------
     result : TSVMResult
     """
+    with thread_pool(n_threads) as executor:
+        return _tsvm(
+            X,
+            y,
+            labeled,
+            alpha,
+            unlabeled_weight,
+            positive_fraction,
+            max_switches,
+            rel_tol,
+            max_iter,
+            max_newton_iter,
+            verbose,
+            executor=executor,
+            n_threads=n_threads,
+        )
+
+
+def _tsvm(
+    X,
+    y,
+    labeled,
+    alpha,
+    unlabeled_weight,
+    positive_fraction,
+    max_switches,
+    rel_tol,
+    max_iter,
+    max_newton_iter,
+    verbose,
+    executor,
+    n_threads,
+):
     lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
     n_lab, n_unl = lab.size, unl.size
     state = CGTolerance()
-    kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_iter}
+    kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_newton_iter}
+    par = {"executor": executor, "n_threads": n_threads}
     y_lab = y[lab].astype(np.float64)
     res = l2_svm_mfn(X[lab], y_lab, np.full(n_lab, 1.0 / n_lab), first=True, **kw)
     n_iter = 1
+    mfn_ok = res.converged
     labels = np.zeros(X.shape[0])
     labels[lab] = y_lab
     if n_unl == 0:
         outputs = X @ res.w + res.b
-        return TSVMResult(res.w, res.b, outputs, labels, 0, n_iter)
+        return TSVMResult(res.w, res.b, outputs, labels, 0, n_iter, True, mfn_ok)
     ou = X[unl] @ res.w + res.b
     n_pos = n_positive(positive_fraction, n_unl)
     top = np.argsort(-ou, kind="stable")[:n_pos]
@@ -191,32 +257,45 @@ def tsvm(
     cost = np.empty(X.shape[0])
     cost[lab] = 1.0 / n_lab
     cost[unl] = lam0 / n_unl
-    res = l2_svm_mfn(X, labels, cost, first=True, **kw)
-    n_iter += 1
+    capped = n_iter >= max_iter
+    if not capped:
+        res = l2_svm_mfn(X, labels, cost, first=True, **kw, **par)
+        n_iter += 1
+        mfn_ok &= res.converged
     n_switches = 0
     last_round = lam0 >= unlabeled_weight
-    while True:
+    while not capped:
         rounds = 0
         while True:
+            if n_iter >= max_iter:
+                capped = True
+                break
             s = switch_labels(labels, res.outputs, unl, max_switches)
             if s == 0:
                 break
             rounds += 1
             n_switches += s
-            res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw)
+            res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
             n_iter += 1
+            mfn_ok &= res.converged
         if verbose:
             print(
                 f"[TSVM] lam_0={lam0:.3g}: {rounds} switching round(s), "
                 f"{n_switches} switches so far, objective {res.objective:.6g}"
             )
-        if last_round:
+        if last_round or capped:
+            break
+        if n_iter >= max_iter:
+            capped = True
             break
         lam0 *= TSVM_ANNEALING_RATE
         if lam0 >= unlabeled_weight:
             lam0 = unlabeled_weight
             last_round = True
         cost[unl] = lam0 / n_unl
-        res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw)
+        res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
         n_iter += 1
-    return TSVMResult(res.w, res.b, res.outputs, labels, n_switches, n_iter)
+        mfn_ok &= res.converged
+    if capped and res.outputs.shape[0] != X.shape[0]:  # capped before the first solve on all rows
+        res = MFNResult(res.w, res.b, X @ res.w + res.b, res.objective, 0, 0, 0, res.converged)
+    return TSVMResult(res.w, res.b, res.outputs, labels, n_switches, n_iter, not capped, mfn_ok)

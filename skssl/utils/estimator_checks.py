@@ -80,7 +80,15 @@ def _with_seed(estimator, seed=0):
 
 
 def check_classes_exclude_unlabeled(name, estimator):
-    """``classes_`` holds the labeled classes only, never ``-1``."""
+    """``classes_`` holds the labeled classes only, never ``-1``.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, _, y_semi = _semi_supervised_data()
     est = _with_seed(estimator).fit(X, y_semi)
     assert -1 not in list(est.classes_), f"{name}.classes_ contains -1: {est.classes_}"
@@ -89,7 +97,15 @@ def check_classes_exclude_unlabeled(name, estimator):
 
 
 def check_all_unlabeled_raises(name, estimator):
-    """A target with every row ``-1`` raises a ``ValueError`` naming it."""
+    """A target with every row ``-1`` raises a ``ValueError`` naming it.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, _, y_semi = _semi_supervised_data()
     try:
         clone(estimator).fit(X, np.full_like(y_semi, -1))
@@ -100,7 +116,15 @@ def check_all_unlabeled_raises(name, estimator):
 
 
 def check_transduction(name, estimator):
-    """``transduction_`` has one label per row; labeled rows keep theirs."""
+    """``transduction_`` has one label per row; labeled rows keep theirs.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, _, y_semi = _semi_supervised_data()
     est = _with_seed(estimator).fit(X, y_semi)
     transduction = np.asarray(est.transduction_)
@@ -111,7 +135,17 @@ def check_transduction(name, estimator):
 
 
 def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
-    """CSR and dense input give the same outputs (skipped for dense-only estimators)."""
+    """CSR and dense input give the same outputs (skipped for dense-only estimators).
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    rtol, atol : float, default=1e-5 and 1e-7
+        Tolerances of the comparison of the two models' outputs.
+    """
     if not get_tags(estimator).input_tags.sparse:
         return
     X, _, y_semi = _semi_supervised_data()
@@ -127,7 +161,15 @@ def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
 
 
 def check_unlabeled_rows_change_fit(name, estimator):
-    """Fitting with the unlabeled rows gives another model than without them."""
+    """Fitting with the unlabeled rows gives another model than without them.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, _, y_semi = _semi_supervised_data()
     labeled = y_semi != -1
     with_unlabeled = _with_seed(estimator).fit(X, y_semi)
@@ -139,7 +181,15 @@ def check_unlabeled_rows_change_fit(name, estimator):
 
 
 def check_object_labels_with_unlabeled(name, estimator):
-    """String labels in an ``object`` array mixed with the integer ``-1`` work."""
+    """String labels in an ``object`` array mixed with the integer ``-1`` work.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, _, y_semi = _semi_supervised_data()
     names = np.array(["ant", "bee", "cat"], dtype=object)
     y_obj = np.array([-1 if v == -1 else names[v] for v in y_semi], dtype=object)
@@ -151,7 +201,15 @@ def check_object_labels_with_unlabeled(name, estimator):
 
 
 def check_score_ignores_unlabeled(name, estimator):
-    """``score`` on a ``y`` with ``-1`` rows equals the accuracy on the labeled rows."""
+    """``score`` on a ``y`` with ``-1`` rows equals the accuracy on the labeled rows.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, y, y_semi = _semi_supervised_data()
     est = _with_seed(estimator).fit(X, y_semi)
     y_eval = y.copy()
@@ -162,7 +220,15 @@ def check_score_ignores_unlabeled(name, estimator):
 
 
 def check_fit_does_not_mutate_input(name, estimator):
-    """``fit`` leaves the caller's ``X`` and ``y`` untouched (dense and sparse)."""
+    """``fit`` leaves the caller's ``X`` and ``y`` untouched (dense and sparse).
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, _, y_semi = _semi_supervised_data()
     inputs = [X]
     if get_tags(estimator).input_tags.sparse:
@@ -179,7 +245,15 @@ def check_fit_does_not_mutate_input(name, estimator):
 
 
 def check_deterministic_fit(name, estimator):
-    """Two fits with the same ``random_state`` give the same model."""
+    """Two fits with the same ``random_state`` give the same model.
+
+    Parameters
+    ----------
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+    """
     X, _, y_semi = _semi_supervised_data()
     a = _outputs(_with_seed(estimator, 7).fit(X, y_semi), X)
     b = _outputs(_with_seed(estimator, 7).fit(X, y_semi), X)

@@ -35,41 +35,33 @@ def test_two_moons_one_label_per_class():
     assert acc_ssl >= acc_sup + 0.1
 
 
-def test_digits_four_labels_per_class():
-    # the 8x8 digits as images (n, 1, 8, 8): default CNN and image augmentations
+def _digits_accuracies(as_images, max_epochs):
+    """Test accuracy of the labeled-only net and of FixMatch, 4 labels per class, 1300 training digits."""
     X, y = load_digits(return_X_y=True)
-    X = (X / 16.0).reshape(-1, 1, 8, 8)
-    rng = np.random.default_rng(0)
-    perm = rng.permutation(X.shape[0])
+    X = X / 16.0
+    if as_images:
+        X = X.reshape(-1, 1, 8, 8)
+    perm = np.random.default_rng(0).permutation(X.shape[0])
     train, test = perm[:1300], perm[1300:]
     lab = train[_pick(y[train], 4, seed=0)]
-    y_semi = np.full(X.shape[0], -1)[train]
-    y_semi[np.isin(train, lab)] = y[train][np.isin(train, lab)]
-    params = dict(max_epochs=20, iterations_per_epoch=50, random_state=0)
+    y_semi = np.where(np.isin(train, lab), y[train], -1)
+    params = dict(max_epochs=max_epochs, iterations_per_epoch=50, random_state=0)
     sup = SupervisedNetClassifier(**params).fit(X[lab], y[lab])
-    acc_sup = np.mean(sup.predict(X[test]) == y[test])
     ssl = FixMatchClassifier(**params).fit(X[train], y_semi)
-    acc_ssl = np.mean(ssl.predict(X[test]) == y[test])
-    # measured: FixMatch 0.936, labeled-only 0.849
+    return np.mean(sup.predict(X[test]) == y[test]), np.mean(ssl.predict(X[test]) == y[test])
+
+
+def test_digits_four_labels_per_class():
+    # the 8x8 digits as images (n, 1, 8, 8): default CNN and image augmentations.
+    # measured (500 steps): FixMatch 0.934, labeled-only 0.849 (1000 steps: 0.936, 0.849)
+    acc_sup, acc_ssl = _digits_accuracies(as_images=True, max_epochs=10)
     assert acc_ssl >= acc_sup + 0.06
     assert acc_ssl >= 0.90
 
 
 def test_digits_vectors_four_labels_per_class():
-    # the same split as 64-feature vectors: default MLP, noise + feature masking
-    X, y = load_digits(return_X_y=True)
-    X = X / 16.0
-    rng = np.random.default_rng(0)
-    perm = rng.permutation(X.shape[0])
-    train, test = perm[:1300], perm[1300:]
-    lab = train[_pick(y[train], 4, seed=0)]
-    y_semi = np.full(X.shape[0], -1)[train]
-    y_semi[np.isin(train, lab)] = y[train][np.isin(train, lab)]
-    params = dict(max_epochs=20, iterations_per_epoch=50, random_state=0)
-    sup = SupervisedNetClassifier(**params).fit(X[lab], y[lab])
-    acc_sup = np.mean(sup.predict(X[test]) == y[test])
-    ssl = FixMatchClassifier(**params).fit(X[train], y_semi)
-    acc_ssl = np.mean(ssl.predict(X[test]) == y[test])
-    # measured: FixMatch 0.877, labeled-only 0.819 (vector augmentations are weaker than image ones)
+    # the same split as 64-feature vectors: default MLP, noise + feature masking.
+    # measured (1000 steps): FixMatch 0.877, labeled-only 0.819 (vector augmentations are weaker than image ones)
+    acc_sup, acc_ssl = _digits_accuracies(as_images=False, max_epochs=20)
     assert acc_ssl >= acc_sup + 0.04
     assert acc_ssl >= 0.86

@@ -1,6 +1,7 @@
 """SemiSupervisedNet and the public deep estimators: contract, determinism, bad input."""
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -11,10 +12,10 @@ pytest.importorskip("skorch")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from sklearn.base import clone  # noqa: E402
-from sklearn.datasets import make_blobs  # noqa: E402
 
 from skssl.deep import (  # noqa: E402
     AdshClassifier,
+    ClassAdaptiveThreshold,
     FixedThreshold,
     FixMatchClassifier,
     FreeMatchClassifier,
@@ -23,18 +24,9 @@ from skssl.deep import (  # noqa: E402
     SupervisedNetClassifier,
 )
 
-FAST = dict(max_epochs=2, iterations_per_epoch=3, batch_size=8, mu=2, module__hidden_units=(16,))
-FAST_IMG = {k: v for k, v in FAST.items() if not k.startswith("module__")}
+from ._data import FAST, FAST_IMG, blobs  # noqa: E402
+
 ESTIMATORS = [FixMatchClassifier, FreeMatchClassifier, AdshClassifier, SemiSupervisedNet]
-
-
-def blobs(n=120, n_labeled=12, seed=0, centers=3):
-    X, y = make_blobs(n, centers=centers, random_state=seed)
-    y_semi = np.full(n, -1)
-    rng = np.random.default_rng(seed)
-    for c in range(centers):
-        y_semi[rng.choice(np.flatnonzero(y == c), n_labeled // centers, replace=False)] = c
-    return X, y, y_semi
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS)
@@ -75,7 +67,7 @@ def test_global_torch_rng_untouched():
 
 def test_history_records_thresholds_mask_rate_and_losses():
     X, _, y_semi = blobs()
-    est = FreeMatchClassifier(random_state=0, lambda_f=0.1, **FAST).fit(X, y_semi)
+    est = FreeMatchClassifier(random_state=0, fairness_weight=0.1, **FAST).fit(X, y_semi)
     batch = est.history[-1, "batches", -1]
     for key in ("loss_x", "loss_u", "mask_rate"):
         assert np.isfinite(batch[key])
@@ -91,15 +83,15 @@ def test_ema_is_not_in_optimizer_and_is_used_for_prediction():
     X, _, y_semi = blobs()
     est = FixMatchClassifier(random_state=0, **FAST).fit(X, y_semi)
     opt_params = {id(p) for g in est.optimizer_.param_groups for p in g["params"]}
-    assert not any(id(p) in opt_params for p in est.ema_.module.parameters())
+    assert not any(id(p) in opt_params for p in est.ema_state_.module.parameters())
     assert {id(p) for p in est.module_.parameters()} == opt_params
     Xt = torch.as_tensor(X[:5], dtype=torch.float32)
     with torch.no_grad():
-        ema_proba = torch.softmax(est.ema_.module.eval()(Xt), 1).numpy()
+        ema_proba = torch.softmax(est.ema_state_.module.eval()(Xt), 1).numpy()
         raw_proba = torch.softmax(est.module_.eval()(Xt), 1).numpy()
     np.testing.assert_allclose(est.predict_proba(X[:5]), ema_proba, rtol=1e-5)
     assert not np.allclose(ema_proba, raw_proba)
-    no_ema = FixMatchClassifier(random_state=0, ema_decay=0.0, **FAST).fit(X, y_semi)
+    no_ema = FixMatchClassifier(random_state=0, ema_momentum=0.0, **FAST).fit(X, y_semi)
     with torch.no_grad():
         raw = torch.softmax(no_ema.module_.eval()(Xt), 1).numpy()
     np.testing.assert_allclose(no_ema.predict_proba(X[:5]), raw, rtol=1e-5)
@@ -111,7 +103,7 @@ def test_ema_copies_batchnorm_buffers():
     y = np.full(60, -1)
     y[:6] = [0, 1, 0, 1, 0, 1]
     est = FixMatchClassifier(random_state=0, **FAST_IMG).fit(X, y)
-    for (name, e), b in zip(est.ema_.module.named_buffers(), est.module_.buffers()):
+    for (name, e), b in zip(est.ema_state_.module.named_buffers(), est.module_.buffers()):
         assert torch.equal(e, b), name
 
 
@@ -136,8 +128,8 @@ def test_adsh_majority_from_labeled_counts_and_epoch_updates():
     y_semi[np.flatnonzero(y_semi == -1)[:2]] = 2  # class 2 has most labeled rows? no: make it so
     y_semi[np.flatnonzero(y_semi == -1)[:10]] = 2
     est = AdshClassifier(random_state=0, **FAST).fit(X, y_semi)
-    assert est.policy_.majority_class_ == 2
-    assert est.policy_.rho_ is not None
+    assert est.masking_.majority_class_ == 2
+    assert est.masking_.rho_ is not None
 
 
 def test_custom_policy_object_is_not_mutated():
@@ -145,7 +137,7 @@ def test_custom_policy_object_is_not_mutated():
     policy = FixedThreshold(0.7)
     est = SemiSupervisedNet(masking=policy, random_state=0, **FAST).fit(X, y_semi)
     assert not hasattr(policy, "n_classes_")
-    assert est.policy_.threshold == 0.7
+    assert est.masking_.threshold == 0.7
 
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan")])
@@ -155,12 +147,17 @@ def test_mu_must_be_positive(bad):
         FixMatchClassifier(**{**FAST, "mu": bad}).fit(X, y_semi)
 
 
-@pytest.mark.parametrize("Est, param", [(FixMatchClassifier, "threshold"), (AdshClassifier, "tau_1")])
+@pytest.mark.parametrize(
+    "Est, Policy", [(FixMatchClassifier, FixedThreshold), (AdshClassifier, ClassAdaptiveThreshold)]
+)
 @pytest.mark.parametrize("bad", [0.0, 1.01, -0.5])
-def test_thresholds_outside_unit_interval(Est, param, bad):
+def test_thresholds_outside_unit_interval(Est, Policy, bad):
     X, _, y_semi = blobs()
-    with pytest.raises(ValueError, match=param):
-        Est(**{param: bad}, **FAST).fit(X, y_semi)
+    with pytest.raises(ValueError, match="'threshold' parameter of " + Policy.__name__):
+        Est(masking=Policy(bad), **FAST).fit(X, y_semi)
+    # the same through nested set_params on the default policy
+    with pytest.raises(ValueError, match="'threshold' parameter of " + Policy.__name__):
+        Est(**FAST).set_params(masking__threshold=bad).fit(X, y_semi)
 
 
 def test_three_d_X_raises():
@@ -213,8 +210,7 @@ def test_get_params_has_no_private_or_fitted_attributes():
     est = FixMatchClassifier(random_state=0, **FAST).fit(X, y_semi)
     names = set(est.get_params(deep=False))
     assert not any(n.startswith("_") or n.endswith("_") for n in names)
-    assert {"threshold", "mu", "lambda_u", "ema_decay", "module__hidden_units", "random_state"} <= names
-    assert "masking" not in names
+    assert {"masking", "mu", "unlabeled_weight", "ema_momentum", "module__hidden_units", "random_state"} <= names
 
 
 def test_partial_fit_continues_training():
@@ -320,3 +316,43 @@ def test_train_split_validates_on_labeled_rows_only():
     sup = SupervisedNetClassifier(max_epochs=2, random_state=0, train_split=ValidSplit(5))
     sup.fit(X, blobs(150)[1])
     assert np.isfinite(sup.history[-1, "valid_loss"])
+
+
+@pytest.mark.parametrize("Est", [FixMatchClassifier, FreeMatchClassifier, AdshClassifier])
+def test_sample_weight_weights_the_labeled_loss(Est):
+    X, _, y_semi = blobs()
+    base = Est(random_state=0, **FAST)
+    p_none = clone(base).fit(X, y_semi).predict_proba(X)
+    p_ones = clone(base).fit(X, y_semi, sample_weight=np.ones(len(y_semi))).predict_proba(X)
+    np.testing.assert_array_equal(p_none, p_ones)
+    w = np.where(y_semi == 0, 5.0, 0.1)
+    assert not np.allclose(clone(base).fit(X, y_semi, sample_weight=w).predict_proba(X), p_none)
+    # only the labeled rows' weights matter
+    w_unl = np.where(y_semi == -1, 7.0, 1.0)
+    np.testing.assert_array_equal(clone(base).fit(X, y_semi, sample_weight=w_unl).predict_proba(X), p_none)
+    with pytest.raises(ValueError, match="zero for every labeled row"):
+        clone(base).fit(X, y_semi, sample_weight=np.where(y_semi == -1, 1.0, 0.0))
+    with pytest.raises(ValueError, match="sample_weight"):
+        clone(base).fit(X, y_semi, sample_weight=-np.ones(len(y_semi)))
+
+
+def test_sample_weight_with_an_averaging_criterion_raises_by_name():
+    X, _, y_semi = blobs()
+    est = FixMatchClassifier(criterion__reduction="mean", random_state=0, **FAST)
+    est.fit(X, y_semi)  # fine without weights
+    with pytest.raises(ValueError, match="sample_weight needs per-row losses"):
+        clone(est).fit(X, y_semi, sample_weight=np.ones(len(y_semi)))
+
+
+def test_verbose_line_is_compact(capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = np.full(200, -1)
+    y[:20] = np.arange(20) % 10  # ten classes: the full threshold vector would be ~100 characters
+    FreeMatchClassifier(random_state=0, verbose=1, **FAST).fit(X, y)
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)  # skorch colours the best loss
+    lines = [line for line in out.splitlines() if line.strip()]
+    header = lines[0].split()
+    assert header[:2] == ["epoch", "mask_rate"] and {"thr_min", "thr_mean", "thr_max", "train_loss"} <= set(header)
+    assert "thresholds" not in header
+    assert max(len(line) for line in lines) <= 80

@@ -21,14 +21,14 @@ def test_fixed_threshold_mask_and_pseudo():
     mask, pseudo = pol.mask(t([[0.8, 0.1, 0.1], [0.5, 0.4, 0.1], [0.05, 0.05, 0.9]]))
     assert mask.tolist() == [True, False, True]
     assert pseudo.tolist() == [0, 0, 2]
-    assert pol.thresholds() == [0.8] * 3
+    assert pol.thresholds_.tolist() == [0.8] * 3
 
 
 @pytest.mark.parametrize("bad", [0, -0.1, 1.5, float("nan"), "0.9", True])
 def test_thresholds_outside_unit_interval_raise(bad):
     with pytest.raises(ValueError, match="threshold"):
         FixedThreshold(bad).start(2)
-    with pytest.raises(ValueError, match="tau_1"):
+    with pytest.raises(ValueError, match="threshold"):
         ClassAdaptiveThreshold(bad).start(2, [1, 1])
 
 
@@ -40,7 +40,7 @@ def test_sat_starts_uniform_and_tracks_ema():
     m = 0.9
     pol = SelfAdaptiveThreshold(momentum=m).start(4)
     assert pol.tau_ == pytest.approx(0.25)
-    assert pol.thresholds() == pytest.approx([0.25] * 4)
+    assert pol.thresholds_.tolist() == pytest.approx([0.25] * 4)
     batches = [
         t([[0.7, 0.1, 0.1, 0.1], [0.1, 0.6, 0.2, 0.1]]),
         t([[0.4, 0.3, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25], [0.1, 0.1, 0.1, 0.7]]),
@@ -53,9 +53,9 @@ def test_sat_starts_uniform_and_tracks_ema():
         p = m * p + (1 - m) * qn.mean(0)
         h = m * h + (1 - m) * np.bincount(qn.argmax(1), minlength=4) / qn.shape[0]
         assert pol.tau_ == pytest.approx(tau)
-        np.testing.assert_allclose(pol.p_tilde_.numpy(), p)
-        np.testing.assert_allclose(pol.label_hist_.numpy(), h)
-        np.testing.assert_allclose(pol.thresholds(), tau * p / p.max())
+        np.testing.assert_allclose(pol.p_tilde_, p)
+        np.testing.assert_allclose(pol.label_hist_, h)
+        np.testing.assert_allclose(pol.thresholds_.tolist(), tau * p / p.max())
     # mask: max q >= tau * p[argmax] / max p
     q = t([[0.3, 0.3, 0.2, 0.2], [0.1, 0.1, 0.1, 0.7], [0.26, 0.25, 0.25, 0.24]])
     thr = tau * p / p.max()
@@ -102,9 +102,9 @@ def test_bad_sat_parameters():
 
 def test_adsh_thresholds_from_known_confidence_table():
     # labeled counts make class 1 the majority (not class 0)
-    pol = ClassAdaptiveThreshold(tau_1=0.9).start(3, labeled_counts=[2, 10, 1])
+    pol = ClassAdaptiveThreshold(threshold=0.9).start(3, labeled_counts=[2, 10, 1])
     assert pol.majority_class_ == 1
-    assert pol.thresholds() == [0.9, 0.9, 0.9]
+    assert pol.thresholds_.tolist() == [0.9, 0.9, 0.9]
     rows = (
         [[0.96, 0.02, 0.02], [0.8, 0.1, 0.1], [0.7, 0.2, 0.1], [0.6, 0.3, 0.1], [0.5, 0.3, 0.2]]  # class 0
         + [[0.02, 0.97, 0.01], [0.05, 0.93, 0.02], [0.1, 0.85, 0.05], [0.2, 0.7, 0.1]]  # class 1
@@ -115,7 +115,7 @@ def test_adsh_thresholds_from_known_confidence_table():
     assert pol.rho_ == pytest.approx(0.5)
     # class 0: n=5, round-half-up(2.5)=3 -> C_0[2] = 0.7; class 1: n=4 -> 2 -> C_1[1] = 0.93 -> capped 0.9
     # class 2: n=2 -> 1 -> C_2[0] = 0.8
-    assert pol.thresholds() == pytest.approx([0.7, 0.9, 0.8])
+    assert pol.thresholds_.tolist() == pytest.approx([0.7, 0.9, 0.8])
     # rectified pseudo-label: r = q / tau
     mask, pseudo = pol.mask(t([[0.5, 0.0, 0.5], [0.72, 0.28, 0.0], [0.3, 0.6, 0.1]]))
     # row 0: r = [0.714, 0, 0.625] -> class 0 (argmax q would tie 0 and 2); row 1: r_0 = 1.03
@@ -124,25 +124,25 @@ def test_adsh_thresholds_from_known_confidence_table():
 
 
 def test_adsh_rectified_label_can_differ_from_argmax():
-    pol = ClassAdaptiveThreshold(tau_1=0.95).start(2, labeled_counts=[5, 1])
-    pol.tau_ = t([0.95, 0.5])
+    pol = ClassAdaptiveThreshold(threshold=0.95).start(2, labeled_counts=[5, 1])
+    pol.thresholds_ = np.array([0.95, 0.5])
     mask, pseudo = pol.mask(t([[0.55, 0.45]]))
     assert pseudo.tolist() == [1] and mask.tolist() == [False]
     mask, pseudo = pol.mask(t([[0.45, 0.55]]))
     assert pseudo.tolist() == [1] and mask.tolist() == [True]
 
 
-def test_adsh_edge_cases_fall_back_to_tau_1():
-    pol = ClassAdaptiveThreshold(tau_1=0.9).start(3, labeled_counts=[5, 1, 1])
+def test_adsh_edge_cases_fall_back_to_threshold():
+    pol = ClassAdaptiveThreshold(threshold=0.9).start(3, labeled_counts=[5, 1, 1])
     # nobody predicted as the majority class 0
     pol.update(t([[0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]))
-    assert pol.thresholds() == [0.9, 0.9, 0.9]
-    # majority rows exist but none reaches tau_1 (rho = 0): FixMatch thresholds
+    assert pol.thresholds_.tolist() == [0.9, 0.9, 0.9]
+    # majority rows exist but none reaches the threshold (rho = 0): FixMatch thresholds
     pol.update(t([[0.6, 0.2, 0.2], [0.1, 0.8, 0.1]]))
-    assert pol.rho_ == 0 and pol.thresholds() == [0.9, 0.9, 0.9]
-    # class 2 never predicted keeps tau_1
+    assert pol.rho_ == 0 and pol.thresholds_.tolist() == [0.9, 0.9, 0.9]
+    # class 2 never predicted keeps the threshold
     pol.update(t([[0.95, 0.05, 0.0], [0.3, 0.7, 0.0]]))
-    assert pol.thresholds() == pytest.approx([0.9, 0.7, 0.9])
+    assert pol.thresholds_.tolist() == pytest.approx([0.9, 0.7, 0.9])
 
 
 @settings(max_examples=60, deadline=None)
@@ -167,8 +167,8 @@ def test_policies_never_produce_nan(n_classes, n_rows, seed, kind):
         pol.update(q)
         mask, pseudo = pol.mask(q)
         assert mask.shape == (n_rows,) and pseudo.shape == (n_rows,)
-        assert np.all(np.isfinite(pol.thresholds()))
-        assert all(0 < v <= 1 for v in pol.thresholds())
+        assert np.all(np.isfinite(pol.thresholds_.tolist()))
+        assert all(0 < v <= 1 for v in pol.thresholds_.tolist())
         if isinstance(pol, SelfAdaptiveThreshold):
             ps = q.clone().requires_grad_(True)
             loss = pol.fairness_loss(ps, mask)

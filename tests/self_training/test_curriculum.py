@@ -447,3 +447,67 @@ def test_default_estimator_is_the_skssl_net():
     assert isinstance(clf.estimator_, deep.SupervisedNetClassifier)
     assert clf.n_iter_ == 6
     assert clf.predict_proba(X).shape == (150, 3)
+
+
+class _NeverFit(LinearSVC):
+    """A LinearSVC that fails the test if Curriculum Labeling trains it."""
+
+    def fit(self, X, y, sample_weight=None):
+        raise AssertionError("fit must not be reached for an estimator without predict_proba")
+
+
+def test_estimator_without_predict_proba_raises_before_fitting():
+    # Regression: LinearSVC was trained once before "no predict_proba" was reported.
+    X, _, y_semi = _blobs()
+    with pytest.raises(ValueError, match="no predict_proba"):
+        CurriculumLabelingClassifier(_NeverFit()).fit(X, y_semi)
+    with pytest.raises(ValueError, match="no predict_proba"):
+        CurriculumLabelingClassifier(SGDClassifier(loss="hinge")).fit(X, y_semi)
+
+
+def test_raw_text_through_a_pipeline():
+    # Regression: the meta-estimator validated X itself, so a pipeline starting with a
+    # vectorizer could not receive raw text.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    texts = [f"good great fine nice {i}" for i in range(20)] + [f"bad awful poor sad {i}" for i in range(20)]
+    y = np.repeat([1, 0], 20)
+    y_semi = np.full(40, -1)
+    y_semi[[0, 1, 20, 21]] = y[[0, 1, 20, 21]]
+    clf = CurriculumLabelingClassifier(make_pipeline(TfidfVectorizer(), LogisticRegression()), random_state=0)
+    clf.fit(texts, y_semi)
+    assert clf.score(texts, y) == 1.0
+    assert clf.predict(["great nice day", "awful sad day"]).tolist() == [1, 0]
+    assert not hasattr(clf, "n_features_in_")  # TfidfVectorizer takes no fixed number of columns
+
+
+def test_the_wrapped_estimator_validates_X():
+    X, _, y_semi = _blobs()
+    clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+    assert clf.n_features_in_ == X.shape[1]
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :-1])
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.predict(X_nan)
+    np.testing.assert_array_equal(clf.predict(sp.coo_matrix(X)), clf.predict(X))
+    assert not hasattr(CurriculumLabelingClassifier(LogisticRegression()), "n_features_in_")
+
+
+def test_four_dimensional_images_around_the_skssl_image_net():
+    # Regression: 4-D image arrays were refused by the meta-estimator's own 2-D validation.
+    pytest.importorskip("torch")
+    deep = pytest.importorskip("skssl.deep")
+    rng = np.random.RandomState(0)
+    X = rng.rand(40, 1, 8, 8).astype(np.float32)
+    X[20:, :, :4, :] += 1.0  # class 1 has a bright top half
+    y = np.repeat([0, 1], 20)
+    y_semi = np.full(40, -1)
+    y_semi[[0, 1, 2, 20, 21, 22]] = y[[0, 1, 2, 20, 21, 22]]
+    net = deep.SupervisedNetClassifier(max_epochs=2, random_state=0)
+    clf = CurriculumLabelingClassifier(net, step=50, random_state=0).fit(X, y_semi)
+    assert isinstance(clf.estimator_.module_, deep.SmallCNN)
+    assert clf.predict_proba(X).shape == (40, 2)
+    assert clf.transduction_.shape == (40,)

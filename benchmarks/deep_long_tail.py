@@ -1,0 +1,287 @@
+"""Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol (CPU).
+
+Run from the repository root::
+
+    python benchmarks/deep_long_tail.py run [SEED ...]   # fits, appends to results/deep_long_tail.jsonl
+    python benchmarks/deep_long_tail.py report           # writes results/deep_long_tail.md
+
+Protocol (Guo & Li, "Class-Imbalanced Semi-Supervised Learning with Adaptive
+Thresholding", ICML 2022, section 5.1, there on CIFAR-10): class ``k = 0..9``
+gets ``n_k = N1 * gamma^(-k/9)`` labeled and ``m_k = M1 * gamma^(-k/9)``
+unlabeled images (rounded), with ``N1 = 1500``, ``M1 = 3000``, ``gamma = 100``,
+so the smallest class keeps 15 labeled and 30 unlabeled images. The images
+are drawn without replacement from the full MNIST training set (60,000), per
+seed; MNIST's digit ``k`` plays the paper's class ``k + 1``. The test set is
+balanced: the same number of test images of every digit (the smallest test
+class, 892 images per class).
+
+Methods, one schedule shared by all (a documented choice, not each
+estimator's own defaults, because FixMatch's default ``mu`` is 3 and Adsh's
+is 2): ``batch_size=32``, ``mu=2`` (the Adsh paper's ratio, for both),
+Adam ``lr=1e-3``, ``iterations_per_epoch=50``, ``EPOCHS`` epochs, EMA
+weights for prediction, default small CNN, default augmentations,
+threshold 0.95 (FixMatch's fixed threshold, Adsh's majority-class threshold).
+The supervised net is ``SupervisedNetClassifier(augment="weak")`` on the
+labeled rows with the same number of steps and batch size. Torch runs with
+one intra-op thread (``torch.set_num_threads(1)``), see
+``benchmarks/results/deep_time.md`` for why.
+
+Instrumentation (an epoch-end callback that reads but never changes the
+fit): on the whole unlabeled set, weak views through the current (non-EMA)
+module in eval mode -- what Adsh's own epoch-end threshold update sees --
+the masking policy's mask and pseudo-labels give, per class ``k``, the mask
+rate (fraction of the unlabeled images of digit ``k`` that pass), the
+pseudo-label precision (fraction of the passing images labeled ``k`` that are
+digit ``k``) and the policy's per-class thresholds.
+
+MNIST comes from ``../shared/data/mnist/mnist_{train,test}.npz`` (arrays ``X``
+uint8 (n, 28, 28) and ``y``); without them the script prints one line saying
+so and exits.
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "data" / "mnist"
+OUT = ROOT / "benchmarks" / "results" / "deep_long_tail.jsonl"
+N1, M1, GAMMA, K = 1500, 3000, 100, 10
+TAIL = [7, 8, 9]
+BATCH, MU, ITERS = 32, 2, 50
+EPOCHS = int(os.environ.get("DEEP_LONG_TAIL_EPOCHS", 20))
+METHODS = ("supervised", "FixMatch", "Adsh")
+
+
+def need_data():
+    files = [DATA / "mnist_train.npz", DATA / "mnist_test.npz"]
+    missing = [str(f.resolve()) for f in files if not f.exists()]
+    if missing:
+        print(f"deep_long_tail: needs MNIST as {' and '.join(missing)} (arrays X uint8 (n, 28, 28), y); not found.")
+        sys.exit(0)
+
+
+def class_counts(total, gamma=GAMMA, k=K):
+    """Exponential profile: ``round(total * gamma^(-i/(k-1)))`` for ``i = 0..k-1``."""
+    return [int(round(total * gamma ** (-i / (k - 1)))) for i in range(k)]
+
+
+def split(seed):
+    """Long-tailed labeled/unlabeled training rows and a balanced test set for one seed."""
+    tr, te = np.load(DATA / "mnist_train.npz"), np.load(DATA / "mnist_test.npz")
+    rng = np.random.default_rng(seed)
+    y_tr = tr["y"].astype(int)
+    lab, unl = [], []
+    for k, (n_k, m_k) in enumerate(zip(class_counts(N1), class_counts(M1))):
+        idx = rng.permutation(np.flatnonzero(y_tr == k))[: n_k + m_k]
+        lab.append(idx[:n_k])
+        unl.append(idx[n_k:])
+    lab, unl = np.concatenate(lab), np.concatenate(unl)
+    y_te_all = te["y"].astype(int)
+    per_class = np.bincount(y_te_all).min()
+    i_te = np.concatenate([rng.permutation(np.flatnonzero(y_te_all == k))[:per_class] for k in range(K)])
+
+    def f(a):
+        return (a.astype(np.float32) / 255.0)[:, None]
+
+    rows = np.concatenate([lab, unl])
+    X = f(tr["X"][rows])
+    y_true = y_tr[rows]
+    y_semi = np.concatenate([y_tr[lab], np.full(unl.shape[0], -1)])
+    return X, y_semi, y_true, f(te["X"][i_te]), y_te_all[i_te]
+
+
+def make_instrument(X_unl, y_unl):
+    """Epoch-end callback recording per-class mask rate, pseudo-label precision and thresholds."""
+    import torch
+    from skorch.callbacks import Callback
+
+    class PseudoLabelQuality(Callback):
+        def on_epoch_end(self, net, **kwargs):
+            policy = getattr(net, "masking_", None) or getattr(net, "policy_", None)
+            if policy is None:
+                return
+            module = net.module_
+            was_training = module.training
+            module.eval()
+            probs = []
+            # the fit runs under a seeded forked RNG: fork again so the weak views drawn
+            # here do not advance the fit's own random stream
+            with torch.no_grad(), torch.random.fork_rng():
+                torch.manual_seed(12345)
+                for s in range(0, X_unl.shape[0], 512):
+                    xb = net.weak_augment_(torch.as_tensor(X_unl[s : s + 512]))
+                    probs.append(torch.softmax(module(xb).float(), dim=1))
+            module.train(was_training)
+            mask, pseudo = policy.mask(torch.cat(probs))
+            mask, pseudo = mask.numpy(), pseudo.numpy()
+            rate = [float(mask[y_unl == k].mean()) for k in range(K)]
+            prec = []
+            for k in range(K):
+                sel = mask & (pseudo == k)
+                prec.append(float((y_unl[sel] == k).mean()) if sel.any() else None)
+            net.history.record("class_mask_rate", rate)
+            net.history.record("class_precision", prec)
+            # fitted attribute ``thresholds_`` (current skssl) or method ``thresholds()`` (before the rename)
+            thr = policy.thresholds() if callable(getattr(policy, "thresholds", None)) else policy.thresholds_
+            net.history.record("class_thresholds", [float(t) for t in thr])
+
+    return PseudoLabelQuality()
+
+
+def run(seed):
+    import torch
+    from sklearn.metrics import balanced_accuracy_score, recall_score
+
+    from skssl.deep import AdshClassifier, FixMatchClassifier, SupervisedNetClassifier
+
+    torch.set_num_threads(1)
+    X, y_semi, y_true, X_te, y_te = split(seed)
+    unl = y_semi == -1
+    common = dict(batch_size=BATCH, iterations_per_epoch=ITERS, max_epochs=EPOCHS, random_state=seed)
+    for name in METHODS:
+        if name == "supervised":
+            est = SupervisedNetClassifier(augment="weak", **common)
+            Xf, yf = X[~unl], y_semi[~unl]
+        else:
+            cls = FixMatchClassifier if name == "FixMatch" else AdshClassifier
+            est = cls(mu=MU, callbacks=[("quality", make_instrument(X[unl], y_true[unl]))], **common)
+            Xf, yf = X, y_semi
+        c0, t0 = time.process_time(), time.time()
+        est.fit(Xf, yf)
+        cpu, wall = time.process_time() - c0, time.time() - t0
+        pred = est.predict(X_te)
+        rec = recall_score(y_te, pred, labels=list(range(K)), average=None)
+        row = dict(
+            seed=seed,
+            method=name,
+            epochs=EPOCHS,
+            steps=EPOCHS * ITERS,
+            n_labeled=int((~unl).sum()),
+            n_unlabeled=int(unl.sum()),
+            n_test=int(y_te.shape[0]),
+            balanced_acc=float(balanced_accuracy_score(y_te, pred)),
+            tail_recall=float(np.mean(rec[TAIL])),
+            recall=[round(float(r), 4) for r in rec],
+            cpu_s=round(cpu, 1),
+            wall_s=round(wall, 1),
+            torch=torch.__version__,
+        )
+        if name != "supervised":
+            h = est.history
+            row["mask_rate"] = [float(v) for v in h[:, "mask_rate"]]
+            for key in ("class_mask_rate", "class_precision", "class_thresholds"):
+                row[key] = h[:, key]
+        print(json.dumps({k: v for k, v in row.items() if not k.startswith("class_")}), flush=True)
+        with open(OUT, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
+def _fmt(v, digits=2):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def report():
+    rows = {}
+    for line in open(OUT):
+        r = json.loads(line)
+        rows[(r["method"], r["seed"])] = r  # the last run of a (method, seed) wins
+    seeds = sorted({s for _, s in rows})
+    methods = [m for m in METHODS if any((m, s) in rows for s in seeds)]
+    any_row = next(iter(rows.values()))
+    out = [
+        "# Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol",
+        "",
+        f"Generated by `python benchmarks/deep_long_tail.py report` from `{OUT.name}` "
+        f"(runs: `python benchmarks/deep_long_tail.py run {' '.join(map(str, seeds))}`). "
+        f"torch {any_row['torch']}, one intra-op thread, 2 CPU cores shared with other jobs "
+        "(wall times inflated; CPU seconds are the process's own).",
+        "",
+        f"Data: N1 = {N1}, M1 = {M1}, gamma = {GAMMA}: labeled per class {class_counts(N1)}, unlabeled per "
+        f"class {class_counts(M1)} ({any_row['n_labeled']} labeled, {any_row['n_unlabeled']} unlabeled) drawn "
+        f"from the MNIST training set per seed; balanced test set of {any_row['n_test']} images. "
+        f"Tail = the three smallest classes {TAIL}.",
+        f"Schedule shared by all methods: batch_size={BATCH}, mu={MU}, {ITERS} steps per epoch, "
+        f"{any_row['epochs']} epochs ({any_row['steps']} steps), Adam lr 1e-3, threshold 0.95, default CNN and "
+        "augmentations; the supervised net trains on the labeled rows only with the weak augmentation.",
+        "",
+        "## Balanced accuracy and tail recall",
+        "",
+        "| method | " + " | ".join(f"seed {s} bal. acc / tail" for s in seeds) + " | mean bal. acc | mean tail recall |"
+        " CPU s per fit |",
+        "|---" * (len(seeds) + 4) + "|",
+    ]
+    for m in methods:
+        rs = [rows.get((m, s)) for s in seeds]
+        got = [r for r in rs if r]
+        cells = [f"{r['balanced_acc']:.3f} / {r['tail_recall']:.3f}" if r else "-" for r in rs]
+        out.append(
+            f"| {m} | "
+            + " | ".join(cells)
+            + f" | {np.mean([r['balanced_acc'] for r in got]):.3f} | {np.mean([r['tail_recall'] for r in got]):.3f}"
+            + f" | {np.mean([r['cpu_s'] for r in got]):.0f} |"
+        )
+    out += ["", "## Recall per class (mean over seeds)", "", "| method | " + " | ".join(map(str, range(K))) + " |"]
+    out.append("|---" * (K + 1) + "|")
+    for m in methods:
+        got = [rows[(m, s)] for s in seeds if (m, s) in rows]
+        mean = np.mean([r["recall"] for r in got], axis=0)
+        out.append(f"| {m} | " + " | ".join(f"{v:.3f}" for v in mean) + " |")
+    for key, title in (
+        ("class_thresholds", "Per-class thresholds over training"),
+        (
+            "class_mask_rate",
+            "Per-class mask rate on the unlabeled set (fraction of each digit's unlabeled images kept)",
+        ),
+        ("class_precision", "Per-class pseudo-label precision of the kept images (- = none kept)"),
+    ):
+        out += ["", f"## {title} (seed {seeds[0]}; epoch-end, weak views, current module)", ""]
+        out.append("| method | epoch | " + " | ".join(map(str, range(K))) + " |")
+        out.append("|---" * (K + 2) + "|")
+        for m in methods:
+            r = rows.get((m, seeds[0]))
+            if not r or key not in r:
+                continue
+            hist = r[key]
+            for e in sorted({0, 1, 4, 9, len(hist) // 2 - 1, len(hist) - 1}):
+                if 0 <= e < len(hist) and hist[e] is not None:
+                    out.append(f"| {m} | {e + 1} | " + " | ".join(_fmt(v) for v in hist[e]) + " |")
+    # seed-averaged final-epoch instrumentation: the evidence for the verdict
+    out += ["", "## Final epoch, mean over seeds", "", "| method | quantity | " + " | ".join(map(str, range(K))) + " |"]
+    out.append("|---" * (K + 2) + "|")
+    for m in methods:
+        got = [rows[(m, s)] for s in seeds if (m, s) in rows and "class_mask_rate" in rows[(m, s)]]
+        if not got:
+            continue
+        for key, label in (
+            ("class_thresholds", "threshold"),
+            ("class_mask_rate", "mask rate"),
+            ("class_precision", "precision"),
+        ):
+            vals = np.array([[np.nan if v is None else v for v in r[key][-1]] for r in got], dtype=float)
+            mean = [None if np.all(np.isnan(c)) else float(np.nanmean(c)) for c in vals.T]
+            out.append(f"| {m} | {label} | " + " | ".join(_fmt(v) for v in mean) + " |")
+    notes = ROOT / "benchmarks" / "results" / "deep_long_tail_notes.md"
+    if notes.exists():
+        out += ["", notes.read_text().rstrip()]
+    (OUT.parent / "deep_long_tail.md").write_text("\n".join(out) + "\n")
+    print(f"wrote {OUT.parent / 'deep_long_tail.md'}")
+
+
+if __name__ == "__main__":
+    cmd, *args = sys.argv[1:] or ["run"]
+    if cmd == "report":
+        if not OUT.exists():
+            print(
+                f"deep_long_tail: no results yet ({OUT} missing); run `python benchmarks/deep_long_tail.py run` first."
+            )
+            sys.exit(0)
+        report()
+    else:
+        need_data()
+        for seed in [int(a) for a in args] or [0, 1, 2]:
+            run(seed)

@@ -1,0 +1,356 @@
+"""Where the time of a deep skssl fit goes, on CPU (issue: threads and time).
+
+Run from the repository root::
+
+    python benchmarks/deep_time.py steps      # CPU/wall per FixMatch step: torch threads 1 vs default, by component
+    python benchmarks/deep_time.py fit [THREADS] [MODULE] [SEED]
+                                              # a default FreeMatch fit, 4 labels per class
+    python benchmarks/deep_time.py threads    # same fit with 1 and 2 torch threads: same model?
+    python benchmarks/deep_time.py gridsearch # GridSearchCV(n_jobs=1) vs (n_jobs=2) wall time
+    python benchmarks/deep_time.py report     # writes results/deep_time.md from results/deep_time.jsonl
+
+``THREADS`` is a number of torch intra-op threads set with
+``torch.set_num_threads`` before the fit (``default`` = leave torch's own
+default, the number of cores); ``MODULE`` is ``default`` (the estimator's
+default network) or ``oldcnn`` (the network the nets shipped before, for
+comparison).
+
+The fit follows the setting of the issue: 4,000 MNIST training images (the
+first 4,000 of a seeded permutation), 4 labeled per class (40), the other
+3,960 unlabeled; accuracy on the 10,000 MNIST test images. CPU seconds are
+the process's own (``time.process_time``; with more than one thread they add
+up the threads' time); the machine is shared with other jobs, so wall times
+are inflated and every comparison alternates its arms within one run.
+
+MNIST comes from ``../shared/data/mnist/mnist_{train,test}.npz``; without it
+the script prints one line saying what it needs and exits.
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "data" / "mnist"
+OUT = ROOT / "benchmarks" / "results" / "deep_time.jsonl"
+N_POOL, PER_CLASS = 4000, 4
+
+
+def need_data():
+    files = [DATA / "mnist_train.npz", DATA / "mnist_test.npz"]
+    missing = [str(f.resolve()) for f in files if not f.exists()]
+    if missing:
+        print(f"deep_time: needs MNIST as {' and '.join(missing)} (arrays X uint8 (n, 28, 28), y); not found.")
+        sys.exit(0)
+
+
+def load(seed=0):
+    tr, te = np.load(DATA / "mnist_train.npz"), np.load(DATA / "mnist_test.npz")
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(tr["y"].shape[0])[:N_POOL]
+    X = (tr["X"][idx].astype(np.float32) / 255.0)[:, None]
+    y = tr["y"][idx].astype(int)
+    lab = np.concatenate([rng.choice(np.flatnonzero(y == c), PER_CLASS, replace=False) for c in range(10)])
+    y_semi = np.full(y.shape[0], -1)
+    y_semi[lab] = y[lab]
+    X_te = (te["X"].astype(np.float32) / 255.0)[:, None]
+    return X, y_semi, X_te, te["y"].astype(int)
+
+
+def old_cnn(pool_first=False, channels_last=False):
+    """The default CNN the nets shipped before this benchmark (conv-BN-ReLU-pool, NCHW), for comparison.
+
+    ``pool_first=True, channels_last=True`` is the candidate replacement (conv-pool-BN-ReLU in
+    channels-last memory), to measure before it becomes the default.
+    """
+    import torch
+    from torch import nn
+
+    class OldSmallCNN(nn.Module):
+        def __init__(self, in_channels, n_classes, channels=(16, 32)):
+            super().__init__()
+            blocks, width = [], in_channels
+            for out in channels:
+                conv, pool = nn.Conv2d(width, out, 3, padding=1), nn.MaxPool2d(2, ceil_mode=True)
+                norm = [nn.BatchNorm2d(out), nn.ReLU()]
+                blocks += [conv, pool, *norm] if pool_first else [conv, *norm, pool]
+                width = out
+            self.features = nn.Sequential(*blocks)
+            self.pool = nn.AdaptiveAvgPool2d(4)
+            self.head = nn.Linear(width * 16, n_classes)
+            if channels_last:
+                self.to(memory_format=torch.channels_last)
+
+        def forward(self, X):
+            return self.head(self.pool(self.features(X)).flatten(1))
+
+    return OldSmallCNN
+
+
+def emit(row):
+    import torch
+
+    row = dict(row, torch=torch.__version__, cores=os.cpu_count(), load1=round(os.getloadavg()[0], 1))
+    print(json.dumps(row), flush=True)
+    with open(OUT, "a") as fh:
+        fh.write(json.dumps(row) + "\n")
+
+
+def net_n_jobs_kw(n_jobs):
+    """``{"n_jobs": n_jobs}`` when the nets have that parameter (newer skssl), else ``{}``."""
+    from skssl.deep import FreeMatchClassifier
+
+    return {"n_jobs": n_jobs} if "n_jobs" in FreeMatchClassifier().get_params() else {}
+
+
+# --- steps: one FixMatch step by component ---------------------------------------------------
+def part_steps(n_steps=40, repeats=3):
+    import torch
+    import torch.nn.functional as F
+
+    from skssl.deep import RandAugment, RandomShift, SmallCNN
+
+    X, y_semi, _, _ = load()
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(np.maximum(y_semi, 0))
+    lab, unl = np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)
+    default_threads = torch.get_num_threads()
+    B, MU = 32, 3
+    for module_name in ("default", "oldcnn"):
+        for rep in range(repeats):
+            for threads in (1, default_threads) if rep % 2 == 0 else (default_threads, 1):
+                torch.set_num_threads(threads)
+                torch.manual_seed(rep)
+                module = SmallCNN(1, 10) if module_name == "default" else old_cnn()(1, 10)
+                opt = torch.optim.Adam(module.parameters(), lr=1e-3)
+                weak, strong = RandomShift(), RandAugment()
+                g = np.random.default_rng(rep)
+                parts = dict(augment=0.0, forward=0.0, backward=0.0, optimizer=0.0)
+                w0, c0 = time.perf_counter(), time.process_time()
+                for _ in range(n_steps):
+                    il = torch.as_tensor(g.choice(lab, B))
+                    iu = torch.as_tensor(g.choice(unl, B * MU))
+                    t = time.process_time()
+                    views = torch.cat([weak(Xt[il]), weak(Xt[iu]), strong(Xt[iu])])
+                    parts["augment"] += time.process_time() - t
+                    t = time.process_time()
+                    logits = module(views)
+                    lw = logits[B : B * (1 + MU)].detach()
+                    conf, pseudo = torch.softmax(lw, 1).max(1)
+                    loss_u = F.cross_entropy(logits[B * (1 + MU) :], pseudo, reduction="none") * (conf >= 0.95)
+                    loss = F.cross_entropy(logits[:B], yt[il]) + loss_u.mean()
+                    parts["forward"] += time.process_time() - t
+                    t = time.process_time()
+                    opt.zero_grad()
+                    loss.backward()
+                    parts["backward"] += time.process_time() - t
+                    t = time.process_time()
+                    opt.step()
+                    loss.item()
+                    parts["optimizer"] += time.process_time() - t
+                wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+                emit(
+                    dict(
+                        part="steps",
+                        module=module_name,
+                        threads=threads,
+                        repeat=rep,
+                        steps=n_steps,
+                        cpu_ms_per_step=round(1e3 * cpu / n_steps, 1),
+                        wall_ms_per_step=round(1e3 * wall / n_steps, 1),
+                        **{f"{k}_ms": round(1e3 * v / n_steps, 1) for k, v in parts.items()},
+                    )
+                )
+    torch.set_num_threads(default_threads)
+
+
+# --- fit: a default FreeMatch fit ------------------------------------------------------------
+def fit_once(threads="default", module="default", seed=0, label="fit", **params):
+    import torch
+
+    from skssl.deep import FreeMatchClassifier
+
+    default_threads = torch.get_num_threads()
+    if threads != "default":
+        torch.set_num_threads(int(threads))
+    kw = dict(random_state=seed, **params)
+    if module in ("oldcnn", "newcnn"):
+        cnn = old_cnn() if module == "oldcnn" else old_cnn(pool_first=True, channels_last=True)
+        kw.update(module=cnn, module__in_channels=1, module__n_classes=10)
+    X, y_semi, X_te, y_te = load(seed)
+    est = FreeMatchClassifier(**kw)
+    w0, c0 = time.perf_counter(), time.process_time()
+    est.fit(X, y_semi)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    proba = est.predict_proba(X_te)
+    torch.set_num_threads(default_threads)
+    emit(
+        dict(
+            part=label,
+            threads=threads,
+            torch_threads_in_fit=torch.get_num_threads() if threads == "default" else int(threads),
+            module=module,
+            seed=seed,
+            params={k: v for k, v in params.items()},
+            steps=int(est.max_epochs * est.iterations_per_epoch),
+            cpu_s=round(cpu, 1),
+            wall_s=round(wall, 1),
+            test_acc=float(np.mean(proba.argmax(1) == y_te)),
+        )
+    )
+    return proba
+
+
+def part_threads(seed=0, **params):
+    """The same fit with 1 and 2 torch threads (set before fit): how far apart are the models?"""
+    probas = {t: fit_once(threads=t, seed=seed, label="threads", **params) for t in (1, 2)}
+    a, b = probas[1], probas[2]
+    emit(
+        dict(
+            part="threads-compare",
+            seed=seed,
+            params=params,
+            max_abs_proba_diff=float(np.abs(a - b).max()),
+            prediction_agreement=float(np.mean(a.argmax(1) == b.argmax(1))),
+        )
+    )
+
+
+# --- gridsearch: n_jobs=1 vs n_jobs=2 --------------------------------------------------------
+def part_gridsearch(repeats=3):
+    import torch
+    from sklearn.model_selection import GridSearchCV
+
+    from skssl.deep import FreeMatchClassifier
+    from skssl.model_selection import SemiSupervisedKFold
+
+    X, y_semi, _, _ = load()
+    X, y_semi = X[:2000], y_semi[:2000]
+    # 2 candidates x 2 folds = 4 fits of 200 steps, plus the refit
+    est = FreeMatchClassifier(max_epochs=4, iterations_per_epoch=50, random_state=0)
+    grid = {"unlabeled_weight" if "unlabeled_weight" in est.get_params() else "lambda_u": [0.5, 1.0]}
+    for rep in range(repeats):
+        for n_jobs in (1, 2) if rep % 2 == 0 else (2, 1):
+            gs = GridSearchCV(
+                est, grid, cv=SemiSupervisedKFold(n_splits=2, shuffle=True, random_state=0), n_jobs=n_jobs
+            )
+            w0, c0 = time.perf_counter(), time.process_time()
+            gs.fit(X, y_semi)
+            emit(
+                dict(
+                    part="gridsearch",
+                    n_jobs=n_jobs,
+                    repeat=rep,
+                    parent_torch_threads=torch.get_num_threads(),
+                    wall_s=round(time.perf_counter() - w0, 1),
+                    parent_cpu_s=round(time.process_time() - c0, 1),
+                    mean_test_score=[round(float(s), 4) for s in gs.cv_results_["mean_test_score"]],
+                )
+            )
+
+
+# --- report ----------------------------------------------------------------------------------
+def part_report():
+    rows = [json.loads(line) for line in open(OUT)]
+    out = [
+        "# Where the time of a deep fit goes (CPU)",
+        "",
+        "Generated by `python benchmarks/deep_time.py report` from `deep_time.jsonl`; every row below is one "
+        "run of the part named in its section. The machine has 2 cores shared with other engineers' jobs "
+        "(`load1` = 1-minute load average at the end of the run): wall times are inflated, CPU seconds are "
+        "the process's own (summed over its threads).",
+    ]
+    steps = [r for r in rows if r["part"] == "steps"]
+    if steps:
+        out += [
+            "",
+            "## One FixMatch step (`deep_time.py steps`): 32 labeled + 2 x 96 unlabeled 28x28 images",
+            "",
+            "| network | torch threads | repeat | CPU ms/step | wall ms/step | augment | forward | backward | "
+            "optimizer | load1 |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in steps:
+            out.append(
+                f"| {r['module']} | {r['threads']} | {r['repeat']} | {r['cpu_ms_per_step']} | {r['wall_ms_per_step']} "
+                f"| {r['augment_ms']} | {r['forward_ms']} | {r['backward_ms']} | {r['optimizer_ms']} | {r['load1']} |"
+            )
+        out += ["", "Minimum over repeats (CPU ms/step / wall ms/step):", ""]
+        for mod in sorted({r["module"] for r in steps}):
+            for t in sorted({r["threads"] for r in steps}):
+                sel = [r for r in steps if r["module"] == mod and r["threads"] == t]
+                if sel:
+                    out.append(
+                        f"* {mod} network, {t} thread(s): {min(r['cpu_ms_per_step'] for r in sel)} / "
+                        f"{min(r['wall_ms_per_step'] for r in sel)}"
+                    )
+    fits = [r for r in rows if r["part"] in ("fit", "threads")]
+    if fits:
+        out += [
+            "",
+            f"## FreeMatch fits, {PER_CLASS} labels per class ({N_POOL} training images, 10,000 test images)",
+            "",
+            "| part | torch threads | network | seed | params | steps | CPU s | wall s | test acc | load1 |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in fits:
+            out.append(
+                f"| {r['part']} | {r['threads']} | {r['module']} | {r['seed']} | {r['params'] or 'defaults'} | "
+                f"{r['steps']} | {r['cpu_s']} | {r['wall_s']} | {r['test_acc']:.4f} | {r['load1']} |"
+            )
+    cmp_ = [r for r in rows if r["part"] == "threads-compare"]
+    if cmp_:
+        out += ["", "## Same fit, 1 vs 2 torch threads", "", "| seed | max abs proba diff | prediction agreement |"]
+        out.append("|---|---|---|")
+        for r in cmp_:
+            out.append(f"| {r['seed']} | {r['max_abs_proba_diff']:.3g} | {r['prediction_agreement']:.4f} |")
+    gs = [r for r in rows if r["part"] == "gridsearch"]
+    if gs:
+        out += [
+            "",
+            "## GridSearchCV over 2 candidates x 2 folds (200-step FreeMatch fits on 2,000 images) + refit",
+            "",
+            "| n_jobs | repeat | wall s | parent CPU s | parent torch threads | mean test scores | load1 |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in gs:
+            out.append(
+                f"| {r['n_jobs']} | {r['repeat']} | {r['wall_s']} | {r['parent_cpu_s']} | "
+                f"{r['parent_torch_threads']} | {r['mean_test_score']} | {r['load1']} |"
+            )
+        for nj in (1, 2):
+            sel = [r["wall_s"] for r in gs if r["n_jobs"] == nj]
+            if sel:
+                out.append(f"\nn_jobs={nj}: minimum wall {min(sel)} s over {len(sel)} repeats.")
+    notes = OUT.parent / "deep_time_notes.md"
+    if notes.exists():
+        out += ["", notes.read_text().rstrip()]
+    (OUT.parent / "deep_time.md").write_text("\n".join(out) + "\n")
+    print(f"wrote {OUT.parent / 'deep_time.md'}")
+
+
+if __name__ == "__main__":
+    cmd, *args = sys.argv[1:] or ["report"]
+    if cmd == "report":
+        if not OUT.exists():
+            print(f"deep_time: no results yet ({OUT} missing); run a part first, e.g. `deep_time.py fit`.")
+            sys.exit(0)
+        part_report()
+        sys.exit(0)
+    need_data()
+    if cmd == "steps":
+        part_steps()
+    elif cmd == "fit":
+        part_kw = dict(zip(("threads", "module", "seed"), args))
+        if "seed" in part_kw:
+            part_kw["seed"] = int(part_kw["seed"])
+        fit_once(**part_kw)
+    elif cmd == "threads":
+        part_threads()
+    elif cmd == "gridsearch":
+        part_gridsearch()
+    else:
+        print(f"deep_time: unknown part {cmd!r}; use steps, fit, threads, gridsearch or report.")

@@ -1,0 +1,93 @@
+"""Which ``alpha`` of LinearL2SVC gives SVMlin's supervised solution at ``-W``?
+
+One command, from the repository root::
+
+    python benchmarks/linear_alpha_mapping.py
+
+builds SVMlin 1.0 (as ``linear_vs_svmlin.py`` does; its supervised mode
+``-A 1`` needs the bounds guard in ``Read()`` that the build copy gets), runs
+``-A 1 -W W`` on pcmac's 50 labeled rows (``skssl.datasets.load_pcmac()``) for
+several ``W``, and compares SVMlin's weights with ``LinearL2SVC`` at the two
+candidate mappings ``alpha = W / l`` and ``alpha = W * l`` (``l`` = 50), and
+with scikit-learn's ``LinearSVC(C=1 / (2 W), loss="squared_hinge")``.
+Writes ``benchmarks/results/linear_alpha_mapping.md``.
+"""
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from sklearn.svm import LinearSVC
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import linear_subprocess as lsp  # noqa: E402
+
+from skssl.datasets import load_pcmac  # noqa: E402
+from skssl.svm import LinearL2SVC  # noqa: E402
+
+
+def rel_diff(w, b, w_ref, b_ref):
+    a = np.append(w, b)
+    r = np.append(w_ref, b_ref)
+    return float(np.abs(a - r).max() / np.abs(r).max())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC))
+    parser.add_argument("--W", type=float, nargs="+", default=[0.05, 0.5, 5.0])
+    parser.add_argument("--out", default=str(lsp.REPO / "benchmarks/results/linear_alpha_mapping.md"))
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="skssl-svmlin-") as workdir:
+        svmlin, how = lsp.build_svmlin(args.svmlin_src, workdir)
+        if svmlin is None:
+            print(f"SVMlin is needed for this comparison and could not be built: {how}")
+            return
+        pc = load_pcmac()
+        labeled = pc.y_train != -1
+        l = int(labeled.sum())
+        examples = Path(workdir) / "pcmac.examples"
+        labels = Path(workdir) / "pcmac.labels"
+        lsp.write_svmlin_examples(pc.X_train, examples)
+        lsp.write_svmlin_labels(pc.y_train, labels)
+        lines = [
+            "# LinearL2SVC's alpha against SVMlin's -W (supervised mode -A 1) and LinearSVC's C",
+            "",
+            f"pcmac, l = {l} labeled rows. SVMlin {how}. Cells: max |difference| of (w, b) relative to "
+            "max |SVMlin's (w, b)|; test accuracy in brackets.",
+            "",
+            "| SVMlin -W | SVMlin test % | LinearL2SVC alpha = W / l | LinearL2SVC alpha = W * l "
+            "| LinearSVC C = 1 / (2 W) |",
+            "|---|---|---|---|---|",
+        ]
+        for W in args.W:
+            s = lsp.run_svmlin(svmlin, examples, labels, workdir, algo=1, alpha=W, n_features=pc.X_train.shape[1])
+
+            def acc(w, b):
+                return 100 * np.mean((pc.X_test @ w + b > 0).astype(int) == pc.y_test)
+
+            cells = [f"{W:g}", f"{acc(s['w'], s['b']):.1f}"]
+            for alpha in (W / l, W * l):
+                m = LinearL2SVC(alpha=alpha, tol=1e-12).fit(pc.X_train, pc.y_train)
+                w, b = m.coef_.ravel(), float(m.intercept_[0])
+                cells.append(f"{rel_diff(w, b, s['w'], s['b']):.1e} ({acc(w, b):.1f})")
+            m = LinearSVC(C=1 / (2 * W), dual=False, tol=1e-12, max_iter=100_000)
+            m.fit(pc.X_train[labeled], pc.y_train[labeled])
+            w, b = m.coef_.ravel(), float(m.intercept_[0])
+            cells.append(f"{rel_diff(w, b, s['w'], s['b']):.1e} ({acc(w, b):.1f})")
+            lines.append("| " + " | ".join(cells) + " |")
+            print(lines[-1], flush=True)
+        lines += [
+            "",
+            "SVMlin's supervised costs are 1 per row (not 1/l), so its objective is l times LinearL2SVC's "
+            "at alpha = W / l; LinearSVC's is 1/(2 alpha) times it at C = 1 / (2 alpha l) = 1 / (2 W).",
+        ]
+    out = Path(args.out)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"written to {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

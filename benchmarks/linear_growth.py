@@ -1,0 +1,187 @@
+"""Where does the time of TransductiveSVC / DeterministicAnnealingSVC go as n grows?
+
+Issue 9 ("Growth with n"): on random sparse data (n x n, 50 nnz per row, labels
+from a sparse hyperplane with flips, 1% labeled) TSVM time grew about as n^1.9
+and DA took 101 s at 20,000 rows. This script fits both on growing n and counts,
+per fit: MFN calls, Newton steps, CGLS iterations, line searches and their
+breakpoints, TSVM label switches and switching rounds, DA inner/outer
+iterations; with the time spent inside CGLS. Counts are taken by wrapping the
+solver's functions (the solver itself is not changed).
+
+Run from the repository root (one BLAS thread, as in the issue)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/linear_growth.py --sizes 5000 10000 20000
+
+The table is printed and, with ``--out``, written as markdown.
+"""
+
+import argparse
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+import skssl.svm._da as da_mod
+import skssl.svm._mfn as mfn_mod
+import skssl.svm._tsvm as tsvm_mod
+from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC
+
+
+def random_sparse_problem(
+    n, nnz_per_row=50, flip=0.05, labeled_fraction=0.01, support=0.1, normalize=True, values="exponential", seed=0
+):
+    """n x n CSR with ``nnz_per_row`` uniform columns per row.
+
+    Values: ``"exponential"`` (positive) or ``"normal"``; rows scaled to unit
+    norm when ``normalize``. Labels: the sign of a sparse hyperplane (Gaussian
+    weights on ``support`` features: a fraction of n when < 1, a count
+    otherwise) shifted to its median, ``flip`` of them flipped;
+    ``labeled_fraction`` of the rows keep their label, the rest -1.
+    """
+    rng = np.random.RandomState(seed)
+    cols = rng.randint(0, n, size=n * nnz_per_row)
+    vals = rng.exponential(1.0, size=n * nnz_per_row) if values == "exponential" else rng.randn(n * nnz_per_row)
+    indptr = np.arange(0, n * nnz_per_row + 1, nnz_per_row)
+    X = sp.csr_matrix((vals, cols, indptr), shape=(n, n))
+    X.sum_duplicates()
+    if normalize:
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        X = sp.diags(1.0 / norms) @ X
+    w = np.zeros(n)
+    k = round(support * n) if support < 1 else int(support)
+    support = rng.choice(n, k, replace=False)
+    w[support] = rng.randn(support.size)
+    score = X @ w
+    y = (score > np.median(score)).astype(np.int64)
+    flips = rng.rand(n) < flip
+    y[flips] = 1 - y[flips]
+    y_semi = np.full(n, -1)
+    lab = rng.choice(n, max(2, round(labeled_fraction * n)), replace=False)
+    y_semi[lab] = y[lab]
+    return X.tocsr(), y_semi, y
+
+
+class Probe:
+    """Wraps the solver's building blocks to count calls and time."""
+
+    def __init__(self):
+        self.c = Counter()
+        self.t = Counter()
+        self._saved = []
+
+    def _wrap(self, module, name, on_call):
+        orig = getattr(module, name)
+        self._saved.append((module, name, orig))
+
+        def wrapper(*args, **kwargs):
+            start = time.process_time()
+            out = orig(*args, **kwargs)
+            self.t[name] += time.process_time() - start
+            on_call(args, kwargs, out)
+            return out
+
+        setattr(module, name, wrapper)
+
+    def __enter__(self):
+        c = self.c
+
+        def on_mfn(args, kwargs, out):
+            c["mfn_calls"] += 1
+            c["newton_steps"] += out.n_iter
+            c["mfn_capped"] += int(not out.converged)
+
+        def on_cgls(args, kwargs, out):
+            c["cgls_calls"] += 1
+            c["cgls_iters"] += out[2]
+            c["cgls_rows"] += args[0].shape[0]
+            c["cgls_capped"] += int(not out[1])
+
+        def on_ls(args, kwargs, out):
+            c["line_searches"] += 1
+            w, w_bar, b, b_bar, alpha, o, o_bar, y, cost = args
+            yo = y * o
+            slope = y * (o_bar - o)
+            active = yo < 1
+            c["ls_breakpoints"] += int(((active & (slope > 0)) | (~active & (slope < 0))).sum())
+
+        def on_switch(args, kwargs, out):
+            c["switch_rounds"] += 1
+            c["switches"] += out
+
+        def on_optp(args, kwargs, out):
+            c["optimize_p"] += 1
+
+        for mod in (tsvm_mod, da_mod):
+            if hasattr(mod, "l2_svm_mfn"):
+                self._wrap(mod, "l2_svm_mfn", on_mfn)
+        self._wrap(mfn_mod, "cgls", on_cgls)
+        self._wrap(mfn_mod, "line_search", on_ls)
+        self._wrap(tsvm_mod, "switch_labels", on_switch)
+        self._wrap(da_mod, "optimize_p", on_optp)
+        return self
+
+    def __exit__(self, *exc):
+        for module, name, orig in reversed(self._saved):
+            setattr(module, name, orig)
+
+
+COLUMNS = [
+    "mfn_calls",
+    "newton_steps",
+    "mfn_capped",
+    "cgls_calls",
+    "cgls_iters",
+    "cgls_capped",
+    "line_searches",
+    "ls_breakpoints",
+    "switch_rounds",
+    "switches",
+    "optimize_p",
+]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 10000, 20000])
+    parser.add_argument("--methods", nargs="+", default=["TSVM", "DA"])
+    parser.add_argument("--da-max-n", type=int, default=20000, help="skip DA above this n")
+    parser.add_argument("--support", type=float, default=0.1, help="hyperplane support: fraction (<1) or count")
+    parser.add_argument("--raw", action="store_true", help="do not normalize the rows")
+    parser.add_argument("--values", default="exponential", choices=["exponential", "normal"])
+    parser.add_argument("--positive-fraction", type=float, default=None, help="default: estimated")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    lines = []
+
+    def log(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    log("| method | n | nnz | CPU s | CGLS CPU s | " + " | ".join(COLUMNS) + " |")
+    log("|" + "---|" * (len(COLUMNS) + 5))
+    for n in args.sizes:
+        X, y_semi, _ = random_sparse_problem(n, support=args.support, normalize=not args.raw, values=args.values)
+        for method in args.methods:
+            if method == "DA" and n > args.da_max_n:
+                continue
+            est = (TransductiveSVC() if method == "TSVM" else DeterministicAnnealingSVC()).set_params(
+                positive_fraction=args.positive_fraction
+            )
+            with Probe() as probe:
+                start = time.process_time()
+                est.fit(X, y_semi)
+                cpu = time.process_time() - start
+            c = probe.c
+            log(
+                f"| {method} | {n} | {X.nnz} | {cpu:.2f} | {probe.t['cgls']:.2f} | "
+                + " | ".join(str(c[k]) for k in COLUMNS)
+                + " |"
+            )
+    if args.out:
+        Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""Paper scale: time and peak memory of TransductiveSVC and DeterministicAnnealingSVC against nnz.
+
+One command, from the repository root::
+
+    python benchmarks/linear_scaling.py
+
+Problems
+--------
+* **RCV1-shaped** (:func:`make_rcv1_like`): SVMlin's paper ran on RCV1
+  (804,414 documents, 47,236 features, about 76 non-zeros per row). The
+  generator draws, for each document, a length from a Poisson law with mean
+  ``nnz_per_row / (1 - overlap)`` tokens whose terms follow a Zipf law over the
+  vocabulary (term of rank ``k`` with probability proportional to
+  ``1 / (k + 2.7)^1.1``, a Zipf-Mandelbrot law, the shape of word
+  frequencies); repeated terms of a document add up (term counts). Values are
+  tf-idf like: ``(1 + log tf) * log(n / df)``, rows scaled to unit norm, as
+  ``TfidfVectorizer(sublinear_tf=True)`` gives. Labels: the sign of a sparse
+  hyperplane (Gaussian weights on 5% of the terms, drawn among the 20,000
+  most frequent) shifted to its 47th percentile (RCV1's CCAT is 47% of the
+  documents), then 5% of the labels flipped (noise); 1% of the rows keep
+  their label; ``positive_fraction`` is the true positive fraction of the
+  unlabeled rows. The full size is one run; smaller sizes are the first rows of
+  the same stream (``--rows``).
+* **20 Newsgroups stacked**: DESIGN's "comp.* + sci.* vs the rest" training
+  matrix (11,314 x 53,724, 1.54M nnz) repeated ``--stack`` times (default 7,
+  10.7M nnz) with 1% of the rows labeled (seed 0) and the true positive
+  fraction of the unlabeled rows; read from ``--data-20ng`` (default: found by skssl's
+  loader or downloaded), skipped with one line when neither works.
+
+Every fit runs in its own child process (``benchmarks/linear_subprocess.py``)
+with the user's environment minus the thread variables, ``n_jobs`` as given
+(``--n-jobs``, default 1), alpha = 1e-3, unlabeled_weight = 1. Reported: CPU
+and wall time of ``fit``, peak RSS of the child and its growth during ``fit``,
+both against the CSR size of X (data + indices + indptr), and the log-log
+slope of wall and CPU time against nnz over the RCV1-shaped sizes (least
+squares), over all sizes and from 4M nnz up (above a few tens of MB the CSR
+arrays no longer fit in the cache and every mat-vec becomes bound by memory
+bandwidth, a step in cost per nnz that is the machine's, not the solver's).
+Goals (issue 9): peak memory <= 2x CSR, slope <= 1.05, RCV1-shaped TSVM under
+5 minutes. The machine is shared: keep the biggest runs few (``--max-da-nnz``
+limits DA's sizes).
+"""
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy
+import scipy.sparse as sp
+import sklearn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import linear_subprocess as lsp  # noqa: E402
+
+ALPHA, LAM_U = 1e-3, 1.0
+RCV1_ROWS, RCV1_FEATURES, RCV1_NNZ_PER_ROW = 804_414, 47_236, 76
+METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
+
+
+def make_rcv1_like(
+    n_rows=RCV1_ROWS,
+    n_features=RCV1_FEATURES,
+    nnz_per_row=RCV1_NNZ_PER_ROW,
+    labeled_fraction=0.01,
+    flip=0.05,
+    positive_quantile=0.53,
+    seed=0,
+    chunk=50_000,
+):
+    """A sparse tf-idf-like problem of RCV1's shape; returns ``(X, y_semi, y)``.
+
+    Rows are generated in chunks of ``chunk`` documents from one random
+    stream, so the first ``m`` rows of a big problem are the problem with
+    ``n_rows = m`` (same seed).
+    """
+    rng = np.random.RandomState(seed)
+    ranks = np.arange(n_features)
+    prob = 1.0 / (ranks + 2.7) ** 1.1
+    cdf = np.cumsum(prob / prob.sum())
+    # Tokens per document: repeated terms merge, so draw more tokens than the
+    # target number of distinct terms (the factor is measured for this law).
+    tokens_per_row = nnz_per_row * 1.28
+    # Terms are shuffled so that feature index does not encode frequency.
+    term_of_rank = rng.permutation(n_features)
+    w_true = np.zeros(n_features)
+    support = term_of_rank[rng.choice(20_000, int(0.05 * n_features), replace=False)]
+    w_true[support] = rng.randn(support.size)
+    blocks = []
+    for start in range(0, n_rows, chunk):
+        m = min(chunk, n_rows - start)
+        lengths = np.maximum(1, rng.poisson(tokens_per_row, size=m))
+        cols = term_of_rank[np.searchsorted(cdf, rng.random_sample(lengths.sum()))]
+        cols = np.minimum(cols, n_features - 1)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        block = sp.csr_matrix((np.ones(cols.size), cols, indptr), shape=(m, n_features))
+        block.sum_duplicates()  # term counts
+        blocks.append(block)
+    X = sp.vstack(blocks, format="csr")
+    del blocks
+    df = np.bincount(X.indices, minlength=n_features)
+    idf = np.log(n_rows / np.maximum(df, 1))
+    X.data = (1.0 + np.log(X.data)) * idf[X.indices]
+    norms = np.sqrt(np.add.reduceat(X.data**2, X.indptr[:-1])) if X.nnz else np.ones(n_rows)
+    norms[norms == 0] = 1.0
+    X.data /= np.repeat(norms, np.diff(X.indptr))
+    score = X @ w_true
+    y = (score > np.quantile(score, positive_quantile)).astype(np.int64)
+    flips = rng.random_sample(n_rows) < flip
+    y[flips] = 1 - y[flips]
+    y_semi = np.full(n_rows, -1)
+    lab = rng.choice(n_rows, max(2, round(labeled_fraction * n_rows)), replace=False)
+    y_semi[lab] = y[lab]
+    return X, y_semi, y
+
+
+def slope(nnz, t):
+    if len(nnz) < 2:
+        return None
+    return float(np.polyfit(np.log(nnz), np.log(t), 1)[0])
+
+
+def fmt(v, spec):
+    return "–" if v is None else format(v, spec)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--rows",
+        type=int,
+        nargs="+",
+        default=[13_000, 52_000, 200_000, RCV1_ROWS],
+        help="RCV1-shaped sizes (rows; 76 nnz each): default about 1M, 4M, 15M and 61M nnz",
+    )
+    parser.add_argument("--max-da-nnz", type=float, default=16e6, help="skip DA above this many nnz")
+    parser.add_argument("--stack", type=int, default=7, help="copies of 20NG's training matrix (0: skip)")
+    parser.add_argument("--data-20ng", default=None)
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds per fit before it is abandoned")
+    parser.add_argument("--out", default=str(lsp.REPO / "benchmarks/results/linear_scaling.md"))
+    args = parser.parse_args(argv)
+    lines = []
+
+    def log(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    log("# Linear S3VMs at paper scale: time and memory against nnz")
+    log()
+    log(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}; Python "
+        f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
+        f"{sklearn.__version__}; {os.cpu_count()} CPUs shared with other jobs (one run per size: timings are "
+        f"noisy); default threads, n_jobs={args.n_jobs}, alpha={ALPHA}, unlabeled_weight={LAM_U}. Command: "
+        f"`python benchmarks/linear_scaling.py {' '.join(argv if argv is not None else sys.argv[1:])}`."
+    )
+    log()
+    log(
+        "Peak RSS: the child's high-water mark during `fit` (reset just before it), which includes the "
+        "Python interpreter with numpy/scipy/scikit-learn (about 150 MB) and X itself; fit RSS growth: that "
+        "peak minus the RSS just before `fit`, i.e. the memory the fit adds to X. The goal peak <= 2x CSR "
+        "means growth / CSR <= 1."
+    )
+    log()
+    log(
+        "| problem | rows | nnz | CSR MB | method | CPU s | wall s | peak RSS MB | peak / CSR "
+        "| fit RSS growth / CSR | n_iter_ | objective |"
+    )
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    timings = {m: [] for m in METHODS}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def slopes():
+        notes = []
+        for method, ts in timings.items():
+            if len(ts) < 2:
+                continue
+            nnz = [t[0] for t in ts]
+            big = [t for t in ts if t[0] >= 4e6]
+            text = (
+                f"{method}, RCV1-shaped, log-log slope of time against nnz ({min(nnz) / 1e6:.1f}M to "
+                f"{max(nnz) / 1e6:.1f}M nnz): wall {slope(nnz, [t[2] for t in ts]):.2f}, CPU "
+                f"{slope(nnz, [t[1] for t in ts]):.2f}"
+            )
+            if len(big) >= 2:
+                text += (
+                    f"; from 4M nnz up: wall {slope([t[0] for t in big], [t[2] for t in big]):.2f}, CPU "
+                    f"{slope([t[0] for t in big], [t[1] for t in big]):.2f}"
+                )
+            notes.append(text + " (goal <= 1.05).")
+        return notes
+
+    def save():
+        # Written after every fit, so that a run stopped early keeps its rows.
+        out.write_text("\n".join(lines + [""] + slopes()) + "\n")
+
+    with tempfile.TemporaryDirectory(prefix="skssl-scaling-") as workdir:
+        X_full, y_semi_full, y_full = make_rcv1_like(max(args.rows))
+        problems = []
+        for rows in sorted(args.rows):
+            X = X_full[:rows] if rows < X_full.shape[0] else X_full
+            problems.append(("RCV1-shaped", X, y_semi_full[:rows], y_full[:rows]))
+        del X_full
+        if args.stack:
+            from linear_vs_svmlin import load_20ng
+
+            ng, reason = load_20ng(args.data_20ng)
+            if ng is None:
+                print(f"skipping stacked 20 Newsgroups: {reason}")
+            else:
+                X = sp.vstack([ng.X_train] * args.stack, format="csr")
+                y = np.tile(ng.y_train, args.stack)
+                rng = np.random.RandomState(0)
+                y_semi = np.full(y.size, -1)
+                lab = rng.choice(y.size, round(0.01 * y.size), replace=False)
+                y_semi[lab] = y[lab]
+                problems.append((f"20NG x{args.stack}", X, y_semi, y))
+                del X, y_semi, y
+        while problems:
+            name, X, y_semi, y = problems.pop(0)
+            problem = lsp.save_problem(Path(workdir) / "p", X, y_semi)
+            csr_mb = lsp.csr_bytes(X) / 2**20
+            r = float(y[y_semi == -1].mean())  # the true positive fraction of the unlabeled rows
+            for method, estimator in METHODS.items():
+                if method == "DA" and X.nnz > args.max_da_nnz:
+                    continue
+                params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r, "n_jobs": args.n_jobs}
+                try:
+                    res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
+                except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on
+                    log(
+                        f"| {name} | {X.shape[0]} | {X.nnz} | {csr_mb:.0f} | {method} | "
+                        f"failed: {str(exc).splitlines()[0]} |"
+                    )
+                    save()
+                    continue
+                if name.startswith("RCV1"):
+                    timings[method].append((X.nnz, res["cpu"], res["wall"]))
+                log(
+                    f"| {name} | {X.shape[0]} | {X.nnz} | {csr_mb:.0f} | {method} | {res['cpu']:.1f} | "
+                    f"{res['wall']:.1f} | {res['rss_mb']:.0f} | {res['rss_mb'] / csr_mb:.2f} | "
+                    f"{res['fit_rss_growth_mb'] / csr_mb:.2f} | {fmt(res['n_iter'], 'd')} | "
+                    f"{fmt(res['objective'], '.6f')} |"
+                )
+                save()
+            for f in Path(workdir).glob("p.*"):
+                f.unlink()
+            del X, y_semi, y
+    for text in slopes():
+        print(text)
+    save()
+    print(f"written to {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

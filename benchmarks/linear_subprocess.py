@@ -1,0 +1,290 @@
+"""Helpers shared by the linear benchmarks: SVMlin's build and run, skssl fits in a subprocess.
+
+Both programs are measured the same way: each fit runs in its own child
+process, which gives its CPU time, wall time and peak resident set size (RSS,
+the kernel's ``VmHWM`` of the program). For SVMlin the solver's CPU time is
+the one it prints itself (``clock()`` around the solver, so file parsing is
+left out), its wall time is taken by the parent between the line that ends the
+file reading and the line that reports the solver's time (SVMlin flushes
+both), and its peak RSS is polled from ``/proc`` every 20 ms until it exits. For skssl the child times ``fit`` alone
+(``time.process_time`` over all of its threads and ``time.perf_counter``) and
+reports its peak RSS during ``fit`` (the high-water mark is reset just
+before it) and that peak minus the RSS just before ``fit``.
+
+SVMlin 1.0 is GPL: it is copied from its source folder into a temporary
+folder, built there with the system C++ compiler, and never into the
+repository. Its supervised mode (``-A 1``) reads past the end of the row
+subset in ``Read()``; the build copy gets a one-line bounds guard (the only
+change, applied to the temporary copy).
+
+Run as ``python benchmarks/linear_subprocess.py --worker SPEC.json`` it is the
+skssl child (the benchmarks call it that way).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+try:  # an installed skssl is used as it is; otherwise the tree this file sits in
+    import skssl  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(REPO))
+DEFAULT_SVMLIN_SRC = REPO.parent / "shared" / "reference" / "svmlin"
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+# The bounds guard for SVMlin's Read(): the row loop compares Subset->vec[t]
+# with the row number after t has passed the last subset entry.
+_GUARD_FROM = "if(Subset->vec[t]==i)"
+_GUARD_TO = "if(t<Subset->d && Subset->vec[t]==i)"
+
+
+def git_revision():
+    """Short commit of the benchmarked tree, with ``+`` when it has uncommitted changes."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True)
+        return (rev.stdout.strip() or "?") + ("+" if dirty.stdout.strip() else "")
+    except OSError:
+        return "?"
+
+
+def peak_rss_mb(pid="self"):
+    """High-water mark of the resident set (``VmHWM``) of a process, in MB, or None.
+
+    Unlike ``ru_maxrss``, which on Linux keeps the peak of the forked parent
+    from before ``exec``, ``VmHWM`` belongs to the program's own address space.
+    """
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def csr_bytes(X):
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+
+
+def child_env(threads=None):
+    """The environment of a child: the user's, without thread variables unless ``threads`` is given."""
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    if threads is not None:
+        for k in THREAD_VARS:
+            env[k] = str(threads)
+    # The child imports the same skssl as the parent (the tree it sits in when run from there).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
+# --------------------------------------------------------------------------- SVMlin
+
+
+def build_svmlin(src, workdir):
+    """Copy SVMlin's source to ``workdir/svmlin``, guard ``Read()``, build; return the binary or a reason."""
+    src = Path(src)
+    if not (src / "ssl.cpp").is_file():
+        return None, f"no SVMlin source in {src}"
+    cxx = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
+    if cxx is None:
+        return None, "no C++ compiler (g++ / c++) on PATH"
+    build = Path(workdir) / "svmlin"
+    build.mkdir(parents=True, exist_ok=True)
+    for name in ("ssl.cpp", "ssl.h", "svmlinear.cpp"):
+        shutil.copy(src / name, build / name)
+    main = (build / "svmlinear.cpp").read_text()
+    if main.count(_GUARD_FROM) == 1:
+        (build / "svmlinear.cpp").write_text(main.replace(_GUARD_FROM, _GUARD_TO))
+    cmd = [cxx, "-O3", "-std=c++11", "svmlinear.cpp", "ssl.cpp", "-o", "svmlinear", "-lm"]
+    proc = subprocess.run(cmd, cwd=build, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, "SVMlin build failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
+    return build / "svmlinear", f"built from {src} with {Path(cxx).name} -O3 -std=c++11 (Read() bounds guard)"
+
+
+def write_svmlin_examples(X, path):
+    """Rows of CSR ``X`` as SVMlin examples: ``index:value`` pairs, 1-based, one row a line."""
+    X = sp.csr_matrix(X)
+    with open(path, "w") as f:
+        for i in range(X.shape[0]):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            f.write(" ".join(f"{j + 1}:{v!r}" for j, v in zip(X.indices[lo:hi].tolist(), X.data[lo:hi].tolist())))
+            f.write("\n")
+
+
+def write_svmlin_labels(y_semi, path):
+    """skssl's target (0/1 classes, -1 unlabeled) as SVMlin labels (-1/+1, 0 unlabeled)."""
+    lab = np.where(y_semi == -1, 0, np.where(y_semi == 1, 1, -1))
+    np.savetxt(path, lab, fmt="%d")
+
+
+_SOLVER_TIME = re.compile(r"([0-9.eE+-]+)\s+seconds")
+
+
+def run_svmlin(
+    binary, examples, labels, workdir, *, algo, alpha, unlabeled_weight=1.0, r=0.5, switches=10000, n_features=None
+):
+    """Run SVMlin once; return its weights, bias and measurements.
+
+    SVMlin sizes its weights by the largest feature index it read (in the
+    supervised mode, of the labeled rows only); ``n_features`` pads them with
+    zeros to the data's width.
+    """
+    workdir = Path(workdir)
+    cmd = [str(binary), "-A", str(algo), "-W", repr(alpha), "-U", repr(unlabeled_weight), "-R", repr(r)]
+    cmd += ["-S", str(switches), str(examples), str(labels)]
+    # The line SVMlin prints when its solver ends (with the solver's CPU time).
+    done = {1: "L2_SVM_MFN converged", 2: "Transductive L2_SVM_MFN took", 3: "DA-SVM took"}[algo]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # SVMlin allocates while it reads and keeps its memory to the end: poll its
+    # VmHWM until it exits (ru_maxrss would report the forked Python parent).
+    hwm = [0.0]
+    stop = threading.Event()
+
+    def poll():
+        while not stop.is_set():
+            v = peak_rss_mb(proc.pid)
+            if v is not None:
+                hwm[0] = max(hwm[0], v)
+            stop.wait(0.02)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    t_read = None
+    t_done = None
+    solver_cpu = None
+    out = []
+    for line in proc.stdout:
+        now = time.perf_counter()
+        out.append(line)
+        if "Reading took" in line:
+            t_read = now
+        elif t_read is not None and solver_cpu is None and re.match(done, line):
+            solver_cpu = float(_SOLVER_TIME.search(line).group(1))
+            t_done = now
+    # The solver has ended (its last line is read): the peak is reached; stop polling before reaping.
+    stop.set()
+    poller.join()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall_total = time.perf_counter() - start
+    if proc.returncode != 0 or solver_cpu is None:
+        raise RuntimeError(f"SVMlin failed ({proc.returncode}): {''.join(out[-5:])}")
+    weights = np.loadtxt(workdir / (Path(examples).name + ".weights"))
+    w = weights[:-1]
+    if n_features is not None and w.size < n_features:
+        w = np.concatenate([w, np.zeros(n_features - w.size)])
+    return {
+        "w": w,
+        "b": float(weights[-1]),
+        "cpu": solver_cpu,
+        "wall": t_done - t_read,
+        "process_cpu": usage.ru_utime + usage.ru_stime,
+        "process_wall": wall_total,
+        "rss_mb": hwm[0],
+    }
+
+
+# --------------------------------------------------------------------------- skssl in a child
+
+
+def save_problem(path, X, y_semi, X_test=None, y_test=None):
+    """Write a problem for :func:`run_skssl` (``.npz`` files beside ``path``)."""
+    path = Path(path)
+    sp.save_npz(path.with_suffix(".X.npz"), sp.csr_matrix(X), compressed=False)
+    arrays = {"y_semi": np.asarray(y_semi)}
+    if X_test is not None:
+        sp.save_npz(path.with_suffix(".Xtest.npz"), sp.csr_matrix(X_test), compressed=False)
+        arrays["y_test"] = np.asarray(y_test)
+    np.savez(path.with_suffix(".y.npz"), **arrays)
+    return path
+
+
+def run_skssl(problem, estimator, params, *, threads=None, y_semi=None, timeout=None):
+    """Fit ``estimator`` (a class name of ``skssl.svm``) with ``params`` on a saved problem in a child.
+
+    ``threads=None`` gives the child the user's environment without thread
+    variables; an int sets ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` /
+    ``MKL_NUM_THREADS`` / ``BLIS_NUM_THREADS`` to it. ``y_semi`` (a path to a
+    ``.npy`` file) overrides the saved target.
+    """
+    spec = {"problem": str(problem), "estimator": estimator, "params": params, "y_semi": y_semi}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(spec, f)
+    try:
+        proc = subprocess.run(
+            [sys.executable, __file__, "--worker", f.name],
+            env=child_env(threads),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    finally:
+        os.unlink(f.name)
+    if proc.returncode != 0:
+        raise RuntimeError(f"skssl child failed: {proc.stderr.strip()[-2000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["w"] = np.asarray(result["w"])
+    return result
+
+
+def _rss_mb():
+    """Current resident set of this process, in MB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _worker(spec_path):
+    import skssl.svm
+
+    spec = json.loads(Path(spec_path).read_text())
+    problem = Path(spec["problem"])
+    X = sp.load_npz(problem.with_suffix(".X.npz")).tocsr()
+    arrays = np.load(problem.with_suffix(".y.npz"))
+    y_semi = np.load(spec["y_semi"]) if spec.get("y_semi") else arrays["y_semi"]
+    est = getattr(skssl.svm, spec["estimator"])(**spec["params"])
+    # Reset the kernel's high-water mark (Linux >= 4.0) so that the peak read
+    # after fit is the peak during fit, not during loading.
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    rss_before = _rss_mb()
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    est.fit(X, y_semi)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    peak = peak_rss_mb()
+    result = {
+        "cpu": cpu,
+        "wall": wall,
+        "rss_mb": peak,
+        "fit_rss_growth_mb": max(0.0, peak - rss_before),
+        "w": np.ravel(est.coef_).tolist(),
+        "b": float(np.ravel(est.intercept_)[0]),
+        "n_iter": int(np.max(est.n_iter_)) if hasattr(est, "n_iter_") else None,
+        "objective": float(np.ravel(est.objective_)[0]) if hasattr(est, "objective_") else None,
+        "classes": est.classes_.tolist(),
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2])
+    else:
+        sys.exit("usage: python benchmarks/linear_subprocess.py --worker SPEC.json (called by the linear benchmarks)")

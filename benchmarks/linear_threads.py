@@ -1,0 +1,187 @@
+"""Default BLAS/OpenMP threads against one thread for TransductiveSVC and DeterministicAnnealingSVC.
+
+Issue 9 asks that a fit in the environment a user has (no thread variable
+set) take no more CPU than with ``OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1``,
+within 10%, on a corpus the solvers were not tuned on. One command, from the
+repository root::
+
+    python benchmarks/linear_threads.py
+
+Corpus: the SMS Spam Collection (``../shared/data/sms.tsv``, ``--sms`` to
+override; 5,574 messages, 747 spam) or, with ``--corpus reuters``,
+Reuters-21578 (``../shared/data/reuters21578.tgz``; every article with a
+body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)`` on all
+documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both
+classes present), ``positive_fraction`` = the true spam fraction of the
+unlabeled rows, alpha = 1e-3, unlabeled_weight = 1. Each fit runs in its own
+child process (``benchmarks/linear_subprocess.py``): one with the user's
+environment minus every thread variable, one with ``OMP_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``BLIS_NUM_THREADS`` set to
+1, alternately, ``--repeats`` times (default 3); the table gives the minimum
+CPU (all threads of the child) and wall time of ``fit`` and the objective.
+Writes ``benchmarks/results/linear_threads.md`` (``linear_threads_reuters.md``
+for Reuters). When the corpus is missing,
+it prints one line saying what it needs and exits.
+"""
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy
+import sklearn
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import linear_subprocess as lsp  # noqa: E402
+
+from skssl.svm._objective import transductive_cost  # noqa: E402
+
+ALPHA, LAM_U, N_LABELED = 1e-3, 1.0, 300
+METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
+
+
+def load_sms(path):
+    labels, texts = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            label, _, text = line.rstrip("\n").partition("\t")
+            labels.append(label == "spam")
+            texts.append(text)
+    X = TfidfVectorizer(min_df=2).fit_transform(texts).tocsr()
+    return X, np.asarray(labels, dtype=np.int64)
+
+
+def load_reuters(path, topic="earn"):
+    """Reuters-21578: every article with a body, class 1 = tagged ``topic``, tf-idf (min_df=2)."""
+    import re
+    import tarfile
+
+    texts, labels = [], []
+    body = re.compile(r"<BODY>(.*?)</BODY>", re.S)
+    topics = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
+    with tarfile.open(path) as tar:
+        names = sorted(m.name for m in tar.getmembers() if m.name.endswith(".sgm"))
+        for name in names:
+            raw = tar.extractfile(name).read().decode("latin-1")
+            for doc in raw.split("</REUTERS>"):
+                b = body.search(doc)
+                if b is None:
+                    continue
+                t = topics.search(doc)
+                tags = re.findall(r"<D>(.*?)</D>", t.group(1)) if t else []
+                texts.append(b.group(1))
+                labels.append(topic in tags)
+    X = TfidfVectorizer(min_df=2).fit_transform(texts).tocsr()
+    return X, np.asarray(labels, dtype=np.int64)
+
+
+def labeled_subset(y, n_labeled, seed=0):
+    rng = np.random.RandomState(seed)
+    while True:
+        idx = np.sort(rng.choice(y.size, n_labeled, replace=False))
+        if np.unique(y[idx]).size == 2:
+            break
+    y_semi = np.full(y.size, -1)
+    y_semi[idx] = y[idx]
+    r = float(y[y_semi == -1].mean())
+    return y_semi, r
+
+
+def thread_pools():
+    try:
+        from threadpoolctl import threadpool_info
+
+        return ", ".join(f"{p['internal_api']} {p['num_threads']} threads" for p in threadpool_info())
+    except Exception:  # noqa: BLE001 - informational only
+        return "?"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", choices=["sms", "reuters"], default="sms")
+    parser.add_argument("--sms", default=str(lsp.REPO.parent / "shared" / "data" / "sms.tsv"))
+    parser.add_argument("--reuters", default=str(lsp.REPO.parent / "shared" / "data" / "reuters21578.tgz"))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--label", default="", help="a note for the table title (e.g. the skssl revision)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="default: benchmarks/results/linear_threads.md (sms), linear_threads_reuters.md",
+    )
+    args = parser.parse_args(argv)
+    if args.corpus == "sms":
+        if not Path(args.sms).is_file():
+            print(f"linear_threads needs the SMS Spam Collection as {args.sms} (label<TAB>message; --sms PATH)")
+            return
+        X, y = load_sms(args.sms)
+        corpus = "SMS Spam Collection (class 1 = spam)"
+    else:
+        if not Path(args.reuters).is_file():
+            print(f"linear_threads --corpus reuters needs Reuters-21578 as {args.reuters} (--reuters PATH)")
+            return
+        X, y = load_reuters(args.reuters)
+        corpus = "Reuters-21578, every article with a body (class 1 = topic earn)"
+    y_semi, r = labeled_subset(y, N_LABELED)
+    lines = []
+
+    def log(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    log("# Default threads vs one thread (linear S3VMs)")
+    log()
+    log(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}"
+        f"{' (' + args.label + ')' if args.label else ''}; Python {platform.python_version()}, numpy "
+        f"{np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}; {os.cpu_count()} CPUs "
+        f"shared with other jobs; BLAS/OpenMP pools of the parent process: {thread_pools()}."
+    )
+    log()
+    log(
+        f"{corpus}, tf-idf (min_df=2): {X.shape[0]} x {X.shape[1]}, {X.nnz} nnz; {N_LABELED} labeled "
+        f"(seed 0), positive_fraction = {r:.4f} (true fraction of the unlabeled rows); alpha = {ALPHA}, "
+        f"unlabeled_weight = {LAM_U}. Minimum of {args.repeats} alternating repeats, each fit in its own child "
+        "process. Goal: default CPU within 10% of one-thread CPU."
+    )
+    log()
+    log(
+        "| method | default CPU s | default wall s | 1 thread CPU s | 1 thread wall s | CPU ratio | wall ratio "
+        "| F default | F 1 thread | goal (CPU ratio <= 1.10) |"
+    )
+    log("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="skssl-threads-") as workdir:
+        problem = lsp.save_problem(Path(workdir) / "sms", X, y_semi)
+        for method, estimator in METHODS.items():
+            params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r}
+            runs = {None: [], 1: []}
+            for _ in range(args.repeats):
+                for threads in (None, 1):
+                    runs[threads].append(lsp.run_skssl(problem, estimator, params, threads=threads))
+            labeled = y_semi != -1
+            y_pm = np.where(y_semi == 1, 1.0, -1.0)
+            F = {}
+            for threads, rs in runs.items():
+                w, b = rs[0]["w"], rs[0]["b"]
+                F[threads] = transductive_cost(w, b, X @ w + b, y_pm, labeled, ALPHA, LAM_U)
+            cpu = {t: min(x["cpu"] for x in rs) for t, rs in runs.items()}
+            wall = {t: min(x["wall"] for x in rs) for t, rs in runs.items()}
+            ratio = cpu[None] / cpu[1]
+            log(
+                f"| {method} | {cpu[None]:.2f} | {wall[None]:.2f} | {cpu[1]:.2f} | {wall[1]:.2f} | {ratio:.2f} | "
+                f"{wall[None] / wall[1]:.2f} | {F[None]:.6f} | {F[1]:.6f} | {'met' if ratio <= 1.10 else 'NOT met'} |"
+            )
+    suffix = "" if args.corpus == "sms" else f"_{args.corpus}"
+    out = Path(args.out or lsp.REPO / f"benchmarks/results/linear_threads{suffix}.md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"written to {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

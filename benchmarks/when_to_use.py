@@ -1,0 +1,257 @@
+"""The measured cases behind the user guide's "When to use which" page.
+
+Sections (each can be run alone with ``--only``):
+
+* ``pcmac``: the built-in pcmac task (50 labels), supervised ``LinearL2SVC``
+  against ``TransductiveSVC`` and ``DeterministicAnnealingSVC`` with
+  ``positive_fraction`` left to its default (estimated from the labeled rows)
+  and set to 0.5;
+* ``20ng``: 20 Newsgroups "comp.* + sci.* vs the rest" (the linear benchmarks'
+  protocol), 100 and 500 labels, seeds 0-2, every estimator with its defaults;
+* ``digits``: scikit-learn's digits, standardized, 50 labels, seeds 0-2,
+  defaults: a case where the S3VMs' low-density assumption does not hold;
+* ``tuning``: ``alpha`` and ``unlabeled_weight`` chosen by ``GridSearchCV``
+  with ``SemiSupervisedKFold`` on pcmac and on digits;
+* ``cv``: plain ``cross_val_score`` against ``SemiSupervisedKFold`` on pcmac,
+  for the default scoring, ``"accuracy"`` and ``"f1"``.
+
+Run from the repository root (CPU is shared: keep one thread):
+
+    OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
+
+Writes ``benchmarks/results/when_to_use.md`` (with ``--only``, replaces the
+sections it ran and keeps the others). A data set that is neither local nor
+downloadable is skipped with one line.
+"""
+
+import argparse
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy
+import sklearn
+from sklearn.base import clone
+from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from skssl.datasets import (
+    DatasetUnavailableError,
+    load_newsgroups_binary,
+    load_pcmac,
+    make_semi_supervised,
+    newsgroups_labeled_subset,
+)
+from skssl.model_selection import SemiSupervisedKFold
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
+
+RESULTS = Path(__file__).resolve().parent / "results" / "when_to_use.md"
+SEEDS = (0, 1, 2)
+
+
+def fit_score(estimator, X, y_semi, X_test, y_test):
+    estimator = clone(estimator)
+    start = time.process_time()
+    estimator.fit(X, y_semi)
+    return estimator.score(X_test, y_test), time.process_time() - start
+
+
+def table(title, note, rows):
+    lines = [f"### {title}", "", note, "", "| estimator | test accuracy | CPU s (per fit) |", "|---|---|---|"]
+    for name, accs, secs in rows:
+        accs = np.asarray(accs)
+        acc = f"{accs.mean():.1%}"
+        if accs.size > 1:
+            acc += f" ± {accs.std():.1%} ({', '.join(f'{a:.1%}' for a in accs)})"
+        lines.append(f"| {name} | {acc} | {np.mean(secs):.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def section_pcmac():
+    data = load_pcmac()
+    estimators = {
+        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
+        "TransductiveSVC()": TransductiveSVC(),
+        "TransductiveSVC(positive_fraction=0.5)": TransductiveSVC(positive_fraction=0.5),
+        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
+        "DeterministicAnnealingSVC(positive_fraction=0.5)": DeterministicAnnealingSVC(positive_fraction=0.5),
+    }
+    rows = []
+    for name, est in estimators.items():
+        acc, sec = fit_score(est, data.X_train, data.y_train, data.X_test, data.y_test)
+        rows.append((name, [acc], [sec]))
+        print("pcmac", name, f"{acc:.4f}", flush=True)
+    labeled = data.y_train[data.y_train != -1]
+    note = (
+        f"`load_pcmac()`: 1,460 training rows, 50 labeled ({int((labeled == 1).sum())} of class 1: the default "
+        f"positive_fraction is {np.mean(labeled == 1):.2f}), 486 test rows (242 of class 1). alpha=1e-3 "
+        "(the default) everywhere."
+    )
+    return table("pcmac: sparse text, 50 labels", note, rows)
+
+
+def section_20ng():
+    ng = load_newsgroups_binary()
+    estimators = {
+        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
+        "TransductiveSVC()": TransductiveSVC(),
+        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
+    }
+    sections = []
+    for n_labeled in (100, 500):
+        results = {name: ([], []) for name in estimators}
+        for seed in SEEDS:
+            y_semi, _ = newsgroups_labeled_subset(ng.y_train, n_labeled, seed)
+            for name, est in estimators.items():
+                acc, sec = fit_score(est, ng.X_train, y_semi, ng.X_test, ng.y_test)
+                results[name][0].append(acc)
+                results[name][1].append(sec)
+                print("20ng", n_labeled, seed, name, f"{acc:.4f}", flush=True)
+        note = (
+            f"`load_newsgroups_binary()`: {ng.X_train.shape[0]} x {ng.X_train.shape[1]} TF-IDF (sparse), "
+            f"{n_labeled} labels drawn by `newsgroups_labeled_subset(y, {n_labeled}, seed)`, seeds {list(SEEDS)}; "
+            "mean ± std (per seed); defaults everywhere (positive_fraction estimated from the labeled rows)."
+        )
+        rows = [(name, accs, secs) for name, (accs, secs) in results.items()]
+        sections.append(table(f"20 Newsgroups comp+sci vs rest, {n_labeled} labels", note, rows))
+    return "\n".join(sections)
+
+
+def digits_split(seed):
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    scaler = StandardScaler().fit(X_train)
+    y_semi = make_semi_supervised(y_train, 50, random_state=seed)
+    return scaler.transform(X_train), y_semi, scaler.transform(X_test), y_test
+
+
+def section_digits():
+    estimators = {
+        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
+        "TransductiveSVC()": TransductiveSVC(),
+        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
+    }
+    results = {name: ([], []) for name in estimators}
+    for seed in SEEDS:
+        X, y_semi, X_test, y_test = digits_split(seed)
+        for name, est in estimators.items():
+            acc, sec = fit_score(est, X, y_semi, X_test, y_test)
+            results[name][0].append(acc)
+            results[name][1].append(sec)
+            print("digits", seed, name, f"{acc:.4f}", flush=True)
+    note = (
+        "`load_digits()`, 70/30 stratified split (random_state=0), `StandardScaler` fitted on the training rows, "
+        "50 labels by `make_semi_supervised(y_train, 50, random_state=seed)`, seeds "
+        f"{list(SEEDS)}; 10 classes (one-vs-rest); defaults everywhere."
+    )
+    rows = [(name, accs, secs) for name, (accs, secs) in results.items()]
+    return table("digits: dense, standardized, 10 classes, 50 labels", note, rows)
+
+
+def search(estimator, grid, X, y_semi, X_test, y_test):
+    start = time.process_time()
+    gs = GridSearchCV(estimator, grid, cv=SemiSupervisedKFold(5), scoring="accuracy").fit(X, y_semi)
+    secs = time.process_time() - start
+    return gs.best_params_, gs.best_score_, gs.score(X_test, y_test), secs
+
+
+def section_tuning():
+    grid = {"alpha": [1e-4, 1e-3, 1e-2, 1e-1], "unlabeled_weight": [0.01, 0.1, 1.0]}
+    lines = [
+        "### Choosing alpha and unlabeled_weight with SemiSupervisedKFold",
+        "",
+        f"`GridSearchCV(estimator, {grid}, cv=SemiSupervisedKFold(5), scoring='accuracy')`: the labeled rows "
+        "are split in 5 stratified folds, every unlabeled row is in every training fold. Test accuracy of the "
+        "refitted best model on the held-out test rows.",
+        "",
+        "| data | estimator | best parameters | CV accuracy | test accuracy | CPU s (whole search) |",
+        "|---|---|---|---|---|---|",
+    ]
+    data = load_pcmac()
+    cases = [("pcmac", TransductiveSVC(positive_fraction=0.5), (data.X_train, data.y_train, data.X_test, data.y_test))]
+    cases.append(("digits, seed 0", TransductiveSVC(), digits_split(0)))
+    for name, est, (X, y_semi, X_test, y_test) in cases:
+        best, cv, test, secs = search(est, grid, X, y_semi, X_test, y_test)
+        print("tuning", name, best, f"{cv:.4f}", f"{test:.4f}", flush=True)
+        label = f"TransductiveSVC({'positive_fraction=0.5' if est.positive_fraction == 0.5 else ''})"
+        lines.append(f"| {name} | {label} | {best} | {cv:.1%} | {test:.1%} | {secs:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def section_cv():
+    data = load_pcmac()
+    est = TransductiveSVC(positive_fraction=0.5)
+    held_out = clone(est).fit(data.X_train, data.y_train).score(data.X_test, data.y_test)
+    lines = [
+        "### Plain cross-validation against SemiSupervisedKFold",
+        "",
+        f"pcmac around `TransductiveSVC(positive_fraction=0.5)`; held-out test accuracy {held_out:.3f}. "
+        "Mean over the folds of `cross_val_score(estimator, X_train, y_train, cv=..., scoring=...)`.",
+        "",
+        "| scoring | plain `cv=5` | `cv=SemiSupervisedKFold(5)` |",
+        "|---|---|---|",
+    ]
+    for scoring in (None, "accuracy", "f1"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # sklearn warns when a fold's score is NaN
+            plain = cross_val_score(est, data.X_train, data.y_train, cv=5, scoring=scoring).mean()
+        semi = cross_val_score(est, data.X_train, data.y_train, cv=SemiSupervisedKFold(5), scoring=scoring).mean()
+        print("cv", scoring, f"{plain:.3f}", f"{semi:.3f}", flush=True)
+        name = "default (`score`)" if scoring is None else f"`{scoring!r}`"
+        lines.append(f"| {name} | {plain:.3f} | {semi:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+SECTIONS = {
+    "pcmac": section_pcmac,
+    "20ng": section_20ng,
+    "digits": section_digits,
+    "tuning": section_tuning,
+    "cv": section_cv,
+}
+
+
+def merge(old_text, new):
+    """Replace the sections of ``old_text`` produced by the keys in ``new`` (marked by HTML comments)."""
+    old = {}
+    for part in old_text.split("<!-- section: ")[1:]:
+        key, _, body = part.partition(" -->\n")
+        old[key] = body
+    old.update(new)
+    return {key: old[key] for key in SECTIONS if key in old}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=list(SECTIONS), help="run these sections only")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    done = {}
+    for key in args.only or list(SECTIONS):
+        try:
+            done[key] = SECTIONS[key]()
+        except DatasetUnavailableError as exc:
+            print(f"skipping {key}: {exc}")
+    if not done:
+        print("nothing was run; results file left unchanged")
+        return
+    if args.only and RESULTS.exists():
+        done = merge(RESULTS.read_text(), done)
+    header = (
+        "# When to use which: measured cases\n\n"
+        "Produced by `OMP_NUM_THREADS=1 python benchmarks/when_to_use.py` (sections rerun alone with "
+        f"`--only`); numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
+        f"Python {platform.python_version()}; a 2-core machine shared with other jobs (CPU times are inflated "
+        "and indicative only).\n\n"
+    )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(header + "\n".join(f"<!-- section: {k} -->\n{v}" for k, v in done.items()))
+    print(RESULTS.read_text())
+
+
+if __name__ == "__main__":
+    main()

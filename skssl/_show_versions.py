@@ -1,0 +1,102 @@
+"""Print the versions and thread pools a bug report needs, like ``sklearn.show_versions``.
+
+Decisions
+---------
+* Versions come from the installed packages' metadata
+  (:func:`importlib.metadata.version`), so a package that is installed but
+  broken still shows its version; skssl's own version is ``skssl.__version__``
+  (skssl may run from a source tree without being installed).
+* The thread pools are read with :func:`threadpoolctl.threadpool_info`, which
+  only sees the libraries already loaded. numpy and scipy are imported by
+  skssl anyway; torch (when installed) is imported here too, so that its
+  OpenMP pool, the one the deep nets use, is listed with the BLAS pools.
+"""
+
+import importlib.util
+import platform
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+__all__ = ["show_versions"]
+
+_DEPENDENCIES = (
+    "pip",
+    "setuptools",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+    "joblib",
+    "threadpoolctl",
+    "torch",
+    "skorch",
+    "pandas",
+    "dask",
+    "distributed",
+    "skops",
+)
+
+
+def _system_info():
+    return {
+        "python": sys.version.replace("\n", " "),
+        "executable": sys.executable,
+        "machine": platform.platform(),
+    }
+
+
+def _dependencies_info():
+    from . import __version__
+
+    info = {"skssl": __version__}
+    for name in _DEPENDENCIES:
+        try:
+            info[name] = version(name)
+        except PackageNotFoundError:
+            info[name] = None
+    return info
+
+
+def _threadpool_info():
+    from threadpoolctl import threadpool_info
+
+    if importlib.util.find_spec("torch") is not None:
+        try:
+            import torch  # noqa: F401  (loads torch's OpenMP runtime so that it is listed)
+        except Exception:  # a broken torch must not break the bug report
+            pass
+    return threadpool_info()
+
+
+def show_versions():
+    """Print skssl's version, its dependencies' versions and the BLAS/OpenMP thread pools.
+
+    Paste the output into a bug report. It lists the system (Python, platform),
+    the installed versions of skssl, numpy, scipy, scikit-learn, torch, skorch
+    and the other packages skssl works with (``None`` when absent), and the
+    thread pools found by :func:`threadpoolctl.threadpool_info` (library,
+    version, number of threads), which decide how fast the solvers and nets run.
+
+    See Also
+    --------
+    sklearn.show_versions : The same report for scikit-learn.
+
+    Examples
+    --------
+    >>> import skssl
+    >>> skssl.show_versions()  # doctest: +SKIP
+    """
+    print("\nSystem:")
+    for key, value in _system_info().items():
+        print(f"{key:>13}: {value}")
+    print("\nPython dependencies:")
+    for key, value in _dependencies_info().items():
+        print(f"{key:>13}: {value}")
+    pools = _threadpool_info()
+    print("\nthreadpoolctl info:")
+    if not pools:
+        print("  no BLAS or OpenMP library loaded")
+    for i, pool in enumerate(pools):
+        if i:
+            print()
+        for key, value in pool.items():
+            print(f"{key:>15}: {value}")

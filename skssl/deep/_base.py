@@ -1,0 +1,466 @@
+"""What every skssl net shares: parameters, validation, data handling, prediction.
+
+:class:`BaseNet` sits between skorch's ``NeuralNetClassifier`` and the two
+families of nets (:class:`~skssl.deep.SemiSupervisedNet` and its thin
+subclasses, and :class:`~skssl.deep.SupervisedNetClassifier`). Parameter
+handling is in :mod:`skssl.deep._params`, the input checks in
+:mod:`skssl.deep._validation`; this module has the skorch plumbing, the fit
+that both families share and prediction.
+
+``sample_weight``
+    Weights the labeled loss: the criterion is built with
+    ``reduction="none"`` and the batch loss is the mean of weight x loss
+    (:func:`skssl.deep._losses.weighted_mean`; weights of ones give exactly
+    the unweighted fit). Unlabeled rows have no loss to weight, so their
+    weights are ignored. A criterion that averages the batch itself
+    (``criterion__reduction="mean"``) cannot be weighted and raises with
+    ``sample_weight``.
+
+Progress (``verbose``)
+    Decision: silent by default (``verbose=0``), as scikit-learn estimators
+    are, and unlike skorch (``verbose=1``). The nets are fitted many times
+    inside ``GridSearchCV``, ``cross_val_score`` and Curriculum Labeling's
+    rounds, where a table per fit would bury the output, and doctests would
+    have to print it. ``verbose=1`` prints skorch's one line per epoch, made
+    compact: the per-class threshold vector is summarised by its min, mean
+    and max (``thr_min``, ``thr_mean``, ``thr_max``), so a line stays about 70
+    characters wide for any number of classes.
+"""
+
+import types
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from skorch import NeuralNetClassifier
+from skorch.callbacks import EpochScoring, PrintLog
+from skorch.dataset import Dataset, unpack_data
+from skorch.utils import to_tensor
+from torch.utils.data import DataLoader
+
+from ..base import SemiSupervisedClassifierMixin
+from ._docs import fill_doc, inherit_method_docs
+from ._losses import weighted_mean
+from ._modules import default_module_for
+from ._params import NetParamsMixin, clone_param, merged_signature
+from ._samplers import EndlessSampler
+from ._validation import NetDataMixin
+
+__all__ = ["BaseNet"]
+
+
+def _encoded_accuracy(net, X, y):
+    """Accuracy of ``argmax(predict_proba)`` against encoded targets (skorch validation)."""
+    return float(np.mean(np.argmax(net.predict_proba(X), axis=1) == np.asarray(y).reshape(-1)))
+
+
+def _seed_from(random_state):
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, NeuralNetClassifier):
+    """Shared machinery of the skssl nets (not public; see the module docstring)."""
+
+    _parameter_constraints: dict = {
+        "iterations_per_epoch": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    # skorch's NeuralNet.__init__ stores these three fitted-state attributes on
+    # the instance, which scikit-learn's check_no_attributes_set_in_init
+    # rejects; __init__ moves them back to these class-level defaults
+    # (initialize() sets the instance values).
+    history_ = None
+    initialized_ = False
+    virtual_params_ = types.MappingProxyType({})
+
+    def __init__(
+        self,
+        module=None,
+        *,
+        iterations_per_epoch=50,
+        random_state=None,
+        criterion=torch.nn.CrossEntropyLoss,
+        optimizer=torch.optim.Adam,
+        lr=1e-3,
+        max_epochs=20,
+        batch_size=32,
+        iterator_train=DataLoader,
+        iterator_valid=DataLoader,
+        dataset=None,
+        train_split=None,
+        callbacks=None,
+        predict_nonlinearity="auto",
+        warm_start=False,
+        verbose=0,
+        device="cpu",
+        **kwargs,
+    ):
+        super().__init__(
+            module,
+            criterion=criterion,
+            optimizer=optimizer,
+            lr=lr,
+            max_epochs=max_epochs,
+            batch_size=batch_size,
+            iterator_train=iterator_train,
+            iterator_valid=iterator_valid,
+            dataset=dataset,
+            train_split=train_split,
+            callbacks=callbacks,
+            predict_nonlinearity=predict_nonlinearity,
+            warm_start=warm_start,
+            verbose=verbose,
+            device=device,
+            **kwargs,
+        )
+        self.iterations_per_epoch = iterations_per_epoch
+        self.random_state = random_state
+        for name in ("history_", "initialized_", "virtual_params_"):
+            if not self.__dict__[name]:
+                del self.__dict__[name]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__.__signature__ = merged_signature(cls)
+        fill_doc(cls)
+        inherit_method_docs(cls, ("train_step_single",))
+
+    # --- skorch plumbing ---------------------------------------------------------------
+    def get_dataset(self, X, y=None):
+        """Wrap ``(X, y)`` in the skorch dataset (``skorch.dataset.Dataset`` when ``dataset=None``).
+
+        Parameters
+        ----------
+        X : array-like or dict
+            Rows (a dict ``{"X": ..., "sample_weight": ...}`` with weights).
+        y : array-like or None, default=None
+            Encoded targets.
+
+        Returns
+        -------
+        dataset : torch Dataset
+            The dataset skorch iterates over.
+        """
+        if self.dataset is None:
+            return Dataset(X, y, **self.get_params_for("dataset"))
+        return super().get_dataset(X, y)
+
+    def initialize_criterion(self):
+        """Build the criterion with ``reduction="none"`` (per-row losses) unless told otherwise.
+
+        Returns
+        -------
+        self : object
+            This net, with ``criterion_`` set.
+        """
+        kwargs = self.get_params_for("criterion")
+        if isinstance(self.criterion, type):
+            kwargs = {"reduction": "none", **kwargs}
+        self.criterion_ = self.initialized_instance(self.criterion, kwargs)
+        return self
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        """Return the criterion's loss, averaged over the rows with their ``sample_weight``.
+
+        Parameters
+        ----------
+        y_pred : tensor of shape (n, n_classes)
+            Logits.
+        y_true : tensor of shape (n,)
+            Encoded targets.
+        X : tensor, dict or None, default=None
+            The batch's rows; a dict ``{"X": ..., "sample_weight": ...}``
+            carries the weights.
+        training : bool, default=False
+            Whether the loss is for a training step.
+
+        Returns
+        -------
+        loss : scalar tensor
+            Mean of weight x per-row loss (plain mean without weights).
+        """
+        loss = super().get_loss(y_pred, y_true, X=X, training=training)
+        weight = X.get("sample_weight") if isinstance(X, dict) else None
+        if loss.ndim == 0:
+            if weight is not None:
+                raise ValueError(
+                    "sample_weight needs per-row losses: keep the criterion's reduction='none' (the "
+                    "nets' default); a criterion that averages the batch cannot weight its rows."
+                )
+            return loss
+        return weighted_mean(loss, None if weight is None else to_tensor(weight, device=loss.device))
+
+    def initialize_module(self):
+        """Build the module; the default one is sized from the training data.
+
+        Returns
+        -------
+        self : object
+            This net, with ``module_`` set.
+        """
+        kwargs = self.get_params_for("module")
+        if self.module is None:
+            shape = getattr(self, "input_shape_", None)
+            if shape is None:
+                raise ValueError("The default module is sized at fit time; call fit(X, y) first.")
+            module_cls, sizing = default_module_for(shape, len(self.classes_))
+            self.module_ = module_cls(**{**sizing, **kwargs})
+            return self
+        return super().initialize_module()
+
+    @property
+    def _default_callbacks(self):
+        # skorch's valid_acc compares predict() with the encoded validation
+        # targets; predict() returns user labels, so score the indices instead.
+        # The full threshold vector stays in the history, not in the printed line.
+        replace = {
+            "valid_acc": EpochScoring(_encoded_accuracy, name="valid_acc", lower_is_better=False),
+            "print_log": PrintLog(keys_ignored=["thresholds"]),
+        }
+        return [(name, replace.get(name, cb)) for name, cb in super()._default_callbacks]
+
+    def get_iterator(self, dataset, training=False):
+        """Return skorch's data loader; in training it draws from the seeded endless sampler.
+
+        Parameters
+        ----------
+        dataset : torch Dataset
+            The labeled rows (training) or the rows to predict.
+        training : bool, default=False
+            Whether the loader is for training.
+
+        Returns
+        -------
+        iterator : DataLoader
+            Batches of ``dataset``.
+        """
+        spec = getattr(self, "_labeled_sampler", None)
+        if training and spec is not None:
+            kwargs = self.get_params_for("iterator_train")
+            if "sampler" not in kwargs and "batch_sampler" not in kwargs:
+                kwargs.pop("shuffle", None)
+                kwargs.setdefault("batch_size", self.batch_size)
+                # sized from the dataset skorch hands over (a train_split may have shrunk it)
+                num_samples, seed = spec
+                return self.iterator_train(dataset, sampler=EndlessSampler(len(dataset), num_samples, seed), **kwargs)
+        return super().get_iterator(dataset, training=training)
+
+    @staticmethod
+    def _split_batch(batch):
+        """``(X, y, sample_weight or None)`` of a batch (``X`` is a dict when weights were given)."""
+        Xi, yi = unpack_data(batch)
+        if isinstance(Xi, dict):
+            return Xi["X"], yi, Xi["sample_weight"]
+        return Xi, yi, None
+
+    def validation_step(self, batch, **fit_params):
+        """Compute the validation loss of a batch (its weights only weight the loss).
+
+        Parameters
+        ----------
+        batch : tuple
+            A validation batch.
+        **fit_params : dict
+            Passed to the module.
+
+        Returns
+        -------
+        step : dict
+            ``loss`` and ``y_pred``, as skorch expects.
+        """
+        Xi, yi, weight = self._split_batch(batch)
+        self._set_training(False)
+        with torch.no_grad():
+            y_pred = self.infer(Xi, **fit_params)
+            X_loss = Xi if weight is None else {"X": Xi, "sample_weight": weight}
+            loss = self.get_loss(y_pred, yi, X=X_loss, training=False)
+        return {"loss": loss, "y_pred": y_pred}
+
+    def evaluation_step(self, batch, training=False):
+        """Run the forward pass for prediction, through the EMA weights when the net has some.
+
+        Parameters
+        ----------
+        batch : tuple
+            A batch of rows.
+        training : bool, default=False
+            Whether the module is in training mode.
+
+        Returns
+        -------
+        logits : tensor of shape (n, n_classes)
+            The module's output.
+        """
+        Xi, yi, _ = self._split_batch(batch)
+        ema = getattr(self, "ema_state_", None)  # the semi-supervised nets predict with averaged weights
+        if ema is None or training:
+            return super().evaluation_step((Xi, yi), training=training)
+        self.check_is_fitted()
+        ema.module.eval()
+        with torch.no_grad():
+            return ema.module(to_tensor(Xi, device=self.device))
+
+    def _torch_devices(self):
+        return None if str(self.device).startswith("cuda") else []
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        return tags
+
+    def _fit_augmentation(self, aug, default, X_fit):
+        """A clone of ``aug`` (``default`` when None), fitted on ``X_fit`` when it has ``fit``."""
+        aug = clone_param(default if aug is None else aug)
+        if hasattr(aug, "fit"):
+            aug.fit(torch.as_tensor(X_fit))
+        return aug
+
+    # --- fit -------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None, **fit_params):
+        """Fit the net on ``(X, y)``, ``y == -1`` marking unlabeled rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
+            Training rows (cast to float32).
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the labeled rows' loss (the batch loss is
+            the mean of weight x loss); ignored for unlabeled rows.
+        **fit_params : dict
+            Passed to skorch's fit loop.
+
+        Returns
+        -------
+        self : object
+            The fitted net.
+        """
+        return self._fit(X, y, sample_weight, reset=True, **fit_params)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None, **fit_params):
+        """Train ``max_epochs`` more epochs on ``(X, y)`` without re-initialising.
+
+        The first call (or a call on an unfitted net) is :meth:`fit`. Later
+        calls need the same input shape and labels among ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+        classes : ignored
+            Present for API compatibility; the classes come from the first fit.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the labeled rows' loss.
+        **fit_params : dict
+            Passed to skorch's fit loop.
+
+        Returns
+        -------
+        self : object
+            The fitted net.
+        """
+        reset = not self.__dict__.get("initialized_", False) or not hasattr(self, "input_shape_")
+        return self._fit(X, y, sample_weight, reset=reset, **fit_params)
+
+    def _fit(self, X, y, sample_weight, reset, **fit_params):
+        X, y_enc, mask, weight = self._validate_fit_data(X, y, sample_weight, reset)
+        self.input_shape_ = tuple(X.shape[1:])
+        seed = _seed_from(self.random_state)
+        X_lab = X[mask]
+        with torch.random.fork_rng(devices=self._torch_devices()):
+            torch.manual_seed(seed)
+            self._labeled_sampler = (self._steps_per_epoch(X_lab.shape[0]) * self.batch_size, seed + 1)
+            try:
+                self._start_fit(X, y_enc, mask, reset, seed)
+                if reset and not (self.warm_start and self.initialized_):
+                    self.initialize()
+                self._check_module_accepts(X_lab)
+                X_in = X_lab if weight is None else {"X": X_lab, "sample_weight": weight[mask]}
+                NeuralNetClassifier.partial_fit(self, X_in, y_enc[mask], **fit_params)
+            finally:
+                self._labeled_sampler = None
+                self._end_fit()
+        predicted = y_enc.copy()
+        if not mask.all():
+            predicted[~mask] = np.argmax(self.predict_proba(X[~mask]), axis=1)
+        self._set_transduction(y_enc, predicted)
+        return self
+
+    def train_step_single(self, batch, **fit_params):
+        """Compute the loss of one training step and its gradient.
+
+        Parameters
+        ----------
+        batch : tuple
+            A labeled batch from skorch's iterator (rows, encoded targets and,
+            with ``sample_weight``, the rows' weights).
+        **fit_params : dict
+            Passed to the module.
+
+        Returns
+        -------
+        step : dict
+            ``loss`` and ``y_pred`` (the labeled rows' logits), as skorch expects.
+        """
+        raise NotImplementedError
+
+    def _steps_per_epoch(self, n_labeled):
+        return self.iterations_per_epoch
+
+    def _start_fit(self, X, y_enc, mask, reset, seed):
+        """Hook: set up the fitted parameter objects before training."""
+
+    def _end_fit(self):
+        """Hook: drop the per-fit training state."""
+
+    # --- prediction ------------------------------------------------------------------------
+    def predict_proba(self, X):
+        """Class probabilities (columns ordered as ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
+            Input rows.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities, rows summing to 1.
+        """
+        if not isinstance(X, torch.utils.data.Dataset):  # skorch's scoring callbacks pass the validation Dataset
+            X = self._validate_predict_X(X)
+        # skorch's DataLoader draws a base seed from torch's global generator:
+        # fork it so that predicting leaves the caller's random stream alone
+        with torch.random.fork_rng(devices=self._torch_devices()):
+            return np.asarray(super().predict_proba(X), dtype=np.float64)
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
+            Input rows.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Labels among ``classes_``.
+        """
+        proba = self.predict_proba(X)  # first: it raises NotFittedError before fit
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -1,0 +1,73 @@
+"""Row-block products in threads (n_jobs) against the plain products."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _rowblocks
+from skssl.svm._classes import _share_cores
+from skssl.svm._rowblocks import RowBlocks, row_blocks
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("n_blocks", [2, 3, 7])
+def test_row_block_products_equal_the_plain_ones(sparse, n_blocks):
+    rng = np.random.RandomState(n_blocks)
+    X = sp.random(101, 37, density=0.2, format="csr", random_state=rng)
+    X.data = rng.randn(X.nnz)
+    X.data[X.indptr[5] : X.indptr[6]] = 0  # an empty row
+    X.eliminate_zeros()
+    if not sparse:
+        X = X.toarray()
+    v, z = rng.randn(37), rng.randn(101)
+    with ThreadPoolExecutor(2) as ex:
+        A = RowBlocks(X, ex, n_blocks)
+        if sparse:  # bitwise: scipy sums each row the same way in a block
+            np.testing.assert_array_equal(A @ v, X @ v)
+        else:  # BLAS may order a row's sum differently for another block size
+            np.testing.assert_allclose(A @ v, X @ v, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(A.T @ z, X.T @ z, rtol=1e-13, atol=1e-13)
+        assert A.shape == X.shape and A.T.shape == X.shape[::-1]
+    if sparse:  # blocks share X's data: no copy
+        assert all(np.shares_memory(blk.data, X.data) for blk in A._blocks if blk.nnz)
+
+
+def test_small_matrices_are_not_blocked():
+    X = sp.random(50, 10, density=0.3, format="csr", random_state=0)
+    with ThreadPoolExecutor(2) as ex:
+        assert row_blocks(X, ex, 2) is X
+    assert row_blocks(X, None, 2) is X
+
+
+@pytest.mark.parametrize(
+    ("n_jobs", "n_problems", "expected"), [(1, 1, (1, 1)), (2, 1, (1, 2)), (2, 3, (2, 1)), (4, 2, (2, 2))]
+)
+def test_cores_shared_between_one_vs_rest_and_row_blocks(n_jobs, n_problems, expected):
+    assert _share_cores(n_jobs, n_problems) == expected
+
+
+@pytest.mark.parametrize("Est", [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC])
+def test_n_jobs_leaves_the_objective_unchanged(monkeypatch, Est):
+    monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 100)  # block this small problem
+    rng = np.random.RandomState(0)
+    X = sp.random(400, 300, density=0.05, format="csr", random_state=rng)
+    w = rng.randn(300)
+    y = (X @ w > 0).astype(int)
+    y_semi = np.where(rng.rand(400) < 0.15, y, -1)
+    calls = []
+    original = RowBlocks.rmatvec
+
+    def spy(self, z):
+        calls.append(len(self._blocks))
+        return original(self, z)
+
+    monkeypatch.setattr(RowBlocks, "rmatvec", spy)
+    one = Est(alpha=1e-2, n_jobs=1).fit(X, y_semi)
+    assert not calls
+    two = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
+    assert calls and all(n == 2 for n in calls)  # the blocked products ran
+    np.testing.assert_allclose(two.objective_, one.objective_, rtol=1e-9)
+    np.testing.assert_allclose(two.coef_, one.coef_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(two.predict(X), one.predict(X))
