@@ -664,8 +664,8 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
 
     See Also
     --------
-    DeterministicAnnealingSVC : binary DA, one-vs-rest for several classes.
-    TransductiveSVC : the same binary objective, optimized by label switching.
+    DeterministicAnnealingSVC : Binary DA, one-vs-rest for several classes.
+    TransductiveSVC : The binary objective, optimized by label switching.
 
     Notes
     -----
