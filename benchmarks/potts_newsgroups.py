@@ -2,13 +2,16 @@
 
 Run from the repository root with the data directory as argument::
 
-    python benchmarks/potts_newsgroups.py ../shared/data [--seeds 0 1 2] [--labels 5 20]
+    python benchmarks/potts_newsgroups.py ../shared/data [--seeds 0 1 2] [--labels 5 20] [--train-rows N]
 
 Data: the 20 Newsgroups "bydate" archive read by
 :func:`skssl.datasets.load_20newsgroups_archive` (latin-1, header block
 dropped, groups sorted, files in numeric order), ``TfidfVectorizer(min_df=2)``
 fitted on the training split (11,314 x 53,724), the test split (7,532 rows)
-through the same vectorizer. Labeled rows: ``make_semi_supervised(y, n,
+through the same vectorizer. ``--train-rows N`` keeps a random subset of N
+training rows (``np.sort(RandomState(1234).choice(11314, N))``, after the
+vectorizer is fitted on the whole split) for runs that must finish on a
+busy machine; the rows are then labeled ``20ng-N`` in the table. Labeled rows: ``make_semi_supervised(y, n,
 per_class=True, random_state=seed)`` for n in {5, 20} documents per class
 and seeds 0-2. The class fractions given to the S3VMs are the true fractions
 of the unlabeled rows (DESIGN's protocol for ``r``), for Potts and for every
@@ -106,13 +109,18 @@ def timed_fit(est, X, y):
     return cpu, peak / 2**20
 
 
-def run_20ng(data_dir, seeds, labels, methods, done):
+def run_20ng(data_dir, seeds, labels, methods, done, train_rows=None):
     archive = Path(data_dir) / "20news-bydate.tgz"
     raw = load_20newsgroups_archive(archive)
     vectorizer = TfidfVectorizer(min_df=2)
     X = vectorizer.fit_transform(raw.data_train).tocsr()
     X_test = vectorizer.transform(raw.data_test).tocsr()
     y, y_test = raw.target_train, raw.target_test
+    tag = "20ng"
+    if train_rows:
+        keep = np.sort(np.random.RandomState(1234).choice(X.shape[0], train_rows, replace=False))
+        X, y = X[keep], y[keep]
+        tag = f"20ng-{train_rows}"
     K = len(raw.target_names)
     Y = np.where(y[:, None] == np.arange(K), 1.0, -1.0)
     print(f"20NG: X {X.shape}, nnz {X.nnz}, test {X_test.shape}, {K} classes", flush=True)
@@ -122,7 +130,7 @@ def run_20ng(data_dir, seeds, labels, methods, done):
             unl = y_semi == -1
             r = np.bincount(y[unl], minlength=K) / unl.sum()
             for name in methods:
-                key = f"20ng|{n}|{seed}|{name}"
+                key = f"{tag}|{n}|{seed}|{name}"
                 if key in done:
                     continue
                 est = make(name, r)
@@ -134,7 +142,7 @@ def run_20ng(data_dir, seeds, labels, methods, done):
                 pred = est.predict(X_test)
                 row = {
                     "key": key,
-                    "data": "20ng",
+                    "data": tag,
                     "labels_per_class": n,
                     "seed": seed,
                     "method": name,
@@ -214,7 +222,7 @@ def _ms(values, spec):
 
 
 def write_md(done):
-    rows = [r for r in done.values() if r["data"] == "20ng"]
+    rows = [r for r in done.values() if r["data"].startswith("20ng")]
     lines = [
         "# Potts DA vs one-vs-rest on 20 Newsgroups (20 classes)",
         "",
@@ -228,32 +236,36 @@ def write_md(done):
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}.",
         "",
-        "| labels/class | method | n | test acc % | macro-F1 % | transd. acc % | obj | frac err | CPU s | peak MB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| train rows | labels/class | method | n | test acc % | macro-F1 % | transd. acc % | obj | frac err "
+        "| CPU s | peak MB |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for n in sorted({r["labels_per_class"] for r in rows}):
+    groups = sorted({(r["data"], r["labels_per_class"]) for r in rows})
+    for data, n in groups:
         for name in METHODS:
-            sel = [r for r in rows if r["labels_per_class"] == n and r["method"] == name]
+            sel = [r for r in rows if r["data"] == data and r["labels_per_class"] == n and r["method"] == name]
             if not sel:
                 continue
             get = lambda k, sel=sel: [r[k] for r in sel if k in r]  # noqa: E731
             lines.append(
-                f"| {n} | {name} | {len(sel)} | {_ms(np.array(get('accuracy')) * 100, '.1f')} | "
+                f"| {data} | {n} | {name} | {len(sel)} | {_ms(np.array(get('accuracy')) * 100, '.1f')} | "
                 f"{_ms(np.array(get('macro_f1')) * 100, '.1f')} | "
                 f"{_ms(np.array(get('transductive_accuracy')) * 100, '.1f')} | "
                 f"{_ms(get('potts_objective'), '.4f')} | {_ms(get('fraction_error'), '.3f')} | "
                 f"{_ms(get('cpu_s'), '.1f')} | {_ms(get('peak_mb'), '.0f')} |"
             )
     # Per-class recall, Potts vs OvR DA, mean over the runs.
-    for n in sorted({r["labels_per_class"] for r in rows}):
+    for data, n in groups:
         rec = {}
         for name in ("Potts DA", "OvR DA", "LinearSVC"):
-            sel = [r["recall"] for r in rows if r["labels_per_class"] == n and r["method"] == name]
+            sel = [
+                r["recall"] for r in rows if r["data"] == data and r["labels_per_class"] == n and r["method"] == name
+            ]
             if sel:
                 rec[name] = np.mean(sel, axis=0)
         if len(rec) >= 2:
             names = list(rec)
-            lines += ["", f"Per-class test recall % at {n} labels/class (mean over seeds):", ""]
+            lines += ["", f"Per-class test recall % on {data} at {n} labels/class (mean over seeds):", ""]
             lines.append("| class | " + " | ".join(names) + " |")
             lines.append("| --- |" + " --- |" * len(names))
             for k in range(len(next(iter(rec.values())))):
@@ -282,6 +294,7 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--labels", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--methods", nargs="+", default=METHODS)
+    parser.add_argument("--train-rows", type=int, default=None, help="subsample the training split")
     parser.add_argument("--fresh", action="store_true", help="ignore the rows already in the .jsonl")
     args = parser.parse_args()
     archive = Path(args.data_dir) / "20news-bydate.tgz"
@@ -295,7 +308,7 @@ def main():
             row = json.loads(line)
             done[row["key"]] = row
     run_pcmac(done)
-    run_20ng(args.data_dir, args.seeds, args.labels, args.methods, done)
+    run_20ng(args.data_dir, args.seeds, args.labels, args.methods, done, args.train_rows)
     write_md(done)
 
 
