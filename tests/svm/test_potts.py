@@ -321,3 +321,14 @@ def test_given_fractions_are_met():
     r = np.array([0.5, 0.3, 0.2])
     clf = _fit(X, y_semi, positive_fraction=r)
     np.testing.assert_allclose(clf.label_distributions_[y_semi == -1].mean(axis=0), r, atol=10 * P_TOL)
+
+
+def test_caps_give_a_convergence_warning_and_n_iter_counts_temperatures():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, _, y_semi = _blobs(n_classes=3, seed=7)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2 temperatures"):
+        clf = _fit(X, y_semi, max_iter=2)
+    assert clf.n_iter_ == 2
+    with pytest.warns(ConvergenceWarning, match="max_inner_iter=1"):
+        _fit(X, y_semi, max_inner_iter=1)
