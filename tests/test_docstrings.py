@@ -31,12 +31,6 @@ KNOWN_FAILURES = {
     "skssl.svm._classes.DeterministicAnnealingSVC": {"SA03"},
     "skssl.svm._classes.LinearL2SVC": {"SA03"},
     "skssl.svm._classes.TransductiveSVC": {"SA03"},
-    # skssl.datasets data access (owner: "newcomer"): a See Also section on the exception class,
-    # parameter descriptions starting with a capital letter.
-    "skssl.datasets._locate.DatasetUnavailableError": {"SA01"},
-    "skssl.datasets._mnist.fetch_mnist": {"PR08"},
-    "skssl.datasets._newsgroups.fetch_20newsgroups_bydate": {"PR08"},
-    "skssl.datasets._newsgroups.load_newsgroups_binary": {"PR08"},
 }
 
 

@@ -36,10 +36,12 @@ Images (4-D batches ``(n, c, h, w)``)
 """
 
 import math
+from numbers import Integral, Real
 
 import torch
 import torch.nn.functional as F
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 
 __all__ = ["GaussianNoise", "RandomShift", "RandAugment", "default_augmentations"]
 
@@ -81,6 +83,11 @@ class GaussianNoise(BaseEstimator):
     >>> aug(torch.zeros(4, 3)).shape
     torch.Size([4, 3])
     """
+
+    _parameter_constraints: dict = {
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "mask_prob": [Interval(Real, 0, 1, closed="both")],
+    }
 
     def __init__(self, noise=0.05, mask_prob=0.0):
         self.noise = noise
@@ -157,6 +164,8 @@ class RandomShift(BaseEstimator):
     torch.Size([3, 1, 8, 8])
     """
 
+    _parameter_constraints: dict = {"pad": [Interval(Real, 0, None, closed="left")], "flip": ["boolean"]}
+
     def __init__(self, pad=0.125, flip=False):
         self.pad = pad
         self.flip = flip
@@ -229,6 +238,14 @@ class RandAugment(BaseEstimator):
     """
 
     ops = _GEOMETRIC + _PHOTOMETRIC
+
+    _parameter_constraints: dict = {
+        "n_ops": [Interval(Integral, 0, None, closed="left")],
+        "max_rotate": [Interval(Real, 0, None, closed="left")],
+        "max_shear": [Interval(Real, 0, None, closed="left")],
+        "max_translate": [Interval(Real, 0, None, closed="left")],
+        "cutout": [Interval(Real, 0, 1, closed="both")],
+    }
 
     def __init__(self, n_ops=2, max_rotate=30.0, max_shear=0.3, max_translate=0.3, cutout=0.5):
         self.n_ops = n_ops

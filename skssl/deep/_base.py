@@ -343,6 +343,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def _fit_augmentation(self, aug, default, X_fit):
         """A clone of ``aug`` (``default`` when None), fitted on ``X_fit`` when it has ``fit``."""
         aug = clone_param(default if aug is None else aug)
+        if hasattr(aug, "_validate_params"):  # skssl's own augmentations check their parameters
+            aug._validate_params()
         if hasattr(aug, "fit"):
             aug.fit(torch.as_tensor(X_fit))
         return aug

@@ -55,8 +55,9 @@ class SupervisedNetClassifier(BaseNet):
 
     References
     ----------
-    B. Tran, D. Nouri, S. Wang, et al. "skorch: A scikit-learn compatible
-    neural network library that wraps PyTorch". 2017.
+    M. Tietz, T. J. Fan, D. Nouri, B. Bossan and skorch Developers. "skorch:
+    A scikit-learn compatible neural network library that wraps PyTorch".
+    Software, 2017.
 
     Examples
     --------

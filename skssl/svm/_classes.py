@@ -49,6 +49,23 @@ Decisions
   problems, an int as in sklearn's ``LinearSVC``. A fit stopped by any cap
   -- these, or the 50 Newton steps of an inner solve -- emits
   ``sklearn.exceptions.ConvergenceWarning``.
+* **sample_weight** (SVMlin's per-example cost) scales each row's loss,
+  and the labeled and unlabeled means of the objective become weighted
+  means (normalized by the weight sums instead of ``l`` and ``u``), so a
+  weight of 2 is the row counted twice -- exactly, in the objective -- and
+  weights of 1 give SVMlin's objective. Rows of weight 0 are dropped before
+  the solve (their ``transduction_`` is the model's prediction). DA's
+  constraint ``mean(p) = positive_fraction`` and its entropy and KL
+  tests become weighted means too; TSVM's balance constraint keeps
+  counting unlabeled rows (a weighted count would break its pairwise
+  switches, which keep the count fixed), so there a weight of 2 on an
+  unlabeled row scales its loss but counts it once. An estimated
+  ``positive_fraction`` is the weighted class fraction of the labeled rows.
+* **class_weight** follows scikit-learn's ``LinearSVC``: a dict or
+  ``"balanced"`` (``n_labeled / (n_classes * count)`` over the labeled
+  rows), multiplying ``sample_weight`` on the labeled rows; in a
+  one-vs-rest fit every binary problem sees the same row weights (liblinear
+  weights only the positive class of each problem).
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
@@ -63,17 +80,20 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
+from ._potts import potts_annealing
 from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
 from ._tsvm import TSVM_MAX_ITER, tsvm
 
-__all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
+__all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
@@ -111,12 +131,17 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def _positive_fractions(self, y_enc, mask):
+    def _positive_fractions(self, y_enc, mask, sample_weight=None):
         n_classes = self.classes_.shape[0]
         y_lab = y_enc[mask]
-        estimated = np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
+        if sample_weight is None:
+            estimated = np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
+        else:  # a row of weight 2 counts twice
+            sw_lab = sample_weight[mask]
+            estimated = np.bincount(y_lab, weights=sw_lab, minlength=n_classes) / sw_lab.sum()
         given = getattr(self, "positive_fraction", None)
         if given is None:
             return estimated[1:] if n_classes == 2 else estimated
@@ -146,7 +171,7 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         return fractions
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model; rows with ``y == -1`` are unlabeled.
 
         Parameters
@@ -155,27 +180,58 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
             Training data; sparse input is used as CSR and never densified.
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row, labeled or unlabeled (SVMlin's
+            per-example cost). A weight of 2 counts the row twice; a weight
+            of 0 drops it. ``None`` gives every row weight 1.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        return self._fit(X, y)
+        return self._fit(X, y, sample_weight)
+
+    def _row_weights(self, X, y_enc, mask, sample_weight):
+        """(loss weights, weights for the class-fraction estimate), or (None, None) for unit weights."""
+        class_weight = getattr(self, "class_weight", None)
+        if sample_weight is None and class_weight is None:
+            return None, None
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        estimate_weights = sw.copy()
+        if class_weight is not None:
+            labels = self.classes_[y_enc[mask]]
+            cw = compute_class_weight(class_weight, classes=self.classes_, y=labels)
+            sw[mask] *= cw[y_enc[mask]]
+        if np.all(sw == 1.0):
+            return None, None
+        if not np.any(sw[mask] > 0):
+            raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
+        return sw, estimate_weights
 
     @single_blas_thread
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight=None):
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = as_float64_design(X)
         check_design_scale(X)
         n_classes = self.classes_.shape[0]
-        fractions = self._positive_fractions(y_enc, mask)
+        sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
+        fractions = self._positive_fractions(y_enc, mask, estimate_weights)
         positives = [1] if n_classes == 2 else list(range(n_classes))
         targets = [np.where(y_enc == k, 1.0, -1.0) for k in positives]
+        X_fit, mask_fit = X, mask
+        if sw is not None and not np.all(sw > 0):
+            # Zero weight: the row is not part of the problem at all.
+            keep = np.flatnonzero(sw > 0)
+            X_fit, mask_fit, sw = X[keep], mask[keep], sw[keep]
+            targets = [t[keep] for t in targets]
         n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
         results = Parallel(n_jobs=n_outer, prefer="threads")(
-            delayed(self._solve)(X, t, mask, r, n_inner) for t, r in zip(targets, fractions)
+            delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
         )
+        if X_fit is not X:
+            for res in results:
+                res["outputs"] = X @ res["w"] + res["b"]
         self.coef_ = np.vstack([res["w"] for res in results])
         self.intercept_ = np.array([res["b"] for res in results])
         self.objective_ = np.array([res["objective"] for res in results])
@@ -216,6 +272,12 @@ class LinearL2SVC(_BaseLinearSVC):
     max_iter : int, default=50
         Maximum number of Newton steps, as counted by ``n_iter_``; reaching
         it before the stopping rule gives a ``ConvergenceWarning``.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes of the labeled rows, as in scikit-learn's
+        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
+        (n_classes * count)``, counted over the labeled rows). They multiply
+        ``sample_weight`` on the labeled rows; unlabeled rows are not
+        affected.
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
@@ -262,20 +324,27 @@ class LinearL2SVC(_BaseLinearSVC):
     # Supervised: -1 rows are ignored, so a fully labeled y is the normal case.
     _uses_unlabeled_rows = False
 
-    def __init__(self, alpha=1e-3, *, tol=RELATIVE_STOP_EPS, max_iter=MFNITERMAX, n_jobs=None, verbose=0):
+    def __init__(
+        self, alpha=1e-3, *, tol=RELATIVE_STOP_EPS, max_iter=MFNITERMAX, class_weight=None, n_jobs=None, verbose=0
+    ):
         self.alpha = alpha
+        self.class_weight = class_weight
         self.tol = tol
         self.max_iter = max_iter
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction, n_threads):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         lab = np.flatnonzero(labeled)
+        if sample_weight is None:
+            cost = np.full(lab.size, 1.0 / lab.size)
+        else:
+            cost = sample_weight[lab] / sample_weight[lab].sum()
         with thread_pool(n_threads) as executor:
             res = l2_svm_mfn(
                 X[lab],
                 y[lab],
-                np.full(lab.size, 1.0 / lab.size),
+                cost,
                 alpha=self.alpha,
                 rel_tol=self.tol,
                 max_iter=self.max_iter,
@@ -288,7 +357,7 @@ class LinearL2SVC(_BaseLinearSVC):
                 f"[LinearL2SVC] {res.n_iter} Newton step(s), {res.n_cg_iter} CGLS iteration(s), "
                 f"objective {res.objective:.6g}"
             )
-        objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha, 0.0)
+        objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha, 0.0, sample_weight)
         messages = [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
         return {
             "w": res.w,
@@ -331,6 +400,12 @@ class TransductiveSVC(_BaseLinearSVC):
         switching round and one per level of ``lambda_0``), as counted by
         ``n_iter_``. Reaching it stops the fit with a ``ConvergenceWarning``.
         Each solve takes at most 50 Newton steps (SVMlin's cap).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes of the labeled rows, as in scikit-learn's
+        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
+        (n_classes * count)``, counted over the labeled rows). They multiply
+        ``sample_weight`` on the labeled rows; unlabeled rows are not
+        affected.
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
@@ -394,6 +469,7 @@ class TransductiveSVC(_BaseLinearSVC):
         max_switches=10000,
         tol=RELATIVE_STOP_EPS,
         max_iter=TSVM_MAX_ITER,
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -403,10 +479,11 @@ class TransductiveSVC(_BaseLinearSVC):
         self.max_switches = max_switches
         self.tol = tol
         self.max_iter = max_iter
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction, n_threads):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         res = tsvm(
             X,
             y,
@@ -419,8 +496,11 @@ class TransductiveSVC(_BaseLinearSVC):
             max_iter=self.max_iter,
             verbose=self.verbose,
             n_threads=n_threads,
+            sample_weight=sample_weight,
         )
-        objective = transductive_cost(res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight)
+        objective = transductive_cost(
+            res.w, res.b, res.outputs, y, labeled, self.alpha, self.unlabeled_weight, sample_weight
+        )
         return {
             "w": res.w,
             "b": res.b,
@@ -470,6 +550,12 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         (SVMlin's ``DA_INNER_ITERMAX``); a temperature that reaches it with
         the mean KL divergence above ``tol`` gives a ``ConvergenceWarning``.
         Each ``w`` step takes at most 50 Newton steps (SVMlin's cap).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes of the labeled rows, as in scikit-learn's
+        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
+        (n_classes * count)``, counted over the labeled rows). They multiply
+        ``sample_weight`` on the labeled rows; unlabeled rows are not
+        affected.
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
@@ -531,6 +617,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         tol=1e-6,
         max_iter=DA_OUTER_ITERMAX,
         max_inner_iter=DA_INNER_ITERMAX,
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -540,10 +627,11 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         self.tol = tol
         self.max_iter = max_iter
         self.max_inner_iter = max_inner_iter
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _solve(self, X, y, labeled, positive_fraction, n_threads):
+    def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         res = deterministic_annealing(
             X,
             y,
@@ -556,6 +644,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             max_inner_iter=self.max_inner_iter,
             verbose=self.verbose,
             n_threads=n_threads,
+            sample_weight=sample_weight,
         )
         messages = []
         if not res.converged:
@@ -579,3 +668,235 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             "n_iter": max(res.n_outer, 1),
             "warnings": messages,
         }
+
+
+class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
+    """Multi-class semi-supervised linear l2-SVM by Potts-glass deterministic annealing.
+
+    The multi-class extension of the deterministic annealing S3VM that
+    Sindhwani & Keerthi sketch ("Large Scale Semi-supervised Linear SVMs",
+    SIGIR 2006, footnote 4): every unlabeled row carries one distribution
+    over the classes, the K one-vs-rest l2-SVM losses are coupled through it,
+    its entropy at temperature ``T`` is added, and the class fractions of the
+    unlabeled rows are constraints. ``T`` is lowered from
+    ``10 unlabeled_weight`` by a factor 1.5 while the weights (K weighted
+    l2-SVM-MFN problems) and the distributions (an entropy-regularised
+    transport problem, solved exactly) are optimized alternately; the model
+    with the lowest objective seen along the path is returned.
+
+    Where :class:`DeterministicAnnealingSVC` fits one-vs-rest, its K binary
+    problems guess the labels of the unlabeled rows independently (a row may
+    be "positive" for several classes or for none, and each balance
+    constraint ignores the others); here the guesses form one consistent
+    labeling. For two classes the model is exactly
+    :class:`DeterministicAnnealingSVC`'s.
+
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+        Regularization ``lambda`` of every class's weights and bias. Must
+        be > 0.
+    unlabeled_weight : float, default=1.0
+        ``lambda_u``, the weight of the unlabeled rows.
+    positive_fraction : float or array-like of shape (n_classes,), default=None
+        Class fractions of the unlabeled rows, in ``classes_`` order
+        (positive, summing to 1). ``None`` estimates them from the labeled
+        rows; a binary problem also takes one float, the fraction of
+        ``classes_[1]``.
+    tol : float, default=1e-6
+        Threshold, in bits, of the mean KL divergence between successive
+        distributions (ends a temperature) and of their mean entropy (ends
+        the annealing).
+    max_iter : int, default=30
+        Maximum number of temperatures, as counted by ``n_iter_``. Stopping
+        there with the mean entropy still above ``tol`` gives a
+        ``ConvergenceWarning``.
+    max_inner_iter : int, default=100
+        Maximum alternations of the distribution and weight steps at one
+        temperature; a temperature that reaches it with the mean KL
+        divergence above ``tol`` gives a ``ConvergenceWarning``. Each weight
+        step takes at most 50 Newton steps per class.
+    n_jobs : int, default=None
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` classes have their weights solved at
+        once, each with ``n_jobs // (classes at once)`` threads for its
+        sparse products over row blocks. The result is the same up to
+        rounding.
+    verbose : int, default=0
+        Print the annealing progress when > 0.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labeled classes.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights of each class; for a binary problem the single row is
+        ``classes_[1]``'s (the other class's is its negative).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Biases.
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        The final distribution over classes of every training row (one-hot
+        on the labeled rows), as in
+        :class:`sklearn.semi_supervised.LabelSpreading`.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows: the label of a labeled row, the most
+        probable class of ``label_distributions_`` for an unlabeled one.
+    objective_ : float
+        The zero-temperature multi-class objective of the returned model
+        (for two classes, SVMlin's ``transductive_cost``).
+    n_iter_ : int
+        Number of temperatures visited (as
+        :class:`DeterministicAnnealingSVC`'s).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    See Also
+    --------
+    DeterministicAnnealingSVC : Binary DA, one-vs-rest for several classes.
+    TransductiveSVC : The binary objective, optimized by label switching.
+
+    Notes
+    -----
+    This is a separate class rather than a ``multi_class`` parameter of
+    :class:`DeterministicAnnealingSVC`: the two fit different models with
+    different fitted attributes (``label_distributions_``, a scalar
+    ``objective_``), scikit-learn deprecated ``LogisticRegression``'s
+    ``multi_class`` switch (version 1.5) for the same reason, and
+    one-vs-rest remains available by wrapping or by the binary class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm import PottsDeterministicAnnealingSVC
+    >>> X = np.array([[0.0, 3.0], [0.2, 2.8], [3.0, 0.0], [2.8, 0.3], [-3.0, -3.0], [-2.7, -3.1]])
+    >>> y = np.array([0, -1, 1, -1, 2, -1])
+    >>> clf = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y)
+    >>> clf.transduction_
+    array([0, 0, 1, 1, 2, 2])
+    """
+
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
+        "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        alpha=1e-3,
+        *,
+        unlabeled_weight=1.0,
+        positive_fraction=None,
+        tol=1e-6,
+        max_iter=DA_OUTER_ITERMAX,
+        max_inner_iter=DA_INNER_ITERMAX,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.alpha = alpha
+        self.unlabeled_weight = unlabeled_weight
+        self.positive_fraction = positive_fraction
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_inner_iter = max_inner_iter
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _class_fractions(self, y_enc, mask):
+        n_classes = self.classes_.shape[0]
+        given = self.positive_fraction
+        if given is None:
+            y_lab = y_enc[mask]
+            return np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
+        if np.ndim(given) == 0:
+            if n_classes > 2:
+                raise ValueError(
+                    f"positive_fraction={given!r} is a single number but y has {n_classes} classes; "
+                    "pass one fraction per class (in classes_ order) or None to estimate them "
+                    "from the labeled rows."
+                )
+            return np.array([1.0 - float(given), float(given)])
+        fractions = np.asarray(given, dtype=np.float64)
+        if fractions.shape != (n_classes,):
+            raise ValueError(
+                f"positive_fraction has shape {fractions.shape}; y has {n_classes} classes, so it takes "
+                f"{n_classes} fractions (one per class, in classes_ order)."
+            )
+        if not np.all((fractions > 0) & (fractions < 1)):
+            raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
+        if abs(fractions.sum() - 1.0) > POSITIVE_FRACTION_SUM_TOL:
+            raise ValueError(
+                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
+                f"fractions must sum to 1; got {fractions} (sum {fractions.sum():.6g})."
+            )
+        return fractions / fractions.sum()
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model; rows with ``y == -1`` are unlabeled.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input is used as CSR and never densified.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        X = as_float64_design(X)
+        check_design_scale(X)
+        n_classes = self.classes_.shape[0]
+        fractions = self._class_fractions(y_enc, mask)
+        res = potts_annealing(
+            X,
+            y_enc,
+            mask,
+            alpha=self.alpha,
+            unlabeled_weight=self.unlabeled_weight,
+            class_fractions=fractions,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            max_inner_iter=self.max_inner_iter,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+        )
+        messages = []
+        if not res.converged:
+            messages.append(
+                _capped_message("max_iter", self.max_iter, "temperatures")
+                + f" (the mean entropy of the distributions is still above tol={self.tol})"
+            )
+        if not res.inner_converged:
+            messages.append(
+                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
+                + f" (the mean KL divergence stayed above tol={self.tol})"
+            )
+        if not res.mfn_converged:
+            messages.append(_MFN_CAP_MESSAGE)
+        for message in messages:
+            warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=2)
+        if n_classes == 2:
+            self.coef_ = res.W[1:].copy()
+            self.intercept_ = res.b[1:].copy()
+        else:
+            self.coef_ = res.W
+            self.intercept_ = res.b
+        distributions = np.zeros((X.shape[0], n_classes))
+        distributions[np.flatnonzero(mask), y_enc[mask]] = 1.0
+        distributions[~mask] = res.P
+        self.label_distributions_ = distributions
+        self._set_transduction(y_enc, distributions.argmax(axis=1))
+        self.objective_ = res.objective
+        # Without unlabeled rows the fit is one supervised solve: one iteration.
+        self.n_iter_ = int(max(res.n_outer, 1))
+        return self

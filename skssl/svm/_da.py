@@ -33,6 +33,13 @@ Decisions
 * The CGLS tolerance state itself is carried between ``optimize_w`` calls
   as in SVMlin (see :mod:`skssl.svm._mfn`); ``optimize_w`` stops on the
   absolute rule ``|F - F_old| < 1e-6`` as SVMlin's does.
+* SVMlin's caps (30 temperatures, 100 alternations per temperature) are the
+  defaults of ``max_iter`` and ``max_inner_iter``; the result says which
+  loop ended on its cap rather than its ``tol`` rule, and the estimator turns
+  that into a ``ConvergenceWarning``.
+* With ``sample_weight``, every mean over unlabeled rows (the constraint
+  ``mean(p) = r``, the entropy, the KL divergence, the objective) is a
+  weighted mean, so a row of weight 2 behaves as the row twice.
 * The returned model is the one with the lowest SVMlin objective (its
   ``transductive_cost``) among all ``optimize_w`` results, not the last one.
 """
@@ -106,7 +113,7 @@ class DAResult:
     mfn_converged: bool = True
 
 
-def optimize_p(g, T, r):
+def optimize_p(g, T, r, weight=None):
     """Beliefs ``p = expit((nu - g) / T)`` with ``nu`` such that ``mean(p) = r``.
 
     Parameters
@@ -117,6 +124,8 @@ def optimize_p(g, T, r):
         Temperature (> 0).
     r : float
         Target mean in (0, 1).
+    weight : ndarray of shape (n_unlabeled,), default=None
+        Row weights: the constraint is on the weighted mean of ``p``.
 
     Returns
     -------
@@ -129,7 +138,7 @@ def optimize_p(g, T, r):
         )
 
     def excess(nu):
-        return expit((nu - g) / T).mean() - r
+        return np.average(expit((nu - g) / T), weights=weight) - r
 
     shift = T * np.log((1.0 - r) / r)
     lo = g.min() - shift
@@ -156,19 +165,23 @@ def optimize_p(g, T, r):
     return expit((nu - g) / T)
 
 
-def entropy_bits(p):
-    """Mean binary entropy of ``p`` in bits (0 log 0 = 0)."""
-    q = p[(p > 0) & (p < 1)]
+def entropy_bits(p, weight=None):
+    """Mean binary entropy of ``p`` in bits (0 log 0 = 0), weighted by ``weight`` if given."""
+    inside = (p > 0) & (p < 1)
+    q = p[inside]
     if q.size == 0:
         return 0.0
-    return float(-(q * np.log2(q) + (1 - q) * np.log2(1 - q)).sum() / p.size)
+    h = -(q * np.log2(q) + (1 - q) * np.log2(1 - q))
+    if weight is None:
+        return float(h.sum() / p.size)
+    return float(weight[inside] @ h / weight.sum())
 
 
-def kl_bits(p, q):
-    """Mean KL divergence ``KL(p || q)`` in bits, both clipped to ``[1e-8, 1 - 1e-8]``."""
+def kl_bits(p, q, weight=None):
+    """Mean KL divergence ``KL(p || q)`` in bits, both clipped to ``[1e-8, 1 - 1e-8]``, weighted if given."""
     p = np.clip(p, _CLIP, 1 - _CLIP)
     q = np.clip(q, _CLIP, 1 - _CLIP)
-    return float((p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q))).mean())
+    return float(np.average(p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q)), weights=weight))
 
 
 @single_blas_thread
@@ -187,6 +200,7 @@ def deterministic_annealing(
     verbose=0,
     n_threads=1,
     callback=None,
+    sample_weight=None,
 ):
     """DA S3VM on one binary problem.
 
@@ -222,6 +236,10 @@ def deterministic_annealing(
     n_threads : int, default=1
         Threads for the products over row blocks (see
         :mod:`skssl.svm._rowblocks`).
+    sample_weight : ndarray of shape (n_rows,), default=None
+        Positive row weights: they scale each row's loss, and the means of
+        the objective and of the constraint ``mean(p) = r`` become weighted
+        means. ``None``: unit weights.
 
     Returns
     -------
@@ -243,6 +261,7 @@ def deterministic_annealing(
             callback,
             executor=executor,
             n_threads=n_threads,
+            sample_weight=sample_weight,
         )
 
 
@@ -261,6 +280,7 @@ def _deterministic_annealing(
     callback,
     executor,
     n_threads,
+    sample_weight,
 ):
     lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
@@ -269,14 +289,21 @@ def _deterministic_annealing(
     y = np.asarray(y, dtype=np.float64)
     state = CGTolerance()
     if n_unl == 0:
-        res = l2_svm_mfn(X, y, np.full(n_rows, 1.0 / n_lab), alpha=alpha, tolerance=state, max_iter=max_newton_iter)
-        F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
+        c = np.full(n_rows, 1.0 / n_lab) if sample_weight is None else sample_weight / sample_weight.sum()
+        res = l2_svm_mfn(X, y, c, alpha=alpha, tolerance=state, max_iter=max_newton_iter)
+        F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
         return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
     rows = np.concatenate([lab, unl, unl])
     targets = np.concatenate([y[lab], np.ones(n_unl), -np.ones(n_unl)])
     cost = np.empty(rows.size)
-    cost[:n_lab] = 1.0 / n_lab
-    lam_u_by_u = unlabeled_weight / n_unl
+    if sample_weight is None:
+        cost[:n_lab] = 1.0 / n_lab
+        lam_u_by_u = unlabeled_weight / n_unl
+        w_unl = None
+    else:
+        cost[:n_lab] = sample_weight[lab] / sample_weight[lab].sum()
+        w_unl = sample_weight[unl] / sample_weight[unl].sum() * n_unl  # mean 1
+        lam_u_by_u = unlabeled_weight * w_unl / n_unl
     r = positive_fraction
 
     def optimize_w(p, w, b, outputs, first):
@@ -306,9 +333,9 @@ def _deterministic_annealing(
     n_iter = 1
     mfn_ok = res.converged
     inner_ok = True
-    F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
+    F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
     best = (F, res.w.copy(), res.b, res.outputs.copy())
-    H = entropy_bits(p)
+    H = entropy_bits(p, w_unl)
     n_outer = 0
     while n_outer < max_iter and H > tol:
         n_outer += 1
@@ -319,18 +346,18 @@ def _deterministic_annealing(
             o = res.outputs[unl]
             g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
             p_old = p
-            p = optimize_p(g, T, r)
-            kl = kl_bits(p, p_old)
+            p = optimize_p(g, T, r, w_unl)
+            kl = kl_bits(p, p_old, w_unl)
             res = optimize_w(p, res.w, res.b, res.outputs, False)
             n_iter += 1
             mfn_ok &= res.converged
-            F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight)
+            F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
             if F < best[0]:
                 best = (F, res.w.copy(), res.b, res.outputs.copy())
             if callback is not None:
                 callback(T, p, F)
         inner_ok &= kl <= tol
-        H = entropy_bits(p)
+        H = entropy_bits(p, w_unl)
         if verbose:
             print(
                 f"[DA] outer {n_outer}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "

@@ -33,6 +33,11 @@ Decisions
   full ``X @ w_bar`` for the outputs of all rows; there is no other copy.
   When the active rows hold more than ``SLICE_FRACTION`` of the non-zeros,
   CGLS runs on ``X`` itself with zero costs on the inactive rows instead.
+  With ``n_threads > 1`` both ``X`` and the slice are split into row blocks
+  (views, see :mod:`skssl.svm._rowblocks`) whose products run on the given
+  thread pool.
+* The function runs with the BLAS pools limited to one thread (see
+  :mod:`skssl.svm._threads`): its 1-D dot products are tiny BLAS calls.
 * The solver works in float64. ``float32`` input is upcast once by the
   caller (:func:`as_float64_design`): scipy's mixed-precision products would
   upcast the data on every product, and CGLS needs float64 accumulation to
@@ -73,6 +78,14 @@ Decisions
   the exact line search then returns to the point on the segment where rows
   re-enter. (SVMlin runs CGLS on the empty system: its stopping rule
   compares ``0 < 0``, and it iterates on NaN up to ``CGITERMAX``.)
+* **Accuracy** is SVMlin's: CGLS's relative rule bounds the residual
+  (the gradient), not the error. On 240 random separable problems the
+  gradient at the result is below 6e-8 of the gradient at 0 and the
+  objective within 1e-9 of ``F(0)`` of L-BFGS-B's; on 4 ill-conditioned
+  ones (``|x|`` ~ 100, ``alpha`` ~ 1e-4, where ``F*`` is ~1e-7 ``F(0)``)
+  that is still up to 0.7% of ``F*`` itself. We keep SVMlin's tolerances,
+  which reproduce its reference objectives; a tighter ``EPSILON`` would
+  cost CGLS iterations on every problem.
 * **Scale.** Values above :data:`MAX_ABS_VALUE` (1e15) are rejected with a
   ``ValueError`` asking to scale ``X`` (:func:`check_design_scale`, called by
   the estimators): their squares overflow (from ~1e154) or the

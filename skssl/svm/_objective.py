@@ -14,7 +14,7 @@ import numpy as np
 __all__ = ["transductive_cost"]
 
 
-def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight):
+def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample_weight=None):
     """SVMlin's ``transductive_cost`` of a binary linear model.
 
     Parameters
@@ -33,6 +33,9 @@ def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight):
         Regularization ``lam``.
     unlabeled_weight : float
         ``lam_u``.
+    sample_weight : ndarray of shape (n_rows,), default=None
+        Row weights: the two means become weighted means (a weight of 2 is
+        the row counted twice). ``None`` means unit weights.
 
     Returns
     -------
@@ -49,8 +52,15 @@ def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight):
     o_lab = outputs[labeled]
     o_unl = outputs[~labeled]
     s_lab = np.maximum(0.0, 1.0 - y[labeled] * o_lab)
-    F = alpha * (w @ w + b * b) + (s_lab @ s_lab) / o_lab.size
-    if o_unl.size:
+    if sample_weight is None:
+        F = alpha * (w @ w + b * b) + (s_lab @ s_lab) / o_lab.size
+        if o_unl.size:
+            s_unl = np.maximum(0.0, 1.0 - np.abs(o_unl))
+            F += unlabeled_weight * (s_unl @ s_unl) / o_unl.size
+        return float(0.5 * F)
+    sw_lab, sw_unl = sample_weight[labeled], sample_weight[~labeled]
+    F = alpha * (w @ w + b * b) + (sw_lab @ (s_lab * s_lab)) / sw_lab.sum()
+    if o_unl.size and sw_unl.sum() > 0:
         s_unl = np.maximum(0.0, 1.0 - np.abs(o_unl))
-        F += unlabeled_weight * (s_unl @ s_unl) / o_unl.size
+        F += unlabeled_weight * (sw_unl @ (s_unl * s_unl)) / sw_unl.sum()
     return float(0.5 * F)

@@ -29,6 +29,12 @@ Decisions
 * ``lam_0`` starts at ``min(1e-5, lam_u)``: SVMlin starts at 1e-5 even when
   ``lam_u`` is smaller and then never reaches the loop, leaving the
   unlabeled cost above ``lam_u``; the clip keeps the final cost at ``lam_u``.
+* ``max_iter`` caps the number of l2-SVM-MFN solves (SVMlin has no cap; a
+  run of single switches on a large problem can take very many rounds); a
+  capped run returns the last model with ``converged=False``.
+* With ``sample_weight`` the losses are weighted and normalized by the weight
+  sums, but ``n_pos`` still counts unlabeled rows: a pair switch keeps the
+  count fixed, while a weighted mass would change with every unequal pair.
 * The CGLS tolerance is carried from one MFN call to the next as SVMlin does
   (see :mod:`skssl.svm._mfn`); the two unseeded calls (steps 1 and 3) restart
   it.
@@ -162,6 +168,7 @@ def tsvm(
     max_newton_iter=MFNITERMAX,
     verbose=0,
     n_threads=1,
+    sample_weight=None,
 ):
     """Transductive l2-SVM-MFN with multiple switching on one binary problem.
 
@@ -194,6 +201,9 @@ def tsvm(
     n_threads : int, default=1
         Threads for the products over row blocks (see
         :mod:`skssl.svm._rowblocks`).
+    sample_weight : ndarray of shape (n_rows,), default=None
+        Positive row weights; they scale each row's loss and the labeled and
+        unlabeled means become weighted means. ``None``: unit weights.
 
     Returns
     -------
@@ -214,6 +224,7 @@ def tsvm(
             verbose,
             executor=executor,
             n_threads=n_threads,
+            sample_weight=sample_weight,
         )
 
 
@@ -231,6 +242,7 @@ def _tsvm(
     verbose,
     executor,
     n_threads,
+    sample_weight,
 ):
     lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
@@ -239,7 +251,11 @@ def _tsvm(
     kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_newton_iter}
     par = {"executor": executor, "n_threads": n_threads}
     y_lab = y[lab].astype(np.float64)
-    res = l2_svm_mfn(X[lab], y_lab, np.full(n_lab, 1.0 / n_lab), first=True, **kw)
+    if sample_weight is None:
+        c_lab = np.full(n_lab, 1.0 / n_lab)
+    else:
+        c_lab = sample_weight[lab] / sample_weight[lab].sum()
+    res = l2_svm_mfn(X[lab], y_lab, c_lab, first=True, **kw)
     n_iter = 1
     mfn_ok = res.converged
     labels = np.zeros(X.shape[0])
@@ -255,8 +271,10 @@ def _tsvm(
     labels[unl] = yu
     lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
     cost = np.empty(X.shape[0])
-    cost[lab] = 1.0 / n_lab
-    cost[unl] = lam0 / n_unl
+    cost[lab] = c_lab
+    # Unit weights keep SVMlin's lam_0 / u exactly.
+    w_unl = None if sample_weight is None else sample_weight[unl] / sample_weight[unl].sum() * n_unl
+    cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
     capped = n_iter >= max_iter
     if not capped:
         res = l2_svm_mfn(X, labels, cost, first=True, **kw, **par)
@@ -292,7 +310,7 @@ def _tsvm(
         if lam0 >= unlabeled_weight:
             lam0 = unlabeled_weight
             last_round = True
-        cost[unl] = lam0 / n_unl
+        cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
         res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
         n_iter += 1
         mfn_ok &= res.converged

@@ -94,3 +94,14 @@ def test_user_augmentation_is_used_and_not_mutated():
     assert not hasattr(noise, "scale_")  # the object passed in was not fitted in place
     with pytest.raises(ValueError, match="weak_augment"):
         FixMatchClassifier(weak_augment="flip", max_epochs=1).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "aug, param", [(GaussianNoise(noise=-1.0), "noise"), (GaussianNoise(mask_prob=1.5), "mask_prob")]
+)
+def test_bad_augmentation_parameters_name_the_parameter(aug, param):
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = np.full(30, -1)
+    y[:4] = [0, 1, 0, 1]
+    with pytest.raises(ValueError, match=f"'{param}' parameter of GaussianNoise"):
+        FixMatchClassifier(strong_augment=aug, max_epochs=1, iterations_per_epoch=1, batch_size=4).fit(X, y)

@@ -161,3 +161,25 @@ def test_routed_skorch_parameters_pass_the_sklearn_validation():
     assert est.optimizer_.param_groups[0]["weight_decay"] == 1e-4
     with pytest.raises(ValueError, match="unexpected argument"):
         FixMatchClassifier(**FAST, modul__x=1).fit(X, y_semi)
+
+
+def test_hidden_units_int_or_tuple_in_a_search():
+    X, _, y_semi = blobs(n=150, n_labeled=18)
+    params = {k: v for k, v in FAST.items() if k != "module__hidden_units"}
+    search = GridSearchCV(
+        FixMatchClassifier(random_state=0, **params),
+        {"module__hidden_units": [8, (8, 8)]},
+        cv=SemiSupervisedKFold(2),
+        error_score="raise",
+    ).fit(X, y_semi)
+    assert list(search.cv_results_["param_module__hidden_units"]) == [8, (8, 8)]
+
+
+@pytest.mark.parametrize("Net", NETS)
+def test_silent_by_default(Net, capsys):
+    X, y, y_semi = blobs()
+    params = dict(FAST)
+    if Net is SupervisedNetClassifier:
+        params.pop("mu")  # no unlabeled batch
+    Net(random_state=0, **params).fit(X, y_semi)
+    assert capsys.readouterr().out == ""

@@ -1,0 +1,110 @@
+"""sample_weight and class_weight: weight 2 is a duplicated row, weight 0 a removed one."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
+from skssl.svm._mfn import l2_svm_mfn
+
+ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC]
+
+
+def _data(seed=0, n=90, d=25, sparse=True):
+    rng = np.random.RandomState(seed)
+    X = sp.random(n, d, density=0.3, format="csr", random_state=rng)
+    X.data = rng.randn(X.nnz)
+    w = rng.randn(d)
+    y = (X @ w > 0).astype(int)
+    y_semi = np.where(rng.rand(n) < 0.3, y, -1)
+    return (X if sparse else X.toarray()), y, y_semi
+
+
+def _duplicate(X, y, rows):
+    idx = np.concatenate([np.arange(X.shape[0]), rows])
+    return X[idx], y[idx]
+
+
+def test_mfn_cost_weight_two_is_a_duplicated_term_exactly():
+    X, y, _ = _data(1)
+    t = np.where(y == 1, 1.0, -1.0)
+    dup = np.array([3, 7, 7, 20])
+    w = np.ones(X.shape[0])
+    np.add.at(w, dup, 1.0)
+    weighted = l2_svm_mfn(X, t, w / w.sum(), alpha=1e-2)
+    Xd, td = _duplicate(X, t, dup)
+    duplicated = l2_svm_mfn(Xd, td, np.full(td.size, 1.0 / td.size), alpha=1e-2)
+    assert weighted.objective == pytest.approx(duplicated.objective, rel=1e-12)
+    np.testing.assert_allclose(weighted.w, duplicated.w, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("which", ["labeled", "unlabeled"])
+def test_weight_two_equals_the_row_twice(Est, which):
+    X, _, y_semi = _data(2)
+    pool = np.flatnonzero((y_semi != -1) if which == "labeled" else (y_semi == -1))
+    if Est is TransductiveSVC and which == "unlabeled":
+        pytest.skip("TSVM's balance constraint counts unlabeled rows (see _classes decisions)")
+    dup = pool[[0, 3, 5]]
+    sw = np.ones(X.shape[0])
+    sw[dup] = 2.0
+    kw = {"alpha": 1e-2} if Est is LinearL2SVC else {"alpha": 1e-2, "positive_fraction": 0.5}
+    a = Est(**kw).fit(X, y_semi, sample_weight=sw)
+    Xd, yd = _duplicate(X, y_semi, dup)
+    b = Est(**kw).fit(Xd, yd)
+    assert a.objective_[0] == pytest.approx(b.objective_[0], rel=1e-7)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_zero_weight_removes_the_row(Est):
+    X, _, y_semi = _data(3)
+    drop = np.array([1, 2, 10, 40, 41])
+    sw = np.ones(X.shape[0])
+    sw[drop] = 0.0
+    keep = np.setdiff1d(np.arange(X.shape[0]), drop)
+    a = Est(alpha=1e-2).fit(X, y_semi, sample_weight=sw)
+    b = Est(alpha=1e-2).fit(X[keep], y_semi[keep])
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    assert a.objective_[0] == pytest.approx(b.objective_[0], rel=1e-12)
+    assert a.transduction_.shape == (X.shape[0],)
+    np.testing.assert_array_equal(a.transduction_[keep], b.transduction_)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_unit_weights_are_no_weights(Est):
+    X, _, y_semi = _data(4)
+    a = Est(alpha=1e-2).fit(X, y_semi, sample_weight=np.ones(X.shape[0]))
+    b = Est(alpha=1e-2).fit(X, y_semi)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_class_weight_multiplies_the_labeled_rows(Est):
+    X, _, y_semi = _data(5)
+    lab = y_semi != -1
+    kw = {"alpha": 1e-2} if Est is LinearL2SVC else {"alpha": 1e-2, "positive_fraction": 0.5}
+    a = Est(class_weight={0: 1.0, 1: 3.0}, **kw).fit(X, y_semi)
+    sw = np.where(lab & (y_semi == 1), 3.0, 1.0)
+    b = Est(**kw).fit(X, y_semi, sample_weight=sw)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    # "balanced": n_labeled / (n_classes * count) over the labeled rows, as LinearSVC.
+    counts = np.bincount(y_semi[lab])
+    balanced = lab.sum() / (2 * counts)
+    c = Est(class_weight="balanced", **kw).fit(X, y_semi)
+    d = Est(**kw).fit(X, y_semi, sample_weight=np.where(lab, balanced[np.maximum(y_semi, 0)], 1.0))
+    np.testing.assert_array_equal(c.coef_, d.coef_)
+    assert not np.allclose(a.coef_, Est(**kw).fit(X, y_semi).coef_)
+
+
+def test_sample_weight_is_validated_and_not_modified():
+    X, _, y_semi = _data(6)
+    sw = np.linspace(0.5, 2.0, X.shape[0])
+    copy = sw.copy()
+    DeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi, sample_weight=sw)
+    np.testing.assert_array_equal(sw, copy)
+    with pytest.raises(ValueError, match="(?i)negative"):
+        LinearL2SVC().fit(X, y_semi, sample_weight=-sw)
+    with pytest.raises(ValueError, match="every labeled row"):
+        LinearL2SVC().fit(X, y_semi, sample_weight=np.where(y_semi == -1, 1.0, 0.0))
