@@ -307,8 +307,8 @@ class LinearL2SVC(_BaseLinearSVC):
 
     See Also
     --------
-    TransductiveSVC : uses the unlabeled rows through a transductive SVM.
-    DeterministicAnnealingSVC : uses them through deterministic annealing.
+    TransductiveSVC : Uses the unlabeled rows through a transductive SVM.
+    DeterministicAnnealingSVC : Uses them through deterministic annealing.
 
     Examples
     --------
@@ -437,8 +437,8 @@ class TransductiveSVC(_BaseLinearSVC):
 
     See Also
     --------
-    DeterministicAnnealingSVC : the same objective, optimized by annealing.
-    LinearL2SVC : the supervised baseline.
+    DeterministicAnnealingSVC : The same objective, optimized by annealing.
+    LinearL2SVC : The supervised baseline.
 
     Examples
     --------
@@ -587,8 +587,8 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
 
     See Also
     --------
-    TransductiveSVC : the same objective, optimized by label switching.
-    LinearL2SVC : the supervised baseline.
+    TransductiveSVC : The same objective, optimized by label switching.
+    LinearL2SVC : The supervised baseline.
 
     Examples
     --------
