@@ -135,7 +135,7 @@ def main(argv=None):
         type=int,
         nargs="+",
         default=[13_000, 52_000, 200_000, RCV1_ROWS],
-        help="RCV1-shaped sizes (rows; 76 nnz each): default about 1M, 4M, 15M and 61M nnz",
+        help="RCV1-shaped sizes (rows; 76 nnz each): default about 1M, 4M, 15M and 61M nnz; 0 for none",
     )
     parser.add_argument("--max-da-nnz", type=float, default=16e6, help="skip DA above this many nnz")
     parser.add_argument("--stack", type=int, default=7, help="copies of 20NG's training matrix (0: skip)")
@@ -201,12 +201,14 @@ def main(argv=None):
         out.write_text("\n".join(lines + [""] + slopes()) + "\n")
 
     with tempfile.TemporaryDirectory(prefix="skssl-scaling-") as workdir:
-        X_full, y_semi_full, y_full = make_rcv1_like(max(args.rows))
         problems = []
-        for rows in sorted(args.rows):
-            X = X_full[:rows] if rows < X_full.shape[0] else X_full
-            problems.append(("RCV1-shaped", X, y_semi_full[:rows], y_full[:rows]))
-        del X_full
+        sizes = sorted(r for r in args.rows if r > 0)  # --rows 0: no RCV1-shaped problem
+        if sizes:
+            X_full, y_semi_full, y_full = make_rcv1_like(sizes[-1])
+            for rows in sizes:
+                X = X_full[:rows] if rows < X_full.shape[0] else X_full
+                problems.append(("RCV1-shaped", X, y_semi_full[:rows], y_full[:rows]))
+            del X_full
         if args.stack:
             from linear_vs_svmlin import load_20ng
 

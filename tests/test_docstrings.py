@@ -26,12 +26,7 @@ numpydoc_validation = pytest.importorskip("numpydoc.validate")
 #: ``"import.path": {codes}``: these objects xfail with exactly these codes (any
 #: other code fails). The owners fix theirs and the lead empties this list; an
 #: entry that already passes simply passes, so fixes can land in any order.
-KNOWN_FAILURES = {
-    # skssl.svm (owner: "linear"): See Also descriptions must start with a capital letter.
-    "skssl.svm._classes.DeterministicAnnealingSVC": {"SA03"},
-    "skssl.svm._classes.LinearL2SVC": {"SA03"},
-    "skssl.svm._classes.TransductiveSVC": {"SA03"},
-}
+KNOWN_FAILURES = {}
 
 
 def _public_modules():
