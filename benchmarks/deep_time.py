@@ -7,6 +7,7 @@ Run from the repository root::
                                               # a default FreeMatch fit, 4 labels per class
     python benchmarks/deep_time.py threads    # same fit with 1 and 2 torch threads: same model?
     python benchmarks/deep_time.py gridsearch # GridSearchCV(n_jobs=1) vs (n_jobs=2) wall time
+    python benchmarks/deep_time.py workers    # CPU and wall s of each fit under joblib n_jobs=1 vs 2
     python benchmarks/deep_time.py report     # writes results/deep_time.md from results/deep_time.jsonl
 
 ``THREADS`` is a number of torch intra-op threads set with
@@ -191,7 +192,8 @@ def fit_once(threads="default", module="default", seed=0, label="fit", **params)
         dict(
             part=label,
             threads=threads,
-            torch_threads_in_fit=torch.get_num_threads() if threads == "default" else int(threads),
+            process_torch_threads=torch.get_num_threads() if threads == "default" else int(threads),
+            net_n_jobs=est.get_params().get("n_jobs", "(no such parameter)"),
             module=module,
             seed=seed,
             params={k: v for k, v in params.items()},
@@ -204,19 +206,37 @@ def fit_once(threads="default", module="default", seed=0, label="fit", **params)
     return proba
 
 
-def part_threads(seed=0, **params):
-    """The same fit with 1 and 2 torch threads (set before fit): how far apart are the models?"""
-    probas = {t: fit_once(threads=t, seed=seed, label="threads", **params) for t in (1, 2)}
-    a, b = probas[1], probas[2]
-    emit(
-        dict(
-            part="threads-compare",
-            seed=seed,
-            params=params,
-            max_abs_proba_diff=float(np.abs(a - b).max()),
-            prediction_agreement=float(np.mean(a.argmax(1) == b.argmax(1))),
+def part_threads(seed=0, max_epochs=4):
+    """Same data and random_state: does the model depend on the machine's or the net's thread count?
+
+    A: process torch threads 1, net ``n_jobs=1``; B: process threads 2, net ``n_jobs=1`` (a machine
+    with more cores); C: net ``n_jobs=2``. A short schedule (``max_epochs`` x 50 steps) keeps the
+    2-thread fit affordable on a shared machine.
+    """
+    import torch
+
+    default_threads = torch.get_num_threads()
+    arms = {"A": (1, 1), "B": (2, 1), "C": (1, 2)}
+    probas = {}
+    for name, (process_threads, n_jobs) in arms.items():
+        torch.set_num_threads(process_threads)
+        probas[name] = fit_once(
+            threads=str(process_threads), seed=seed, label=f"threads-{name}", max_epochs=max_epochs, n_jobs=n_jobs
         )
-    )
+    torch.set_num_threads(default_threads)
+    for x, yy in (("A", "B"), ("A", "C")):
+        a, b = probas[x], probas[yy]
+        emit(
+            dict(
+                part="threads-compare",
+                seed=seed,
+                pair=f"{x} (process threads {arms[x][0]}, n_jobs={arms[x][1]}) vs "
+                f"{yy} (process threads {arms[yy][0]}, n_jobs={arms[yy][1]})",
+                steps=max_epochs * 50,
+                max_abs_proba_diff=float(np.abs(a - b).max()),
+                prediction_agreement=float(np.mean(a.argmax(1) == b.argmax(1))),
+            )
+        )
 
 
 # --- gridsearch: n_jobs=1 vs n_jobs=2 --------------------------------------------------------
@@ -248,8 +268,48 @@ def part_gridsearch(repeats=3):
                     wall_s=round(time.perf_counter() - w0, 1),
                     parent_cpu_s=round(time.process_time() - c0, 1),
                     mean_test_score=[round(float(s), 4) for s in gs.cv_results_["mean_test_score"]],
+                    # wall seconds of one fit inside the search (in the worker process for n_jobs=2)
+                    mean_fit_time=[round(float(s), 1) for s in gs.cv_results_["mean_fit_time"]],
                 )
             )
+
+
+def _timed_fit(X, y_semi, seed):
+    import torch
+
+    from skssl.deep import FreeMatchClassifier
+
+    c0, w0 = time.process_time(), time.perf_counter()
+    FreeMatchClassifier(max_epochs=2, iterations_per_epoch=25, random_state=seed).fit(X, y_semi)
+    return dict(
+        cpu_s=round(time.process_time() - c0, 2),
+        wall_s=round(time.perf_counter() - w0, 2),
+        torch_threads_outside_fit=torch.get_num_threads(),
+        pid=os.getpid(),
+    )
+
+
+def part_workers(n_fits=4):
+    """CPU and wall time of each fit run by joblib with n_jobs=1 and n_jobs=2 (as GridSearchCV runs them)."""
+    from joblib import Parallel, delayed
+
+    X, y_semi, _, _ = load()
+    keep = np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
+    X, y_semi = X[keep], y_semi[keep]
+    for n_jobs in (1, 2, 1, 2):
+        w0 = time.perf_counter()
+        res = Parallel(n_jobs=n_jobs)(delayed(_timed_fit)(X, y_semi, s) for s in range(n_fits))
+        emit(
+            dict(
+                part="workers",
+                n_jobs=n_jobs,
+                total_wall_s=round(time.perf_counter() - w0, 1),
+                fit_cpu_s=[r["cpu_s"] for r in res],
+                fit_wall_s=[r["wall_s"] for r in res],
+                torch_threads=sorted({r["torch_threads_outside_fit"] for r in res}),
+                processes=len({r["pid"] for r in res}),
+            )
+        )
 
 
 # --- report ----------------------------------------------------------------------------------
@@ -287,44 +347,76 @@ def part_report():
                         f"* {mod} network, {t} thread(s): {min(r['cpu_ms_per_step'] for r in sel)} / "
                         f"{min(r['wall_ms_per_step'] for r in sel)}"
                     )
-    fits = [r for r in rows if r["part"] in ("fit", "threads")]
+    fits = [r for r in rows if r["part"] == "fit" or r["part"].startswith("threads-") and "cpu_s" in r]
     if fits:
         out += [
             "",
             f"## FreeMatch fits, {PER_CLASS} labels per class ({N_POOL} training images, 10,000 test images)",
             "",
-            "| part | torch threads | network | seed | params | steps | CPU s | wall s | test acc | load1 |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| part | process torch threads | net n_jobs | network | seed | params | steps | CPU s | wall s | test acc "
+            "| load1 |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in fits:
             out.append(
-                f"| {r['part']} | {r['threads']} | {r['module']} | {r['seed']} | {r['params'] or 'defaults'} | "
+                f"| {r['part']} | {r['threads']} | {r.get('net_n_jobs', 'see notes')} | {r['module']} | {r['seed']} | "
+                f"{r['params'] or 'defaults'} | "
                 f"{r['steps']} | {r['cpu_s']} | {r['wall_s']} | {r['test_acc']:.4f} | {r['load1']} |"
             )
     cmp_ = [r for r in rows if r["part"] == "threads-compare"]
     if cmp_:
-        out += ["", "## Same fit, 1 vs 2 torch threads", "", "| seed | max abs proba diff | prediction agreement |"]
-        out.append("|---|---|---|")
-        for r in cmp_:
-            out.append(f"| {r['seed']} | {r['max_abs_proba_diff']:.3g} | {r['prediction_agreement']:.4f} |")
-    gs = [r for r in rows if r["part"] == "gridsearch"]
-    if gs:
         out += [
             "",
-            "## GridSearchCV over 2 candidates x 2 folds (50-step FreeMatch fits on 2,000 images) + refit",
+            "## Same data and random_state, different thread counts",
             "",
-            "| n_jobs | repeat | wall s | parent CPU s | parent torch threads | mean test scores | load1 |",
-            "|---|---|---|---|---|---|---|",
+            "| seed, arms | max abs proba diff (10,000 test images) | prediction agreement |",
         ]
-        for r in gs:
+        out.append("|---|---|---|")
+        for r in cmp_:
             out.append(
-                f"| {r['n_jobs']} | {r['repeat']} | {r['wall_s']} | {r['parent_cpu_s']} | "
-                f"{r['parent_torch_threads']} | {r['mean_test_score']} | {r['load1']} |"
+                f"| {r['seed']} {r.get('pair', '')} ({r.get('steps', '?')} steps) | {r['max_abs_proba_diff']:.3g} | "
+                f"{r['prediction_agreement']:.4f} |"
+            )
+    gs = [r for r in rows if r["part"] == "gridsearch"]
+    # runs are told apart by what they recorded: the first run did not record the fit times yet
+    for title, run in (
+        ("first run, fit times not recorded", [r for r in gs if "mean_fit_time" not in r]),
+        ("second run", [r for r in gs if "mean_fit_time" in r]),
+    ):
+        if not run:
+            continue
+        out += [
+            "",
+            f"## GridSearchCV, 2 candidates x 2 folds (50-step FreeMatch fits, 2,000 images) + refit: {title}",
+            "",
+            "| n_jobs | repeat | wall s of the search | mean wall s of one fit per candidate | parent CPU s | "
+            "parent torch threads | mean test scores | load1 |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in run:
+            out.append(
+                f"| {r['n_jobs']} | {r['repeat']} | {r['wall_s']} | {r.get('mean_fit_time', '-')} | "
+                f"{r['parent_cpu_s']} | {r['parent_torch_threads']} | {r['mean_test_score']} | {r['load1']} |"
             )
         for nj in (1, 2):
-            sel = [r["wall_s"] for r in gs if r["n_jobs"] == nj]
+            sel = [r["wall_s"] for r in run if r["n_jobs"] == nj]
             if sel:
-                out.append(f"\nn_jobs={nj}: minimum wall {min(sel)} s over {len(sel)} repeats.")
+                out.append(f"\nn_jobs={nj}: search wall time {sorted(sel)} s, minimum {min(sel)} s.")
+    wk = [r for r in rows if r["part"] == "workers"]
+    if wk:
+        out += [
+            "",
+            "## The same 4 short fits (50 steps, 2,000 images) run by joblib with n_jobs=1 and n_jobs=2",
+            "",
+            "| n_jobs | processes | torch threads in the process | total wall s | CPU s of each fit | "
+            "wall s of each fit | load1 |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in wk:
+            out.append(
+                f"| {r['n_jobs']} | {r['processes']} | {r['torch_threads']} | {r['total_wall_s']} | "
+                f"{r['fit_cpu_s']} | {r['fit_wall_s']} | {r['load1']} |"
+            )
     notes = OUT.parent / "deep_time_notes.md"
     if notes.exists():
         out += ["", notes.read_text().rstrip()]
@@ -352,5 +444,7 @@ if __name__ == "__main__":
         part_threads()
     elif cmd == "gridsearch":
         part_gridsearch()
+    elif cmd == "workers":
+        part_workers()
     else:
         print(f"deep_time: unknown part {cmd!r}; use steps, fit, threads, gridsearch or report.")

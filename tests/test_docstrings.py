@@ -26,18 +26,7 @@ numpydoc_validation = pytest.importorskip("numpydoc.validate")
 #: ``"import.path": {codes}``: these objects xfail with exactly these codes (any
 #: other code fails). The owners fix theirs and the lead empties this list; an
 #: entry that already passes simply passes, so fixes can land in any order.
-KNOWN_FAILURES = {
-    # skssl.svm (owner: "linear"): See Also descriptions must start with a capital letter.
-    "skssl.svm._classes.DeterministicAnnealingSVC": {"SA03"},
-    "skssl.svm._classes.LinearL2SVC": {"SA03"},
-    "skssl.svm._classes.TransductiveSVC": {"SA03"},
-    # skssl.datasets data access (owner: "newcomer"): a See Also section on the exception class,
-    # parameter descriptions starting with a capital letter.
-    "skssl.datasets._locate.DatasetUnavailableError": {"SA01"},
-    "skssl.datasets._mnist.fetch_mnist": {"PR08"},
-    "skssl.datasets._newsgroups.fetch_20newsgroups_bydate": {"PR08"},
-    "skssl.datasets._newsgroups.load_newsgroups_binary": {"PR08"},
-}
+KNOWN_FAILURES = {}
 
 
 def _public_modules():

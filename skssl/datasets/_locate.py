@@ -32,6 +32,11 @@ class DatasetUnavailableError(FileNotFoundError):
     that already catches those keeps working. The message is one line saying
     what was tried and how to provide the data.
 
+    See Also
+    --------
+    fetch_20newsgroups_bydate : 20 Newsgroups from a local archive or scikit-learn's download.
+    fetch_mnist : MNIST from a local copy or OpenML.
+
     Examples
     --------
     >>> from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate

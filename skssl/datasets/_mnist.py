@@ -65,7 +65,7 @@ def fetch_mnist(path=None, *, data_home=None):
         A folder holding ``mnist_train.npz`` and ``mnist_test.npz``. None
         looks for one, then downloads.
     data_home : str or path-like, default=None
-        scikit-learn's download and cache folder (``~/scikit_learn_data`` when
+        The download and cache folder of scikit-learn (``~/scikit_learn_data`` when
         None).
 
     Returns

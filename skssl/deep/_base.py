@@ -111,7 +111,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         criterion=torch.nn.CrossEntropyLoss,
         optimizer=torch.optim.Adam,
         lr=1e-3,
-        max_epochs=20,
+        max_epochs=40,
         batch_size=32,
         iterator_train=DataLoader,
         iterator_valid=DataLoader,

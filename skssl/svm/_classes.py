@@ -88,11 +88,12 @@ from ..base import SemiSupervisedClassifierMixin
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
+from ._potts import potts_annealing
 from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
 from ._tsvm import TSVM_MAX_ITER, tsvm
 
-__all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "TransductiveSVC"]
+__all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
@@ -306,8 +307,8 @@ class LinearL2SVC(_BaseLinearSVC):
 
     See Also
     --------
-    TransductiveSVC : uses the unlabeled rows through a transductive SVM.
-    DeterministicAnnealingSVC : uses them through deterministic annealing.
+    TransductiveSVC : Uses the unlabeled rows through a transductive SVM.
+    DeterministicAnnealingSVC : Uses them through deterministic annealing.
 
     Examples
     --------
@@ -436,8 +437,8 @@ class TransductiveSVC(_BaseLinearSVC):
 
     See Also
     --------
-    DeterministicAnnealingSVC : the same objective, optimized by annealing.
-    LinearL2SVC : the supervised baseline.
+    DeterministicAnnealingSVC : The same objective, optimized by annealing.
+    LinearL2SVC : The supervised baseline.
 
     Examples
     --------
@@ -586,8 +587,8 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
 
     See Also
     --------
-    TransductiveSVC : the same objective, optimized by label switching.
-    LinearL2SVC : the supervised baseline.
+    TransductiveSVC : The same objective, optimized by label switching.
+    LinearL2SVC : The supervised baseline.
 
     Examples
     --------
@@ -667,3 +668,235 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             "n_iter": max(res.n_outer, 1),
             "warnings": messages,
         }
+
+
+class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
+    """Multi-class semi-supervised linear l2-SVM by Potts-glass deterministic annealing.
+
+    The multi-class extension of the deterministic annealing S3VM that
+    Sindhwani & Keerthi sketch ("Large Scale Semi-supervised Linear SVMs",
+    SIGIR 2006, footnote 4): every unlabeled row carries one distribution
+    over the classes, the K one-vs-rest l2-SVM losses are coupled through it,
+    its entropy at temperature ``T`` is added, and the class fractions of the
+    unlabeled rows are constraints. ``T`` is lowered from
+    ``10 unlabeled_weight`` by a factor 1.5 while the weights (K weighted
+    l2-SVM-MFN problems) and the distributions (an entropy-regularised
+    transport problem, solved exactly) are optimized alternately; the model
+    with the lowest objective seen along the path is returned.
+
+    Where :class:`DeterministicAnnealingSVC` fits one-vs-rest, its K binary
+    problems guess the labels of the unlabeled rows independently (a row may
+    be "positive" for several classes or for none, and each balance
+    constraint ignores the others); here the guesses form one consistent
+    labeling. For two classes the model is exactly
+    :class:`DeterministicAnnealingSVC`'s.
+
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+        Regularization ``lambda`` of every class's weights and bias. Must
+        be > 0.
+    unlabeled_weight : float, default=1.0
+        ``lambda_u``, the weight of the unlabeled rows.
+    positive_fraction : float or array-like of shape (n_classes,), default=None
+        Class fractions of the unlabeled rows, in ``classes_`` order
+        (positive, summing to 1). ``None`` estimates them from the labeled
+        rows; a binary problem also takes one float, the fraction of
+        ``classes_[1]``.
+    tol : float, default=1e-6
+        Threshold, in bits, of the mean KL divergence between successive
+        distributions (ends a temperature) and of their mean entropy (ends
+        the annealing).
+    max_iter : int, default=30
+        Maximum number of temperatures, as counted by ``n_iter_``. Stopping
+        there with the mean entropy still above ``tol`` gives a
+        ``ConvergenceWarning``.
+    max_inner_iter : int, default=100
+        Maximum alternations of the distribution and weight steps at one
+        temperature; a temperature that reaches it with the mean KL
+        divergence above ``tol`` gives a ``ConvergenceWarning``. Each weight
+        step takes at most 50 Newton steps per class.
+    n_jobs : int, default=None
+        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+        convention). Up to ``n_jobs`` classes have their weights solved at
+        once, each with ``n_jobs // (classes at once)`` threads for its
+        sparse products over row blocks. The result is the same up to
+        rounding.
+    verbose : int, default=0
+        Print the annealing progress when > 0.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labeled classes.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights of each class; for a binary problem the single row is
+        ``classes_[1]``'s (the other class's is its negative).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Biases.
+    label_distributions_ : ndarray of shape (n_samples, n_classes)
+        The final distribution over classes of every training row (one-hot
+        on the labeled rows), as in
+        :class:`sklearn.semi_supervised.LabelSpreading`.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows: the label of a labeled row, the most
+        probable class of ``label_distributions_`` for an unlabeled one.
+    objective_ : float
+        The zero-temperature multi-class objective of the returned model
+        (for two classes, SVMlin's ``transductive_cost``).
+    n_iter_ : int
+        Number of temperatures visited (as
+        :class:`DeterministicAnnealingSVC`'s).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    See Also
+    --------
+    DeterministicAnnealingSVC : Binary DA, one-vs-rest for several classes.
+    TransductiveSVC : The binary objective, optimized by label switching.
+
+    Notes
+    -----
+    This is a separate class rather than a ``multi_class`` parameter of
+    :class:`DeterministicAnnealingSVC`: the two fit different models with
+    different fitted attributes (``label_distributions_``, a scalar
+    ``objective_``), scikit-learn deprecated ``LogisticRegression``'s
+    ``multi_class`` switch (version 1.5) for the same reason, and
+    one-vs-rest remains available by wrapping or by the binary class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm import PottsDeterministicAnnealingSVC
+    >>> X = np.array([[0.0, 3.0], [0.2, 2.8], [3.0, 0.0], [2.8, 0.3], [-3.0, -3.0], [-2.7, -3.1]])
+    >>> y = np.array([0, -1, 1, -1, 2, -1])
+    >>> clf = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y)
+    >>> clf.transduction_
+    array([0, 0, 1, 1, 2, 2])
+    """
+
+    _parameter_constraints: dict = {
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
+        "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        alpha=1e-3,
+        *,
+        unlabeled_weight=1.0,
+        positive_fraction=None,
+        tol=1e-6,
+        max_iter=DA_OUTER_ITERMAX,
+        max_inner_iter=DA_INNER_ITERMAX,
+        n_jobs=None,
+        verbose=0,
+    ):
+        self.alpha = alpha
+        self.unlabeled_weight = unlabeled_weight
+        self.positive_fraction = positive_fraction
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_inner_iter = max_inner_iter
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _class_fractions(self, y_enc, mask):
+        n_classes = self.classes_.shape[0]
+        given = self.positive_fraction
+        if given is None:
+            y_lab = y_enc[mask]
+            return np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
+        if np.ndim(given) == 0:
+            if n_classes > 2:
+                raise ValueError(
+                    f"positive_fraction={given!r} is a single number but y has {n_classes} classes; "
+                    "pass one fraction per class (in classes_ order) or None to estimate them "
+                    "from the labeled rows."
+                )
+            return np.array([1.0 - float(given), float(given)])
+        fractions = np.asarray(given, dtype=np.float64)
+        if fractions.shape != (n_classes,):
+            raise ValueError(
+                f"positive_fraction has shape {fractions.shape}; y has {n_classes} classes, so it takes "
+                f"{n_classes} fractions (one per class, in classes_ order)."
+            )
+        if not np.all((fractions > 0) & (fractions < 1)):
+            raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
+        if abs(fractions.sum() - 1.0) > POSITIVE_FRACTION_SUM_TOL:
+            raise ValueError(
+                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
+                f"fractions must sum to 1; got {fractions} (sum {fractions.sum():.6g})."
+            )
+        return fractions / fractions.sum()
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model; rows with ``y == -1`` are unlabeled.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse input is used as CSR and never densified.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        X = as_float64_design(X)
+        check_design_scale(X)
+        n_classes = self.classes_.shape[0]
+        fractions = self._class_fractions(y_enc, mask)
+        res = potts_annealing(
+            X,
+            y_enc,
+            mask,
+            alpha=self.alpha,
+            unlabeled_weight=self.unlabeled_weight,
+            class_fractions=fractions,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            max_inner_iter=self.max_inner_iter,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+        )
+        messages = []
+        if not res.converged:
+            messages.append(
+                _capped_message("max_iter", self.max_iter, "temperatures")
+                + f" (the mean entropy of the distributions is still above tol={self.tol})"
+            )
+        if not res.inner_converged:
+            messages.append(
+                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
+                + f" (the mean KL divergence stayed above tol={self.tol})"
+            )
+        if not res.mfn_converged:
+            messages.append(_MFN_CAP_MESSAGE)
+        for message in messages:
+            warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=2)
+        if n_classes == 2:
+            self.coef_ = res.W[1:].copy()
+            self.intercept_ = res.b[1:].copy()
+        else:
+            self.coef_ = res.W
+            self.intercept_ = res.b
+        distributions = np.zeros((X.shape[0], n_classes))
+        distributions[np.flatnonzero(mask), y_enc[mask]] = 1.0
+        distributions[~mask] = res.P
+        self.label_distributions_ = distributions
+        self._set_transduction(y_enc, distributions.argmax(axis=1))
+        self.objective_ = res.objective
+        # Without unlabeled rows the fit is one supervised solve: one iteration.
+        self.n_iter_ = int(max(res.n_outer, 1))
+        return self

@@ -45,7 +45,7 @@ def test_signature_defaults_are_the_instance_values(Net):
 def test_subclasses_set_only_their_defaults():
     assert FreeMatchClassifier().fairness_weight == 0.01 and FixMatchClassifier().fairness_weight == 0.0
     assert AdshClassifier().mu == 2 and FixMatchClassifier().mu == 3
-    assert SupervisedNetClassifier().max_epochs == 30 and FixMatchClassifier().max_epochs == 20
+    assert SupervisedNetClassifier().max_epochs == 30 and FixMatchClassifier().max_epochs == 40
     # no copied __init__: FixMatch is the core with its default policy
     assert "__init__" not in vars(FixMatchClassifier)
     assert isinstance(FixMatchClassifier._default_masking(), FixedThreshold)

@@ -41,7 +41,7 @@ def _separable_problem(seed):
 def test_mfn_is_finite_and_optimal_on_random_separable_problems():
     # 240 problems; separable blobs with a small alpha are the case where a
     # line search can land beyond every margin (no active row).
-    n_empty = 0
+    n_empty = n_relative = 0
     for seed in range(240):
         X, y = _separable_problem(seed)
         alpha = 10.0 ** np.random.RandomState(seed).uniform(-4, -1)
@@ -63,15 +63,22 @@ def test_mfn_is_finite_and_optimal_on_random_separable_problems():
         assert F == pytest.approx(res.objective, rel=1e-12)
         # MFN stops on SVMlin's tolerances (CGLS at a relative 1e-6): the
         # gradient is ~0 on the scale of the gradient at w = 0, and the
-        # objective matches L-BFGS-B's on the scale of F(0). (On a few
-        # ill-conditioned problems, |x| ~ 100 and alpha ~ 1e-4, F* is ~1e-7 F(0)
-        # and MFN's F is up to 1% above it in relative terms; measured, not hidden.)
+        # objective matches L-BFGS-B's on the scale of F(0), on every problem.
         F0, grad0 = fun(np.zeros(X.shape[1] + 1))
         assert np.linalg.norm(grad) <= 1e-6 * np.linalg.norm(grad0), seed
         assert F <= ref.fun + 1e-8 * F0, seed
-        assert F == pytest.approx(ref.fun, rel=1e-2), seed
-    # The property is exercised: some problems do reach an empty active set.
+        # The 1% relative check needs a reference that resolves F* to 1%. Below
+        # F* = 1e-6 F(0) (22 of the 240 problems: |x| ~ 100, alpha ~ 1e-4) neither
+        # solver does: L-BFGS-B's F* there moves by up to 4% between scipy 1.9.2
+        # and 1.17 (seed 208: 1.926e-8 vs 2.012e-8, with MFN at 2.011e-8), so
+        # those problems are held to the absolute check above only.
+        if ref.fun >= 1e-6 * F0:
+            n_relative += 1
+            assert F == pytest.approx(ref.fun, rel=1e-2), seed
+    # The property is exercised: some problems do reach an empty active set,
+    # and the relative check covers most problems.
     assert n_empty >= 3
+    assert n_relative >= 200
 
 
 def test_empty_active_set_newton_point_is_zero():
