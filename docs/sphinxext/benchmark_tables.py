@@ -9,7 +9,23 @@ run, so the docs build before any benchmark has run.
 
 from pathlib import Path
 
-RESULTS = ("linear_vs_svmlin", "deep_ssl", "curriculum")
+RESULTS = (
+    "linear_vs_svmlin",
+    "linear_vs_svmlin_rowblocks",
+    "linear_vs_svmlin_rowblocks_da",
+    "linear_vs_svmlin_l100",
+    "linear_threads",
+    "linear_threads_reuters",
+    "linear_scaling",
+    "linear_scaling_20ng",
+    "linear_alpha_mapping",
+    "potts_newsgroups",
+    "deep_ssl",
+    "deep_time",
+    "deep_long_tail",
+    "curriculum",
+    "when_to_use",
+)
 
 
 def _copy_results(app):
