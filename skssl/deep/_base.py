@@ -463,7 +463,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
-            Input rows.
+            Rows to score: feature vectors, or images with ``c`` channels.
 
         Returns
         -------
@@ -483,7 +483,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
-            Input rows.
+            Rows to label (the class of highest probability).
 
         Returns
         -------
