@@ -45,6 +45,7 @@ Progress (``verbose``)
     characters wide for any number of classes.
 """
 
+from abc import ABCMeta, abstractmethod
 import types
 from numbers import Integral, Real
 
@@ -80,7 +81,7 @@ def _seed_from(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, NeuralNetClassifier):
+class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, NeuralNetClassifier, metaclass=ABCMeta):
     """Shared machinery of the skssl nets (not public; see the module docstring)."""
 
     _parameter_constraints: dict = {
@@ -429,6 +430,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         self._set_transduction(y_enc, predicted)
         return self
 
+    @abstractmethod
     def train_step_single(self, batch, **fit_params):
         """Compute the loss of one training step and its gradient.
 
@@ -445,7 +447,6 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         step : dict
             ``loss`` and ``y_pred`` (the labeled rows' logits), as skorch expects.
         """
-        raise NotImplementedError
 
     def _steps_per_epoch(self, n_labeled):
         return self.iterations_per_epoch

@@ -63,6 +63,7 @@ recorded in the net's history after every epoch.
     * a class with no predicted row keeps ``tau_k = threshold``.
 """
 
+from abc import ABCMeta, abstractmethod
 import math
 from numbers import Integral, Real
 
@@ -83,7 +84,7 @@ def _as_numpy(probs):
     return probs.detach().to("cpu", torch.float64).numpy()
 
 
-class _MaskingPolicy(BaseEstimator):
+class _MaskingPolicy(BaseEstimator, metaclass=ABCMeta):
     """What every policy shares: parameter validation in ``start`` and the tensor side of ``mask``."""
 
     update_every = "batch"
@@ -116,6 +117,7 @@ class _MaskingPolicy(BaseEstimator):
     def _thresholds_for(self, probs):
         return torch.as_tensor(self.thresholds_, device=probs.device, dtype=probs.dtype)
 
+    @abstractmethod
     def update(self, probs_weak):
         """Update the state from weak-view probabilities (see ``update_every``).
 
@@ -130,8 +132,8 @@ class _MaskingPolicy(BaseEstimator):
         self : object
             This policy.
         """
-        raise NotImplementedError
 
+    @abstractmethod
     def mask(self, probs_weak):
         """Return which rows of a batch get a pseudo-label, and which one.
 
@@ -147,7 +149,6 @@ class _MaskingPolicy(BaseEstimator):
         pseudo_labels : int tensor of shape (n,)
             The pseudo-label of every row (used where ``mask`` holds).
         """
-        raise NotImplementedError
 
 
 class FixedThreshold(_MaskingPolicy):
