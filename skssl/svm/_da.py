@@ -246,123 +246,87 @@ def deterministic_annealing(
     result : DAResult
     """
     with thread_pool(n_threads) as executor:
-        return _deterministic_annealing(
-            X,
-            y,
-            labeled,
-            alpha,
-            unlabeled_weight,
-            positive_fraction,
-            tol,
-            max_iter,
-            max_inner_iter,
-            max_newton_iter,
-            verbose,
-            callback,
-            executor=executor,
-            n_threads=n_threads,
-            sample_weight=sample_weight,
-        )
-
-
-def _deterministic_annealing(
-    X,
-    y,
-    labeled,
-    alpha,
-    unlabeled_weight,
-    positive_fraction,
-    tol,
-    max_iter,
-    max_inner_iter,
-    max_newton_iter,
-    verbose,
-    callback,
-    executor,
-    n_threads,
-    sample_weight,
-):
-    lab = np.flatnonzero(labeled)
-    unl = np.flatnonzero(~labeled)
-    n_lab, n_unl = lab.size, unl.size
-    n_rows = X.shape[0]
-    y = np.asarray(y, dtype=np.float64)
-    state = CGTolerance()
-    if n_unl == 0:
-        c = np.full(n_rows, 1.0 / n_lab) if sample_weight is None else sample_weight / sample_weight.sum()
-        res = l2_svm_mfn(X, y, c, alpha=alpha, tolerance=state, max_iter=max_newton_iter)
-        F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
-        return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
-    rows = np.concatenate([lab, unl, unl])
-    targets = np.concatenate([y[lab], np.ones(n_unl), -np.ones(n_unl)])
-    cost = np.empty(rows.size)
-    if sample_weight is None:
-        cost[:n_lab] = 1.0 / n_lab
-        lam_u_by_u = unlabeled_weight / n_unl
-        w_unl = None
-    else:
-        cost[:n_lab] = sample_weight[lab] / sample_weight[lab].sum()
-        w_unl = sample_weight[unl] / sample_weight[unl].sum() * n_unl  # mean 1
-        lam_u_by_u = unlabeled_weight * w_unl / n_unl
-    r = positive_fraction
-
-    def optimize_w(p, w, b, outputs, first):
-        cost[n_lab : n_lab + n_unl] = lam_u_by_u * p
-        cost[n_lab + n_unl :] = lam_u_by_u * (1.0 - p)
-        return l2_svm_mfn(
-            X,
-            targets,
-            cost,
-            alpha=alpha,
-            rows=rows,
-            w=w,
-            b=b,
-            outputs=outputs,
-            first=first,
-            tolerance=state,
-            stop="absolute",
-            abs_tol=EPSILON,
-            max_iter=max_newton_iter,
-            executor=executor,
-            n_threads=n_threads,
-        )
-
-    p = np.full(n_unl, r)
-    T = DA_INIT_TEMP * unlabeled_weight
-    res = optimize_w(p, None, 0.0, None, True)
-    n_iter = 1
-    mfn_ok = res.converged
-    inner_ok = True
-    F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
-    best = (F, res.w.copy(), res.b, res.outputs.copy())
-    H = entropy_bits(p, w_unl)
-    n_outer = 0
-    while n_outer < max_iter and H > tol:
-        n_outer += 1
-        kl = 1.0
-        inner = 0
-        while inner < max_inner_iter and kl > tol:
-            inner += 1
-            o = res.outputs[unl]
-            g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
-            p_old = p
-            p = optimize_p(g, T, r, w_unl)
-            kl = kl_bits(p, p_old, w_unl)
-            res = optimize_w(p, res.w, res.b, res.outputs, False)
-            n_iter += 1
-            mfn_ok &= res.converged
+        lab = np.flatnonzero(labeled)
+        unl = np.flatnonzero(~labeled)
+        n_lab, n_unl = lab.size, unl.size
+        n_rows = X.shape[0]
+        y = np.asarray(y, dtype=np.float64)
+        state = CGTolerance()
+        if n_unl == 0:
+            c = np.full(n_rows, 1.0 / n_lab) if sample_weight is None else sample_weight / sample_weight.sum()
+            res = l2_svm_mfn(X, y, c, alpha=alpha, tolerance=state, max_iter=max_newton_iter)
             F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
-            if F < best[0]:
-                best = (F, res.w.copy(), res.b, res.outputs.copy())
-            if callback is not None:
-                callback(T, p, F)
-        inner_ok &= kl <= tol
-        H = entropy_bits(p, w_unl)
-        if verbose:
-            print(
-                f"[DA] outer {n_outer}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
-                f"entropy={H:.3g} bits, objective {F:.6g} (best {best[0]:.6g})"
+            return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
+        rows = np.concatenate([lab, unl, unl])
+        targets = np.concatenate([y[lab], np.ones(n_unl), -np.ones(n_unl)])
+        cost = np.empty(rows.size)
+        if sample_weight is None:
+            cost[:n_lab] = 1.0 / n_lab
+            lam_u_by_u = unlabeled_weight / n_unl
+            w_unl = None
+        else:
+            cost[:n_lab] = sample_weight[lab] / sample_weight[lab].sum()
+            w_unl = sample_weight[unl] / sample_weight[unl].sum() * n_unl  # mean 1
+            lam_u_by_u = unlabeled_weight * w_unl / n_unl
+        r = positive_fraction
+
+        def optimize_w(p, w, b, outputs, first):
+            cost[n_lab : n_lab + n_unl] = lam_u_by_u * p
+            cost[n_lab + n_unl :] = lam_u_by_u * (1.0 - p)
+            return l2_svm_mfn(
+                X,
+                targets,
+                cost,
+                alpha=alpha,
+                rows=rows,
+                w=w,
+                b=b,
+                outputs=outputs,
+                first=first,
+                tolerance=state,
+                stop="absolute",
+                abs_tol=EPSILON,
+                max_iter=max_newton_iter,
+                executor=executor,
+                n_threads=n_threads,
             )
-        T /= DA_ANNEALING_RATE
-    F, w, b, outputs = best
-    return DAResult(w, b, outputs, F, p, n_iter, n_outer, H <= tol, inner_ok, mfn_ok)
+
+        p = np.full(n_unl, r)
+        T = DA_INIT_TEMP * unlabeled_weight
+        res = optimize_w(p, None, 0.0, None, True)
+        n_iter = 1
+        mfn_ok = res.converged
+        inner_ok = True
+        F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
+        best = (F, res.w.copy(), res.b, res.outputs.copy())
+        H = entropy_bits(p, w_unl)
+        n_outer = 0
+        while n_outer < max_iter and H > tol:
+            n_outer += 1
+            kl = 1.0
+            inner = 0
+            while inner < max_inner_iter and kl > tol:
+                inner += 1
+                o = res.outputs[unl]
+                g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
+                p_old = p
+                p = optimize_p(g, T, r, w_unl)
+                kl = kl_bits(p, p_old, w_unl)
+                res = optimize_w(p, res.w, res.b, res.outputs, False)
+                n_iter += 1
+                mfn_ok &= res.converged
+                F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
+                if F < best[0]:
+                    best = (F, res.w.copy(), res.b, res.outputs.copy())
+                if callback is not None:
+                    callback(T, p, F)
+            inner_ok &= kl <= tol
+            H = entropy_bits(p, w_unl)
+            if verbose:
+                print(
+                    f"[DA] outer {n_outer}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
+                    f"entropy={H:.3g} bits, objective {F:.6g} (best {best[0]:.6g})"
+                )
+            T /= DA_ANNEALING_RATE
+        F, w, b, outputs = best
+        return DAResult(w, b, outputs, F, p, n_iter, n_outer, H <= tol, inner_ok, mfn_ok)

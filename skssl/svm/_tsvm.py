@@ -210,110 +210,76 @@ def tsvm(
     result : TSVMResult
     """
     with thread_pool(n_threads) as executor:
-        return _tsvm(
-            X,
-            y,
-            labeled,
-            alpha,
-            unlabeled_weight,
-            positive_fraction,
-            max_switches,
-            rel_tol,
-            max_iter,
-            max_newton_iter,
-            verbose,
-            executor=executor,
-            n_threads=n_threads,
-            sample_weight=sample_weight,
-        )
-
-
-def _tsvm(
-    X,
-    y,
-    labeled,
-    alpha,
-    unlabeled_weight,
-    positive_fraction,
-    max_switches,
-    rel_tol,
-    max_iter,
-    max_newton_iter,
-    verbose,
-    executor,
-    n_threads,
-    sample_weight,
-):
-    lab = np.flatnonzero(labeled)
-    unl = np.flatnonzero(~labeled)
-    n_lab, n_unl = lab.size, unl.size
-    state = CGTolerance()
-    kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_newton_iter}
-    par = {"executor": executor, "n_threads": n_threads}
-    y_lab = y[lab].astype(np.float64)
-    if sample_weight is None:
-        c_lab = np.full(n_lab, 1.0 / n_lab)
-    else:
-        c_lab = sample_weight[lab] / sample_weight[lab].sum()
-    res = l2_svm_mfn(X[lab], y_lab, c_lab, first=True, **kw)
-    n_iter = 1
-    mfn_ok = res.converged
-    labels = np.zeros(X.shape[0])
-    labels[lab] = y_lab
-    if n_unl == 0:
-        outputs = X @ res.w + res.b
-        return TSVMResult(res.w, res.b, outputs, labels, 0, n_iter, True, mfn_ok)
-    ou = X[unl] @ res.w + res.b
-    n_pos = n_positive(positive_fraction, n_unl)
-    top = np.argsort(-ou, kind="stable")[:n_pos]
-    yu = np.full(n_unl, -1.0)
-    yu[top] = 1.0
-    labels[unl] = yu
-    lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
-    cost = np.empty(X.shape[0])
-    cost[lab] = c_lab
-    # Unit weights keep SVMlin's lam_0 / u exactly.
-    w_unl = None if sample_weight is None else sample_weight[unl] / sample_weight[unl].sum() * n_unl
-    cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
-    capped = n_iter >= max_iter
-    if not capped:
-        res = l2_svm_mfn(X, labels, cost, first=True, **kw, **par)
-        n_iter += 1
-        mfn_ok &= res.converged
-    n_switches = 0
-    last_round = lam0 >= unlabeled_weight
-    while not capped:
-        rounds = 0
-        while True:
+        lab = np.flatnonzero(labeled)
+        unl = np.flatnonzero(~labeled)
+        n_lab, n_unl = lab.size, unl.size
+        state = CGTolerance()
+        kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_newton_iter}
+        par = {"executor": executor, "n_threads": n_threads}
+        y_lab = y[lab].astype(np.float64)
+        if sample_weight is None:
+            c_lab = np.full(n_lab, 1.0 / n_lab)
+        else:
+            c_lab = sample_weight[lab] / sample_weight[lab].sum()
+        res = l2_svm_mfn(X[lab], y_lab, c_lab, first=True, **kw)
+        n_iter = 1
+        mfn_ok = res.converged
+        labels = np.zeros(X.shape[0])
+        labels[lab] = y_lab
+        if n_unl == 0:
+            outputs = X @ res.w + res.b
+            return TSVMResult(res.w, res.b, outputs, labels, 0, n_iter, True, mfn_ok)
+        ou = X[unl] @ res.w + res.b
+        n_pos = n_positive(positive_fraction, n_unl)
+        top = np.argsort(-ou, kind="stable")[:n_pos]
+        yu = np.full(n_unl, -1.0)
+        yu[top] = 1.0
+        labels[unl] = yu
+        lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
+        cost = np.empty(X.shape[0])
+        cost[lab] = c_lab
+        # Unit weights keep SVMlin's lam_0 / u exactly.
+        w_unl = None if sample_weight is None else sample_weight[unl] / sample_weight[unl].sum() * n_unl
+        cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
+        capped = n_iter >= max_iter
+        if not capped:
+            res = l2_svm_mfn(X, labels, cost, first=True, **kw, **par)
+            n_iter += 1
+            mfn_ok &= res.converged
+        n_switches = 0
+        last_round = lam0 >= unlabeled_weight
+        while not capped:
+            rounds = 0
+            while True:
+                if n_iter >= max_iter:
+                    capped = True
+                    break
+                s = switch_labels(labels, res.outputs, unl, max_switches)
+                if s == 0:
+                    break
+                rounds += 1
+                n_switches += s
+                res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
+                n_iter += 1
+                mfn_ok &= res.converged
+            if verbose:
+                print(
+                    f"[TSVM] lam_0={lam0:.3g}: {rounds} switching round(s), "
+                    f"{n_switches} switches so far, objective {res.objective:.6g}"
+                )
+            if last_round or capped:
+                break
             if n_iter >= max_iter:
                 capped = True
                 break
-            s = switch_labels(labels, res.outputs, unl, max_switches)
-            if s == 0:
-                break
-            rounds += 1
-            n_switches += s
+            lam0 *= TSVM_ANNEALING_RATE
+            if lam0 >= unlabeled_weight:
+                lam0 = unlabeled_weight
+                last_round = True
+            cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
             res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
             n_iter += 1
             mfn_ok &= res.converged
-        if verbose:
-            print(
-                f"[TSVM] lam_0={lam0:.3g}: {rounds} switching round(s), "
-                f"{n_switches} switches so far, objective {res.objective:.6g}"
-            )
-        if last_round or capped:
-            break
-        if n_iter >= max_iter:
-            capped = True
-            break
-        lam0 *= TSVM_ANNEALING_RATE
-        if lam0 >= unlabeled_weight:
-            lam0 = unlabeled_weight
-            last_round = True
-        cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
-        res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
-        n_iter += 1
-        mfn_ok &= res.converged
-    if capped and res.outputs.shape[0] != X.shape[0]:  # capped before the first solve on all rows
-        res = MFNResult(res.w, res.b, X @ res.w + res.b, res.objective, 0, 0, 0, res.converged)
-    return TSVMResult(res.w, res.b, res.outputs, labels, n_switches, n_iter, not capped, mfn_ok)
+        if capped and res.outputs.shape[0] != X.shape[0]:  # capped before the first solve on all rows
+            res = MFNResult(res.w, res.b, X @ res.w + res.b, res.objective, 0, 0, 0, res.converged)
+        return TSVMResult(res.w, res.b, res.outputs, labels, n_switches, n_iter, not capped, mfn_ok)
