@@ -103,6 +103,40 @@ Decisions
   (``0 log 0 = 0``); for K = 2 they are the binary DA's.
 * **CGLS tolerance state** (see :mod:`skssl.svm._mfn`) is kept per class, as
   one-vs-rest keeps it per binary problem.
+* **Cheaper alternations (K >= 3).** Near the temperature where the rows
+  commit to classes the alternation converges slowly (on 20 Newsgroups, 20
+  classes, one temperature took 100 alternations and still moved), and each
+  alternation costs K weight solves. Two changes make it cheaper without
+  changing what a temperature converges to:
+
+  - *Inexact inner w-steps.* Every w-step of a temperature except the last
+    takes one Newton step per class (CGLS and the exact line search) from
+    the previous weights instead of iterating l2-SVM-MFN to its stopping
+    rule. The line search still lowers each ``F_k``, so ``J_T`` still
+    decreases; the last w-step (the one after a p-step that met the KL rule,
+    or at the ``max_inner_iter`` cap) is solved to MFN's rule, so every
+    temperature ends on a converged weight step as before.
+  - *Extrapolation.* After a w-step from ``W_prev`` to ``W`` we try
+    ``W + g (W - W_prev)`` for ``g = 1, 2, 4, 8`` while the reduced
+    objective ``G(W) = min_P J_T(W, P)`` keeps falling, and move to the best
+    point. Outputs are linear in ``(W, b)``, so a trial costs one p-step and
+    no product with ``X``. Since ``G(W_new) <= G(W) <= J_T(W, P)``, the
+    objective still never increases within a temperature (tested).
+
+  On the 1,000-row 20 Newsgroups subsample (5 labels per class) the two cut
+  the fit from 43 to 32 CPU seconds and the critical temperature converged
+  in 85 alternations instead of stopping at the cap of 100; the objective
+  reached was 0.41759 against 0.41777. For K = 2 neither is used, so the
+  two-class model stays the binary DA's step for step (same path, same
+  ``n_iter_``), which matches SVMlin's reference objectives.
+* **Residual entropy.** Unlabeled rows with identical outputs in every class
+  (duplicate documents, rows left empty by the vectorizer) have identical
+  energies, and the class-fraction constraints can split them over several
+  classes at any temperature; their entropy never reaches ``tol`` and the
+  annealing then stops at ``max_iter`` with a ``ConvergenceWarning``. The
+  extra temperatures take one cheap alternation each (about 3% of the fit
+  on 20 Newsgroups); we keep the binary DA's stopping rule rather than
+  special-casing ties.
 """
 
 import warnings
@@ -132,6 +166,8 @@ __all__ = [
 #: Largest violation of a class fraction the p-step accepts.
 P_TOL = 1e-11
 _P_MAX_NEWTON = 200
+#: Largest multiple of the last alternation's step tried by the extrapolation.
+EXTRAPOLATION_MAX = 8.0
 _CLIP = 1e-8
 
 
@@ -162,6 +198,9 @@ class PottsResult:
         Whether every temperature ended on the KL rule (rather than its cap).
     mfn_converged : bool
         Whether every l2-SVM-MFN solve met its stopping rule.
+    n_extrapolated : int
+        Number of alternations that moved to an extrapolated point
+        (K >= 3 only; see Decisions).
     """
 
     W: np.ndarray
@@ -174,6 +213,7 @@ class PottsResult:
     converged: bool = True
     inner_converged: bool = True
     mfn_converged: bool = True
+    n_extrapolated: int = 0
 
 
 def _l2(z):
@@ -385,14 +425,25 @@ class _ClassProblem:
         self.state = CGTolerance()
         self.w, self.b, self.outputs = None, 0.0, None
 
-    def solve(self, p, first):
+    def solve(self, p, first, exact=True):
+        """Solve the class's l2-SVM at beliefs ``p``, from the current weights.
+
+        ``exact=False`` takes one Newton step (CGLS and the exact line
+        search) instead of iterating to MFN's stopping rule.
+        """
+        newton_steps = self.max_iter if exact else 1
         with thread_pool(self.n_threads) as executor:
-            res = self._solve(p, first, executor)
+            res = self._solve(p, first, executor, newton_steps)
         self.w, self.b, self.outputs = res.w, res.b, res.outputs
-        self.converged &= res.converged
+        if exact:
+            self.converged &= res.converged
         return self
 
-    def _solve(self, p, first, executor):
+    def set_point(self, w, b, outputs):
+        """Move the seed of the next solve (an extrapolated point)."""
+        self.w, self.b, self.outputs = w, float(b), outputs
+
+    def _solve(self, p, first, executor, newton_steps):
         n_lab, n_unl = self.n_lab, self.n_unl
         threads = {"executor": executor, "n_threads": self.n_threads}
         if n_unl == 0:
@@ -403,7 +454,7 @@ class _ClassProblem:
                 self.cost,
                 alpha=self.alpha,
                 tolerance=self.state,
-                max_iter=self.max_iter,
+                max_iter=newton_steps,
                 **threads,
             )
         self.cost[n_lab : n_lab + n_unl] = self.lam_u_by_u * p
@@ -421,7 +472,7 @@ class _ClassProblem:
             tolerance=self.state,
             stop="absolute",
             abs_tol=EPSILON,
-            max_iter=self.max_iter,
+            max_iter=newton_steps,
             **threads,
         )
 
@@ -500,13 +551,14 @@ def potts_annealing(
     }
     parallel = Parallel(n_jobs=n_outer_jobs, prefer="threads") if n_outer_jobs > 1 else None
 
-    def w_step(P, first):
+    def w_step(P, first, exact=True):
+        """Solve every class at beliefs ``P``; ``exact=False``: one Newton step each."""
         cols = [P[:, k] for k in solved]
         if parallel is None or n_unl == 0:
             for k, p in zip(solved, cols):
-                problems[k].solve(p, first)
+                problems[k].solve(p, first, exact)
         else:
-            parallel(delayed(problems[k].solve)(p, first) for k, p in zip(solved, cols))
+            parallel(delayed(problems[k].solve)(p, first, exact) for k, p in zip(solved, cols))
         if mirror:
             pr = problems[1]
             W = np.vstack([-pr.w, pr.w])
@@ -531,32 +583,69 @@ def potts_annealing(
         callback("init", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
     H = potts_entropy_bits(P)
     nu = None
+    # K = 2 keeps the binary DA's iteration step for step (see Decisions).
+    accelerate = K > 2
+    n_extrapolated = 0
+
+    def reduced_objective(W_g, b_g, out_g, T, nu_start):
+        """``min_P J_T(W_g, P)`` with its minimizer: a p-step, no product with X."""
+        P_g, nu_g = potts_p_step(potts_energies(out_g[unl], unlabeled_weight), T, r, nu_start)
+        return annealed_objective(W_g, b_g, out_g, Y, labeled, P_g, T, alpha, unlabeled_weight), P_g, nu_g
+
     n_outer = 0
     inner_ok = True
     while n_outer < max_iter and H > tol:
         n_outer += 1
         kl = 1.0
         inner = 0
+        next_p = None  # the p-step already solved by the extrapolation
         while inner < max_inner_iter and kl > tol:
             inner += 1
-            E = potts_energies(outputs[unl], unlabeled_weight)
-            if not np.isfinite(E).all():
-                raise FloatingPointError(
-                    "Potts DA's belief update got non-finite outputs; the data are too large for float64: "
-                    "scale X first."
-                )
             P_old = P
-            P, nu = potts_p_step(E, T, r, nu)
+            if next_p is None:
+                E = potts_energies(outputs[unl], unlabeled_weight)
+                if not np.isfinite(E).all():
+                    raise FloatingPointError(
+                        "Potts DA's belief update got non-finite outputs; the data are too large for float64: "
+                        "scale X first."
+                    )
+                P, nu = potts_p_step(E, T, r, nu)
+            else:
+                P, nu = next_p
+                next_p = None
             if callback is not None:
                 callback("p", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
             kl = potts_kl_bits(P, P_old)
-            W, b, outputs = w_step(P, False)
+            last = kl <= tol or inner == max_inner_iter
+            W_prev, b_prev, out_prev = W, b, outputs
+            W, b, outputs = w_step(P, False, exact=last or not accelerate)
             n_iter += 1
             F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight)
             if F < best[0]:
                 best = (F, W.copy(), b.copy(), outputs.copy())
             if callback is not None:
                 callback("w", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
+            if not accelerate or last:
+                continue
+            # Extrapolate along the last step while the reduced objective falls.
+            dW, db, dout = W - W_prev, b - b_prev, outputs - out_prev
+            J_best, P_best, nu_best = reduced_objective(W, b, outputs, T, nu)
+            gamma_best, gamma = 0.0, 1.0
+            while gamma <= EXTRAPOLATION_MAX:
+                J_g, P_g, nu_g = reduced_objective(W + gamma * dW, b + gamma * db, outputs + gamma * dout, T, nu_best)
+                if not J_g < J_best:
+                    break
+                J_best, P_best, nu_best, gamma_best = J_g, P_g, nu_g, gamma
+                gamma *= 2.0
+            next_p = (P_best, nu_best)
+            if gamma_best > 0:
+                n_extrapolated += 1
+                W, b, outputs = W + gamma_best * dW, b + gamma_best * db, outputs + gamma_best * dout
+                for k in solved:
+                    problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
+                F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight)
+                if F < best[0]:
+                    best = (F, W.copy(), b.copy(), outputs.copy())
         inner_ok &= kl <= tol
         H = potts_entropy_bits(P)
         if verbose:
@@ -567,4 +656,4 @@ def potts_annealing(
         T /= DA_ANNEALING_RATE
     F, W, b, outputs = best
     mfn_ok = all(pr.converged for pr in problems.values())
-    return PottsResult(W, b, outputs, F, P, n_iter, n_outer, H <= tol, inner_ok, mfn_ok)
+    return PottsResult(W, b, outputs, F, P, n_iter, n_outer, H <= tol, inner_ok, mfn_ok, n_extrapolated)
