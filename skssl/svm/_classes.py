@@ -197,7 +197,8 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         class_weight = getattr(self, "class_weight", None)
         if sample_weight is None and class_weight is None:
             return None, None
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        # A copy: class_weight is multiplied in below, and the caller's array must not change.
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
         estimate_weights = sw.copy()
         if class_weight is not None:
             labels = self.classes_[y_enc[mask]]
