@@ -54,7 +54,7 @@ _NET_EXPECTED = {
 _MINUS_ONE_CLASS = {
     "check_class_weight_balanced_linear_classifier": (
         "fits the labels [1, -1]; -1 marks unlabeled rows in skssl, so only one class is labeled "
-        "(class_weight='balanced' is tested in tests/svm/test_sample_weight.py)"
+        "(class_weight='balanced' is tested in tests/svm/test_sample_weight.py and test_potts_weights.py)"
     ),
 }
 
@@ -63,6 +63,7 @@ EXPECTED_FAILURES = {
     "LinearL2SVC": _MINUS_ONE_CLASS,
     "TransductiveSVC": _MINUS_ONE_CLASS,
     "DeterministicAnnealingSVC": _MINUS_ONE_CLASS,
+    "PottsDeterministicAnnealingSVC": _MINUS_ONE_CLASS,
     **{
         name: _NET_EXPECTED
         for name in (

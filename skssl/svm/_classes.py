@@ -2,10 +2,12 @@
 
 * :class:`LinearL2SVC` -- supervised l2-SVM-MFN on the labeled rows;
 * :class:`TransductiveSVC` -- TSVM with multiple switching;
-* :class:`DeterministicAnnealingSVC` -- the DA S3VM.
+* :class:`DeterministicAnnealingSVC` -- the DA S3VM;
+* :class:`PottsDeterministicAnnealingSVC` -- the multi-class DA S3VM with
+  the Potts glass (see :mod:`skssl.svm._potts`).
 
-All three solve SVMlin's binary problems (Sindhwani & Keerthi, SIGIR 2006)
-with the bias regularized like a weight. A binary model stores ``coef_`` of
+The first three solve SVMlin's binary problems (Sindhwani & Keerthi, SIGIR
+2006) with the bias regularized like a weight. A binary model stores ``coef_`` of
 shape (1, n_features) and ``intercept_`` of shape (1,) with
 ``X @ coef_.T + intercept_`` equal to SVMlin's output and ``classes_[1]`` the
 positive class.
@@ -49,6 +51,17 @@ Decisions
   problems, an int as in sklearn's ``LinearSVC``. A fit stopped by any cap
   -- these, or the 50 Newton steps of an inner solve -- emits
   ``sklearn.exceptions.ConvergenceWarning``.
+* **One base for the parameter handling.** :class:`_LinearFitMixin` holds
+  what all four estimators share: the core parameter constraints, ``fit``
+  and its docstring, the validation of ``sample_weight`` and
+  ``class_weight``, the class fractions (``positive_fraction`` given or
+  estimated) and the dropping of zero-weight rows. The one-vs-rest family
+  adds its loop over binary problems (:class:`_BaseLinearSVC`), the Potts
+  estimator its single joint solve. The two annealing estimators share
+  their parameter constraints and their ``ConvergenceWarning`` messages.
+  Where their public behaviour differs it is a class attribute: a binary
+  Potts model also takes ``positive_fraction`` as a pair of fractions
+  (``_binary_fraction_pair``), each family keeping its own error message.
 * **sample_weight** (SVMlin's per-example cost) scales each row's loss,
   and the labeled and unlabeled means of the objective become weighted
   means (normalized by the weight sums instead of ``l`` and ``u``), so a
@@ -61,11 +74,23 @@ Decisions
   switches, which keep the count fixed), so there a weight of 2 on an
   unlabeled row scales its loss but counts it once. An estimated
   ``positive_fraction`` is the weighted class fraction of the labeled rows.
+  Potts DA weights like the binary DA: a row's weight scales all of its
+  terms, including its entropy and its share of the class fractions
+  (derivation in :mod:`skssl.svm._potts`). If the rows left after dropping
+  the zero weights all weigh 1, the fit runs unweighted, so it is the fit
+  without those rows to the bit. A dropped unlabeled row of a Potts model
+  gets the one-hot distribution of the model's prediction in
+  ``label_distributions_`` (it took no part in the transport problem).
+  ``fit`` never changes the caller's ``sample_weight``; the class weights
+  multiply a copy.
 * **class_weight** follows scikit-learn's ``LinearSVC``: a dict or
   ``"balanced"`` (``n_labeled / (n_classes * count)`` over the labeled
   rows), multiplying ``sample_weight`` on the labeled rows; in a
   one-vs-rest fit every binary problem sees the same row weights (liblinear
-  weights only the positive class of each problem).
+  weights only the positive class of each problem), and in a Potts fit
+  every class's problem sees them too. Class weights do not enter the
+  estimated class fractions, which count labeled rows by ``sample_weight``
+  only.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
@@ -73,6 +98,7 @@ Decisions
 """
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -122,8 +148,15 @@ def _share_cores(n_jobs, n_problems):
     return n_outer, max(1, n_total // n_outer)
 
 
-class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
-    """Shared fit: validation, one-vs-rest, attributes. Subclasses give ``_solve``."""
+class _LinearFitMixin:
+    """What every linear estimator shares: its core parameters, ``fit``'s row weights and class fractions.
+
+    Both :class:`_BaseLinearSVC` (the one-vs-rest family) and
+    :class:`PottsDeterministicAnnealingSVC` derive from it, so the
+    validation of ``sample_weight``, ``class_weight`` and
+    ``positive_fraction`` and the dropping of zero-weight rows exist once.
+    Subclasses give ``_fit(X, y, sample_weight)``.
+    """
 
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="neither")],
@@ -134,41 +167,9 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def _positive_fractions(self, y_enc, mask, sample_weight=None):
-        n_classes = self.classes_.shape[0]
-        y_lab = y_enc[mask]
-        if sample_weight is None:
-            estimated = np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
-        else:  # a row of weight 2 counts twice
-            sw_lab = sample_weight[mask]
-            estimated = np.bincount(y_lab, weights=sw_lab, minlength=n_classes) / sw_lab.sum()
-        given = getattr(self, "positive_fraction", None)
-        if given is None:
-            return estimated[1:] if n_classes == 2 else estimated
-        if np.ndim(given) == 0:
-            if n_classes > 2:
-                raise ValueError(
-                    f"positive_fraction={given!r} is a single number but y has {n_classes} classes; "
-                    "pass one fraction per class (in classes_ order) or None to estimate them "
-                    "from the labeled rows."
-                )
-            return np.array([float(given)])
-        fractions = np.asarray(given, dtype=np.float64)
-        if n_classes == 2 or fractions.shape != (n_classes,):
-            raise ValueError(
-                f"positive_fraction has shape {fractions.shape}; a binary problem takes one number "
-                f"and a problem with {n_classes} classes takes {n_classes} fractions (one per class, "
-                "in classes_ order)."
-            )
-        if not np.all((fractions > 0) & (fractions < 1)):
-            raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
-        total = float(fractions.sum())
-        if abs(total - 1.0) > POSITIVE_FRACTION_SUM_TOL:
-            raise ValueError(
-                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
-                f"fractions must sum to 1; got {fractions} (sum {total:.6g})."
-            )
-        return fractions
+    #: Whether a binary problem also takes ``positive_fraction`` as a pair
+    #: (one fraction per class); the one-vs-rest family takes one number.
+    _binary_fraction_pair = False
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -192,12 +193,56 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
         """
         return self._fit(X, y, sample_weight)
 
+    def _class_fractions(self, y_enc, mask, sample_weight=None):
+        """Fraction of every class among the unlabeled rows, in ``classes_`` order (shape (n_classes,)).
+
+        Estimated from the labeled rows (weighted by ``sample_weight``) when
+        ``positive_fraction`` is None, else the validated given fractions.
+        """
+        n_classes = self.classes_.shape[0]
+        given = getattr(self, "positive_fraction", None)
+        if given is None:
+            y_lab = y_enc[mask]
+            if sample_weight is None:
+                return np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
+            sw_lab = sample_weight[mask]  # a row of weight 2 counts twice
+            return np.bincount(y_lab, weights=sw_lab, minlength=n_classes) / sw_lab.sum()
+        if np.ndim(given) == 0:
+            if n_classes > 2:
+                raise ValueError(
+                    f"positive_fraction={given!r} is a single number but y has {n_classes} classes; "
+                    "pass one fraction per class (in classes_ order) or None to estimate them "
+                    "from the labeled rows."
+                )
+            return np.array([1.0 - float(given), float(given)])
+        fractions = np.asarray(given, dtype=np.float64)
+        if fractions.shape != (n_classes,) or (n_classes == 2 and not self._binary_fraction_pair):
+            takes = (
+                f"y has {n_classes} classes, so it takes"
+                if self._binary_fraction_pair
+                else f"a binary problem takes one number and a problem with {n_classes} classes takes"
+            )
+            raise ValueError(
+                f"positive_fraction has shape {fractions.shape}; {takes} {n_classes} fractions "
+                "(one per class, in classes_ order)."
+            )
+        if not np.all((fractions > 0) & (fractions < 1)):
+            raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
+        total = float(fractions.sum())
+        if abs(total - 1.0) > POSITIVE_FRACTION_SUM_TOL:
+            raise ValueError(
+                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
+                f"fractions must sum to 1; got {fractions} (sum {total:.6g})."
+            )
+        return fractions
+
     def _row_weights(self, X, y_enc, mask, sample_weight):
         """(loss weights, weights for the class-fraction estimate), or (None, None) for unit weights."""
         class_weight = getattr(self, "class_weight", None)
         if sample_weight is None and class_weight is None:
             return None, None
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        # A copy: class_weight is multiplied in below, and the caller's array must not change.
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
         estimate_weights = sw.copy()
         if class_weight is not None:
             labels = self.classes_[y_enc[mask]]
@@ -209,22 +254,74 @@ class _BaseLinearSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseE
             raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
         return sw, estimate_weights
 
-    @single_blas_thread
-    def _fit(self, X, y, sample_weight=None):
+    def _prepare_fit(self, X, y, sample_weight):
+        """Validate the data and weights; returns a :class:`_FitData`."""
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = as_float64_design(X)
         check_design_scale(X)
-        n_classes = self.classes_.shape[0]
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
-        fractions = self._positive_fractions(y_enc, mask, estimate_weights)
-        positives = [1] if n_classes == 2 else list(range(n_classes))
-        targets = [np.where(y_enc == k, 1.0, -1.0) for k in positives]
-        X_fit, mask_fit = X, mask
+        fractions = self._class_fractions(y_enc, mask, estimate_weights)
+        keep = None
         if sw is not None and not np.all(sw > 0):
             # Zero weight: the row is not part of the problem at all.
             keep = np.flatnonzero(sw > 0)
-            X_fit, mask_fit, sw = X[keep], mask[keep], sw[keep]
-            targets = [t[keep] for t in targets]
+            sw = sw[keep]
+            if np.all(sw == 1.0):
+                sw = None  # the rest is unweighted: the same arithmetic as a fit without those rows
+        return _FitData(X, y_enc, mask, fractions, sw, keep)
+
+
+@dataclass
+class _FitData:
+    """Validated training data of one fit.
+
+    ``X``, ``y_enc`` and ``mask`` cover every row; ``sample_weight`` (None for
+    unit weights) covers the rows ``keep`` (None: all rows), those of
+    positive weight; ``fractions`` has one entry per class.
+    """
+
+    X: object
+    y_enc: np.ndarray
+    mask: np.ndarray
+    fractions: np.ndarray
+    sample_weight: np.ndarray | None
+    keep: np.ndarray | None
+
+    def rows(self, a):
+        """``a`` restricted to the rows in the problem."""
+        return a if self.keep is None else a[self.keep]
+
+
+def _annealing_messages(res, estimator, what):
+    """ConvergenceWarning messages of an annealing result; ``what``: the name of the beliefs."""
+    messages = []
+    if not res.converged:
+        messages.append(
+            _capped_message("max_iter", estimator.max_iter, "temperatures")
+            + f" (the mean entropy of the {what} is still above tol={estimator.tol})"
+        )
+    if not res.inner_converged:
+        messages.append(
+            _capped_message("max_inner_iter", estimator.max_inner_iter, "alternations at some temperature")
+            + f" (the mean KL divergence stayed above tol={estimator.tol})"
+        )
+    if not res.mfn_converged:
+        messages.append(_MFN_CAP_MESSAGE)
+    return messages
+
+
+class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
+    """Shared one-vs-rest fit: validation, one problem per class, attributes. Subclasses give ``_solve``."""
+
+    @single_blas_thread
+    def _fit(self, X, y, sample_weight=None):
+        data = self._prepare_fit(X, y, sample_weight)
+        X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
+        n_classes = self.classes_.shape[0]
+        fractions = data.fractions[1:] if n_classes == 2 else data.fractions
+        positives = [1] if n_classes == 2 else list(range(n_classes))
+        targets = [data.rows(np.where(y_enc == k, 1.0, -1.0)) for k in positives]
+        X_fit, mask_fit = data.rows(X), data.rows(mask)
         n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
         results = Parallel(n_jobs=n_outer, prefer="threads")(
             delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
@@ -518,6 +615,15 @@ class TransductiveSVC(_BaseLinearSVC):
         self.n_switches_ = np.array([res["n_switches"] for res in results])
 
 
+#: The parameters of both annealing estimators (binary DA and Potts DA).
+_ANNEALING_CONSTRAINTS = {
+    **_LinearFitMixin._parameter_constraints,
+    "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
+    "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+    "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
+}
+
+
 class DeterministicAnnealingSVC(_BaseLinearSVC):
     """Semi-supervised linear l2-SVM by deterministic annealing (DA S3VM).
 
@@ -601,12 +707,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     array([0, 0, 0, 1, 1, 1])
     """
 
-    _parameter_constraints: dict = {
-        **_BaseLinearSVC._parameter_constraints,
-        "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
-        "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
-    }
+    _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
 
     def __init__(
         self,
@@ -646,19 +747,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             n_threads=n_threads,
             sample_weight=sample_weight,
         )
-        messages = []
-        if not res.converged:
-            messages.append(
-                _capped_message("max_iter", self.max_iter, "temperatures")
-                + f" (the mean entropy of the beliefs is still above tol={self.tol})"
-            )
-        if not res.inner_converged:
-            messages.append(
-                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
-                + f" (the mean KL divergence stayed above tol={self.tol})"
-            )
-        if not res.mfn_converged:
-            messages.append(_MFN_CAP_MESSAGE)
+        messages = _annealing_messages(res, self, "beliefs")
         return {
             "w": res.w,
             "b": res.b,
@@ -670,7 +759,9 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         }
 
 
-class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
+class PottsDeterministicAnnealingSVC(
+    _LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator
+):
     """Multi-class semi-supervised linear l2-SVM by Potts-glass deterministic annealing.
 
     The multi-class extension of the deterministic annealing S3VM that
@@ -716,6 +807,12 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         temperature; a temperature that reaches it with the mean KL
         divergence above ``tol`` gives a ``ConvergenceWarning``. Each weight
         step takes at most 50 Newton steps per class.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes of the labeled rows, as in scikit-learn's
+        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
+        (n_classes * count)``, counted over the labeled rows). They multiply
+        ``sample_weight`` on the labeled rows; unlabeled rows are not
+        affected.
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` classes have their weights solved at
@@ -775,16 +872,8 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
     array([0, 0, 1, 1, 2, 2])
     """
 
-    _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
-        "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
-        "verbose": ["verbose"],
-    }
+    _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
+    _binary_fraction_pair = True
 
     def __init__(
         self,
@@ -795,6 +884,7 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         tol=1e-6,
         max_iter=DA_OUTER_ITERMAX,
         max_inner_iter=DA_INNER_ITERMAX,
+        class_weight=None,
         n_jobs=None,
         verbose=0,
     ):
@@ -804,63 +894,24 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
         self.tol = tol
         self.max_iter = max_iter
         self.max_inner_iter = max_inner_iter
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _class_fractions(self, y_enc, mask):
+    @single_blas_thread
+    def _fit(self, X, y, sample_weight=None):
+        data = self._prepare_fit(X, y, sample_weight)
+        X, y_enc, mask = data.X, data.y_enc, data.mask
         n_classes = self.classes_.shape[0]
-        given = self.positive_fraction
-        if given is None:
-            y_lab = y_enc[mask]
-            return np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
-        if np.ndim(given) == 0:
-            if n_classes > 2:
-                raise ValueError(
-                    f"positive_fraction={given!r} is a single number but y has {n_classes} classes; "
-                    "pass one fraction per class (in classes_ order) or None to estimate them "
-                    "from the labeled rows."
-                )
-            return np.array([1.0 - float(given), float(given)])
-        fractions = np.asarray(given, dtype=np.float64)
-        if fractions.shape != (n_classes,):
-            raise ValueError(
-                f"positive_fraction has shape {fractions.shape}; y has {n_classes} classes, so it takes "
-                f"{n_classes} fractions (one per class, in classes_ order)."
-            )
-        if not np.all((fractions > 0) & (fractions < 1)):
-            raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
-        if abs(fractions.sum() - 1.0) > POSITIVE_FRACTION_SUM_TOL:
-            raise ValueError(
-                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
-                f"fractions must sum to 1; got {fractions} (sum {fractions.sum():.6g})."
-            )
-        return fractions / fractions.sum()
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the model; rows with ``y == -1`` are unlabeled.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; sparse input is used as CSR and never densified.
-        y : array-like of shape (n_samples,)
-            Labels, ``-1`` for unlabeled rows.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
-        X = as_float64_design(X)
-        check_design_scale(X)
-        n_classes = self.classes_.shape[0]
-        fractions = self._class_fractions(y_enc, mask)
+        fractions = data.fractions
+        if np.ndim(self.positive_fraction) == 1:
+            # Given fractions may sum to 1 within 1e-6; the transport problem needs 1.
+            fractions = fractions / fractions.sum()
+        X_fit, mask_fit = data.rows(X), data.rows(mask)
         res = potts_annealing(
-            X,
-            y_enc,
-            mask,
+            X_fit,
+            data.rows(y_enc),
+            mask_fit,
             alpha=self.alpha,
             unlabeled_weight=self.unlabeled_weight,
             class_fractions=fractions,
@@ -869,22 +920,10 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
             max_inner_iter=self.max_inner_iter,
             n_jobs=self.n_jobs,
             verbose=self.verbose,
+            sample_weight=data.sample_weight,
         )
-        messages = []
-        if not res.converged:
-            messages.append(
-                _capped_message("max_iter", self.max_iter, "temperatures")
-                + f" (the mean entropy of the distributions is still above tol={self.tol})"
-            )
-        if not res.inner_converged:
-            messages.append(
-                _capped_message("max_inner_iter", self.max_inner_iter, "alternations at some temperature")
-                + f" (the mean KL divergence stayed above tol={self.tol})"
-            )
-        if not res.mfn_converged:
-            messages.append(_MFN_CAP_MESSAGE)
-        for message in messages:
-            warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=2)
+        for message in _annealing_messages(res, self, "distributions"):
+            warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
         if n_classes == 2:
             self.coef_ = res.W[1:].copy()
             self.intercept_ = res.b[1:].copy()
@@ -893,7 +932,14 @@ class PottsDeterministicAnnealingSVC(SemiSupervisedClassifierMixin, LinearClassi
             self.intercept_ = res.b
         distributions = np.zeros((X.shape[0], n_classes))
         distributions[np.flatnonzero(mask), y_enc[mask]] = 1.0
-        distributions[~mask] = res.P
+        unlabeled_in_fit = np.flatnonzero(~mask) if data.keep is None else data.keep[~mask_fit]
+        distributions[unlabeled_in_fit] = res.P
+        if data.keep is not None:
+            # Unlabeled rows of weight 0 were not in the problem: one-hot on the model's prediction.
+            dropped = np.setdiff1d(np.flatnonzero(~mask), unlabeled_in_fit)
+            if dropped.size:
+                scores = X[dropped] @ res.W.T + res.b
+                distributions[dropped, scores.argmax(axis=1)] = 1.0
         self.label_distributions_ = distributions
         self._set_transduction(y_enc, distributions.argmax(axis=1))
         self.objective_ = res.objective

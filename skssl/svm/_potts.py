@@ -65,8 +65,54 @@ is ``w_0 = -w_1``; then ``e_j0 = -e_j1``, the softmax is the binary DA's
 entropy is the binary entropy, ``J_T`` equals the binary DA's objective and
 the zero-temperature objective equals ``transductive_cost``.
 
+Row weights
+-----------
+With positive row weights ``s`` (``sample_weight``; the estimator drops rows
+of weight 0 before the solve) every per-row term is scaled by its row's
+weight and each mean over rows becomes a weighted mean. With
+``S_l = sum_i s_i`` over the labeled rows and ``S_u = sum_j s_j`` over the
+unlabeled ones,
+
+    F_k(w_k, q) = 1/2 [ alpha (|w_k|^2 + b_k^2) + (1/S_l) sum_i s_i l2(y_ik o_ik)
+                        + (lam_u/S_u) sum_j s_j ( q_j l2(o_jk) + (1 - q_j) l2(-o_jk) ) ],
+
+    J_T(W, P) = 1/2 sum_k F_k(w_k, p_.k) + T/(2 S_u) sum_j s_j sum_k p_jk log p_jk
+
+under ``sum_j s_j p_jk / S_u = r_k``. A row of integer weight ``m`` is the
+row repeated ``m`` times: the repeats have equal energies, so the p-step
+gives them equal distributions, and every sum counts the row ``m`` times.
+
+* **w-step.** Still K weighted l2-SVM problems: the labeled costs are
+  ``s_i / S_l`` and the unlabeled ones ``lam_u s_j p_jk / S_u`` and
+  ``lam_u s_j (1 - p_jk) / S_u``, the binary DA's weighted w-step.
+* **p-step.** The row weight multiplies the row's energy, its entropy and
+  its share of every class-fraction constraint alike. The stationarity of
+  the Lagrangian in ``p_jk``,
+  ``(s_j / S_u) (e_jk + T (1 + log p_jk) - nu_k) - mu_j = 0``, therefore
+  gives the *same* softmax ``p_jk ∝ exp(-(e_jk - nu_k) / T)``; only the
+  multipliers move. The dual becomes
+  ``D(nu) = sum_j a_j T log sum_k exp((nu_k - e_jk) / T) - r . nu`` with
+  ``a_j = s_j / S_u``: gradient ``sum_j a_j p_j - r`` (the weighted class
+  fractions minus their targets), Hessian
+  ``(diag(sum_j a_j p_j) - P^T diag(a) P) / T``, minimized by the same
+  Newton iteration (``a_j = 1/u`` is the unweighted case).
+* **Annealing.** The zero-temperature objective and ``J_T`` take the
+  weighted means; the KL (inner) and entropy (outer) stopping rules are
+  weighted means over the unlabeled rows, as in the binary DA.
+* **K = 2.** The reduction above is row by row, so it holds with weights:
+  the class-0 problem at beliefs ``1 - p`` is the class-1 problem negated
+  with the same costs, ``J_T`` is the binary DA's weighted objective, the
+  p-step is its weighted ``optimize_p`` and the zero-temperature objective
+  its weighted ``transductive_cost`` (tested).
+
 Decisions
 ---------
+* **Weights in the solver.** The unlabeled weights are normalized to mean 1
+  (``u s_j / S_u``) and the labeled ones to sum 1, exactly as the binary DA
+  normalizes them, so a weighted K = 2 fit performs the binary DA's
+  arithmetic. ``sample_weight=None`` keeps the unweighted code path, whose
+  results are unchanged to the bit (the estimator passes None for weights
+  that are all 1, so those fits are the unweighted fits bit for bit).
 * **Scale of J.** The factor 1/2 in front of ``sum_k F_k`` and the entropy
   weight ``T/(2u)`` are chosen so that K = 2 is the binary DA at the *same*
   temperature and with the same meaning of ``alpha`` and ``unlabeled_weight``
@@ -140,7 +186,10 @@ Decisions
   annealing then stops at ``max_iter`` with a ``ConvergenceWarning``. The
   extra temperatures take one cheap alternation each (about 3% of the fit
   on 20 Newsgroups); we keep the binary DA's stopping rule rather than
-  special-casing ties.
+  special-casing ties. The same happens whenever the (weighted) class
+  fractions cannot be met by rows that each commit to one class: with
+  non-integer weights, or when ``u r_k`` is not a whole number, one row
+  stays split between classes. The binary DA behaves the same way there.
 """
 
 import warnings
@@ -239,16 +288,28 @@ def _softmax(nu, E, T):
     return A
 
 
-def _newton(E, T, r, nu, max_newton):
-    """Newton with exact line search on the dual; returns (P, nu, converged)."""
+def _column_means(P, weight):
+    """``mean_j p_j``, or ``sum_j a_j p_j`` for weights ``a`` summing to 1."""
+    return P.mean(axis=0) if weight is None else weight @ P
+
+
+def _newton(E, T, r, nu, max_newton, weight=None):
+    """Newton with exact line search on the dual; returns (P, nu, converged).
+
+    ``weight``: None, or row weights normalized to sum 1.
+    """
     u, K = E.shape
     P = _softmax(nu, E, T)
     for _ in range(max_newton):
-        grad = P.mean(axis=0) - r
+        grad = _column_means(P, weight) - r
         if np.abs(grad).max() <= P_TOL:
             return P, nu, True
-        # Hessian of D in nu: (diag(sum_j p_j) - P^T P) / (u T), K x K.
-        H = (np.diag(P.sum(axis=0)) - P.T @ P) / (u * T)
+        # Hessian of D in nu: (diag(sum_j a_j p_j) - P^T diag(a) P) / T, K x K, with
+        # a_j = 1/u unweighted.
+        if weight is None:
+            H = (np.diag(P.sum(axis=0)) - P.T @ P) / (u * T)
+        else:
+            H = (np.diag(weight @ P) - (P * weight[:, None]).T @ P) / T
         Hr = H[1:, 1:]
         ridge = 1e-13 * max(np.trace(Hr), np.finfo(float).tiny)
         d = np.zeros(K)
@@ -263,7 +324,7 @@ def _newton(E, T, r, nu, max_newton):
             slope0 = grad @ d
 
         def dphi(t, d=d, nu=nu):
-            return float((_softmax(nu + t * d, E, T).mean(axis=0) - r) @ d)
+            return float((_column_means(_softmax(nu + t * d, E, T), weight) - r) @ d)
 
         # Bracket the root of the increasing directional derivative, then brentq.
         lo, hi = 0.0, 1.0
@@ -279,15 +340,16 @@ def _newton(E, T, r, nu, max_newton):
             t = brentq(dphi, lo, hi, xtol=1e-14 * hi, rtol=4 * np.finfo(float).eps, maxiter=200)
         nu = nu + t * d
         P = _softmax(nu, E, T)
-    grad = P.mean(axis=0) - r
+    grad = _column_means(P, weight) - r
     return P, nu, bool(np.abs(grad).max() <= P_TOL)
 
 
-def potts_p_step(E, T, r, nu=None):
+def potts_p_step(E, T, r, nu=None, weight=None):
     """Beliefs minimizing ``J_T`` over ``P`` for fixed energies.
 
-    Solves ``min_P sum_jk p_jk e_jk + T sum_jk p_jk log p_jk`` subject to
-    ``sum_k p_jk = 1`` and ``mean_j p_jk = r_k``.
+    Solves ``min_P sum_j s_j (sum_k p_jk e_jk + T sum_k p_jk log p_jk)``
+    subject to ``sum_k p_jk = 1`` and ``sum_j s_j p_jk / sum_j s_j = r_k``
+    (``s_j = 1`` without weights).
 
     Parameters
     ----------
@@ -299,11 +361,16 @@ def potts_p_step(E, T, r, nu=None):
         Class fractions, positive, summing to 1.
     nu : ndarray of shape (n_classes,), default=None
         Warm start of the multipliers (energy units); ``T log r`` when None.
+    weight : ndarray of shape (n_unlabeled,), default=None
+        Positive row weights ``s_j``: the class fractions are weighted means.
+        ``None`` gives every row weight 1. The solution does not depend on
+        their scale.
 
     Returns
     -------
     P : ndarray of shape (n_unlabeled, n_classes)
-        The beliefs: rows sum to 1, column means equal ``r`` to ``P_TOL``.
+        The beliefs: rows sum to 1, (weighted) column means equal ``r`` to
+        ``P_TOL``.
     nu : ndarray of shape (n_classes,)
         The multipliers, with ``nu_0 = 0``.
     """
@@ -319,9 +386,14 @@ def potts_p_step(E, T, r, nu=None):
             f"The temperature T={T:g} is too small for energies spread over {float(E.max()):g}: "
             "their ratio overflows float64."
         )
+    if weight is not None:
+        weight = np.asarray(weight, dtype=np.float64)
+        if weight.shape != (E.shape[0],) or not np.all(weight > 0) or not np.isfinite(weight).all():
+            raise ValueError(f"weight must hold one positive finite number per row of E ({E.shape[0]}).")
+        weight = weight / weight.sum()
     nu0 = T * np.log(r) if nu is None else np.asarray(nu, dtype=np.float64)
     nu0 = nu0 - nu0[0]
-    P, nu_out, ok = _newton(E, T, r, nu0, max_newton=30)
+    P, nu_out, ok = _newton(E, T, r, nu0, max_newton=30, weight=weight)
     if ok:
         return P, nu_out
     # Continuation: solve at 10^m T first, warm-starting downwards.
@@ -331,34 +403,52 @@ def potts_p_step(E, T, r, nu=None):
         temps.append(10.0 * temps[-1])
     nu_c = nu0
     for temp in temps[::-1]:
-        P, nu_c, ok = _newton(E, temp, r, nu_c, max_newton=_P_MAX_NEWTON)
+        P, nu_c, ok = _newton(E, temp, r, nu_c, max_newton=_P_MAX_NEWTON, weight=weight)
     if not ok:
         warnings.warn(
             f"The Potts p-step did not meet the class fractions to {P_TOL:g} at T={T:.3g} "
-            f"(largest violation {np.abs(P.mean(axis=0) - r).max():.3g}).",
+            f"(largest violation {np.abs(_column_means(P, weight) - r).max():.3g}).",
             ConvergenceWarning,
             stacklevel=2,
         )
     return P, nu_c - nu_c[0]
 
 
-def potts_entropy_bits(P):
-    """Mean over rows of the entropy ``-sum_k p_k log2 p_k`` (``0 log 0 = 0``)."""
+def potts_entropy_bits(P, weight=None):
+    """Mean over rows of the entropy ``-sum_k p_k log2 p_k`` (``0 log 0 = 0``), weighted if given."""
     if P.shape[0] == 0:
         return 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(P > 0, P * np.log2(np.where(P > 0, P, 1.0)), 0.0)
-    return float(-terms.sum() / P.shape[0])
+    if weight is None:
+        return float(-terms.sum() / P.shape[0])
+    return float(-(weight @ terms.sum(axis=1)) / weight.sum())
 
 
-def potts_kl_bits(P, Q):
-    """Mean over rows of ``KL(p_j || q_j)`` in bits, both clipped to ``[1e-8, 1 - 1e-8]``."""
+def potts_kl_bits(P, Q, weight=None):
+    """Mean over rows of ``KL(p_j || q_j)`` in bits, both clipped to ``[1e-8, 1 - 1e-8]``, weighted if given."""
     P = np.clip(P, _CLIP, 1 - _CLIP)
     Q = np.clip(Q, _CLIP, 1 - _CLIP)
-    return float((P * np.log2(P / Q)).sum() / P.shape[0])
+    if weight is None:
+        return float((P * np.log2(P / Q)).sum() / P.shape[0])
+    return float(weight @ (P * np.log2(P / Q)).sum(axis=1) / weight.sum())
 
 
-def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight):
+def _row_total(values, sample_weight, rows):
+    """``(total, count)`` of per-row terms: ``values`` has one row (1-d: one entry) per row of ``rows``.
+
+    Unweighted, the sum of all entries and the number of rows; weighted by
+    ``sample_weight[rows]``, the weighted sum of the row sums and the weight
+    sum. ``total / count`` is the (weighted) mean over rows.
+    """
+    if sample_weight is None:
+        return values.sum(), values.shape[0]
+    s = sample_weight[rows]
+    per_row = values if values.ndim == 1 else values.sum(axis=1)
+    return s @ per_row, s.sum()
+
+
+def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_weight=None):
     """Zero-temperature Potts objective (see the module docstring).
 
     Parameters
@@ -371,6 +461,9 @@ def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight):
         +1 / -1 one-vs-rest targets (rows not labeled are ignored).
     labeled : ndarray of bool of shape (n_rows,)
     alpha, unlabeled_weight : float
+    sample_weight : ndarray of shape (n_rows,), default=None
+        Positive row weights: the labeled and the unlabeled means become
+        weighted means. ``None``: unit weights.
 
     Returns
     -------
@@ -378,31 +471,36 @@ def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight):
     """
     o_lab = outputs[labeled]
     reg = alpha * (np.einsum("kf,kf->", W, W) + b @ b)
-    lab = _l2(Y[labeled] * o_lab).sum() / o_lab.shape[0]
-    F = 0.25 * (reg + lab)
+    total, count = _row_total(_l2(Y[labeled] * o_lab), sample_weight, labeled)
+    F = 0.25 * (reg + total / count)
     o_unl = outputs[~labeled]
     if o_unl.shape[0]:
         neg = _l2(-o_unl)
         # cost of class c for row j: sum_k l2(-o_jk) + l2(o_jc) - l2(-o_jc)
         per_class = neg.sum(axis=1, keepdims=True) + _l2(o_unl) - neg
-        F += 0.25 * unlabeled_weight * per_class.min(axis=1).sum() / o_unl.shape[0]
+        total, count = _row_total(per_class.min(axis=1), sample_weight, ~labeled)
+        F += 0.25 * unlabeled_weight * total / count
     return float(F)
 
 
-def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight):
-    """``J_T(W, P)``, the objective the alternating steps minimize at temperature ``T``."""
+def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sample_weight=None):
+    """``J_T(W, P)``, the objective the alternating steps minimize at temperature ``T``.
+
+    ``sample_weight`` (n_rows,), if given, turns both means into weighted means.
+    """
     o_lab = outputs[labeled]
     reg = alpha * (np.einsum("kf,kf->", W, W) + b @ b)
-    lab = _l2(Y[labeled] * o_lab).sum() / o_lab.shape[0]
-    J = 0.25 * (reg + lab)
+    total, count = _row_total(_l2(Y[labeled] * o_lab), sample_weight, labeled)
+    J = 0.25 * (reg + total / count)
     o_unl = outputs[~labeled]
-    u = o_unl.shape[0]
-    if u:
+    if o_unl.shape[0]:
         loss = P * _l2(o_unl) + (1.0 - P) * _l2(-o_unl)
-        J += 0.25 * unlabeled_weight * loss.sum() / u
+        total, count = _row_total(loss, sample_weight, ~labeled)
+        J += 0.25 * unlabeled_weight * total / count
         with np.errstate(divide="ignore", invalid="ignore"):
-            ent = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0).sum()
-        J += 0.5 * T * ent / u
+            ent = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
+        total, count = _row_total(ent, sample_weight, ~labeled)
+        J += 0.5 * T * total / count
     return float(J)
 
 
@@ -411,9 +509,15 @@ class _ClassProblem:
 
     Rows ``[labeled, unlabeled, unlabeled]`` with targets ``[y_k, +1, -1]``
     and costs ``[1/l, lam_u p/u, lam_u (1 - p)/u]``: X is never duplicated.
+    With row weights ``s`` the costs are ``[s_i / S_l, lam_u s_j p / S_u,
+    lam_u s_j (1 - p) / S_u]`` (``S_l``, ``S_u``: the weight sums), which
+    ``lab_weight`` (``s_i / S_l``) and ``unl_weight`` (``u s_j / S_u``, mean 1)
+    give; both None for unit weights.
     """
 
-    def __init__(self, X, y_k, lab, unl, alpha, unlabeled_weight, max_iter, n_threads):
+    def __init__(
+        self, X, y_k, lab, unl, alpha, unlabeled_weight, max_iter, n_threads, lab_weight=None, unl_weight=None
+    ):
         self.X = X
         self.alpha = alpha
         self.max_iter = max_iter
@@ -424,8 +528,17 @@ class _ClassProblem:
         self.rows = np.concatenate([lab, unl, unl])
         self.targets = np.concatenate([y_k[lab], np.ones(n_unl), -np.ones(n_unl)])
         self.cost = np.empty(self.rows.size)
-        self.cost[:n_lab] = 1.0 / n_lab
-        self.lam_u_by_u = unlabeled_weight / n_unl if n_unl else 0.0
+        if lab_weight is None:
+            self.cost[:n_lab] = 1.0 / n_lab
+        else:
+            self.cost[:n_lab] = lab_weight
+        if not n_unl:
+            self.lam_u_by_u = 0.0
+        elif unl_weight is None:
+            self.lam_u_by_u = unlabeled_weight / n_unl
+        else:
+            # As the binary DA scales its unlabeled costs.
+            self.lam_u_by_u = unlabeled_weight * unl_weight / n_unl
         self.state = CGTolerance()
         self.w, self.b, self.outputs = None, 0.0, None
 
@@ -498,6 +611,7 @@ def potts_annealing(
     symmetric_binary=True,
     verbose=0,
     callback=None,
+    sample_weight=None,
 ):
     """Potts deterministic annealing on a K-class problem.
 
@@ -534,6 +648,11 @@ def potts_annealing(
         Called as ``callback(stage, T, P, J)`` after the first w-step
         (``stage="init"``) and after every p-step (``"p"``) and w-step
         (``"w"``), with ``J = J_T(W, P)``.
+    sample_weight : ndarray of shape (n_rows,), default=None
+        Positive row weights ``s``: a row's loss terms, its entropy and its
+        share of the class fractions are scaled by its weight, and the means
+        over labeled and over unlabeled rows become weighted means (see the
+        module docstring). ``None``: unit weights.
 
     Returns
     -------
@@ -545,13 +664,25 @@ def potts_annealing(
     unl = np.flatnonzero(~labeled)
     n_unl = unl.size
     Y = np.where(np.asarray(y)[:, None] == np.arange(K)[None, :], 1.0, -1.0)
+    sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if sw is None:
+        lab_weight = unl_weight = None
+    else:
+        if sw.shape != (X.shape[0],) or not np.all(sw > 0) or not np.isfinite(sw).all():
+            raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
+        lab_weight = sw[lab] / sw[lab].sum()
+        # Unlabeled weights of mean 1, as the binary DA normalizes them.
+        unl_weight = sw[unl] / sw[unl].sum() * n_unl if n_unl else None
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
     n_total = effective_n_jobs(n_jobs)
     n_outer_jobs = max(1, min(n_total, len(solved)))
     n_threads = max(1, n_total // n_outer_jobs)
     problems = {
-        k: _ClassProblem(X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_newton_iter, n_threads) for k in solved
+        k: _ClassProblem(
+            X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_newton_iter, n_threads, lab_weight, unl_weight
+        )
+        for k in solved
     }
     parallel = Parallel(n_jobs=n_outer_jobs, prefer="threads") if n_outer_jobs > 1 else None
 
@@ -578,22 +709,22 @@ def potts_annealing(
     T = DA_INIT_TEMP * unlabeled_weight
     W, b, outputs = w_step(P, True)
     n_iter = 1
-    F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight)
+    F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
     best = (F, W.copy(), b.copy(), outputs.copy())
     if n_unl == 0:
         mfn_ok = all(pr.converged for pr in problems.values())
         return PottsResult(W, b, outputs, F, P, n_iter, 0, True, True, mfn_ok)
     if callback is not None:
-        callback("init", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
-    H = potts_entropy_bits(P)
+        callback("init", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
+    H = potts_entropy_bits(P, unl_weight)
     nu = None
 
     def p_step(E, T, nu):
         if K == 2:
             # The binary DA's own belief update (see Decisions): K = 2 costs what the binary DA costs.
-            p1 = optimize_p(E[:, 1] - E[:, 0], T, r[1])
+            p1 = optimize_p(E[:, 1] - E[:, 0], T, r[1], unl_weight)
             return np.column_stack([1.0 - p1, p1]), nu
-        return potts_p_step(E, T, r, nu)
+        return potts_p_step(E, T, r, nu, unl_weight)
 
     # K = 2 keeps the binary DA's iteration step for step (see Decisions).
     accelerate = K > 2
@@ -601,8 +732,8 @@ def potts_annealing(
 
     def reduced_objective(W_g, b_g, out_g, T, nu_start):
         """``min_P J_T(W_g, P)`` with its minimizer: a p-step, no product with X."""
-        P_g, nu_g = potts_p_step(potts_energies(out_g[unl], unlabeled_weight), T, r, nu_start)
-        return annealed_objective(W_g, b_g, out_g, Y, labeled, P_g, T, alpha, unlabeled_weight), P_g, nu_g
+        P_g, nu_g = potts_p_step(potts_energies(out_g[unl], unlabeled_weight), T, r, nu_start, unl_weight)
+        return annealed_objective(W_g, b_g, out_g, Y, labeled, P_g, T, alpha, unlabeled_weight, sw), P_g, nu_g
 
     n_outer = 0
     inner_ok = True
@@ -626,17 +757,17 @@ def potts_annealing(
                 P, nu = next_p
                 next_p = None
             if callback is not None:
-                callback("p", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
-            kl = potts_kl_bits(P, P_old)
+                callback("p", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
+            kl = potts_kl_bits(P, P_old, unl_weight)
             last = kl <= tol or inner == max_inner_iter
             W_prev, b_prev, out_prev = W, b, outputs
             W, b, outputs = w_step(P, False, exact=last or not accelerate)
             n_iter += 1
-            F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight)
+            F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
             if F < best[0]:
                 best = (F, W.copy(), b.copy(), outputs.copy())
             if callback is not None:
-                callback("w", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight))
+                callback("w", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
             if not accelerate or last:
                 continue
             # Extrapolate along the last step while the reduced objective falls.
@@ -655,11 +786,11 @@ def potts_annealing(
                 W, b, outputs = W + gamma_best * dW, b + gamma_best * db, outputs + gamma_best * dout
                 for k in solved:
                     problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
-                F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight)
+                F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
                 if F < best[0]:
                     best = (F, W.copy(), b.copy(), outputs.copy())
         inner_ok &= kl <= tol
-        H = potts_entropy_bits(P)
+        H = potts_entropy_bits(P, unl_weight)
         if verbose:
             print(
                 f"[Potts DA] outer {n_outer}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "

@@ -1,4 +1,4 @@
-"""Potts deterministic annealing: the p-step, the annealing, the K = 2 reduction, symmetries."""
+"""Potts deterministic annealing: the p-step, the annealing, the K = 2 reduction, symmetries, row weights."""
 
 import numpy as np
 import pytest
@@ -9,9 +9,10 @@ from scipy.optimize import minimize
 
 from skssl.datasets import load_pcmac
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC
-from skssl.svm._da import deterministic_annealing
+from skssl.svm._da import deterministic_annealing, optimize_p
 from skssl.svm._potts import (
     P_TOL,
+    annealed_objective,
     potts_annealing,
     potts_energies,
     potts_entropy_bits,
@@ -38,48 +39,60 @@ def _blobs(n_per_class=12, n_classes=3, n_labeled=2, seed=0, n_features=5):
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("T", [10.0, 1.0, 1e-2, 1e-4])
 @pytest.mark.parametrize("K", [2, 3, 7])
-def test_p_step_meets_every_class_fraction(seed, T, K):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_p_step_meets_every_class_fraction(seed, T, K, weighted):
     rng = np.random.RandomState(seed)
     E = rng.randn(300, K) * rng.choice([0.1, 3.0, 50.0])
     r = rng.dirichlet(np.full(K, 2.0))
-    P, nu = potts_p_step(E, T, r)
+    s = rng.exponential(size=300) + 1e-3 if weighted else None
+    P, nu = potts_p_step(E, T, r, weight=s)
     assert np.all(P >= 0)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-14)
-    assert np.abs(P.mean(axis=0) - r).max() <= 1e-10
+    fractions = P.mean(axis=0) if s is None else s @ P / s.sum()
+    assert np.abs(fractions - r).max() <= 1e-10
     assert nu[0] == 0.0
-    # The softmax form with the returned multipliers.
+    # The softmax form with the returned multipliers (weights do not change the form, only nu).
     logits = (nu - E) / T
     expected = np.exp(logits - logits.max(axis=1, keepdims=True))
     expected /= expected.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(P, expected, rtol=1e-9, atol=1e-300)
+    if weighted:  # only the relative weights matter
+        np.testing.assert_allclose(potts_p_step(E, T, r, weight=7.5 * s)[0], P, atol=1e-9)
 
 
-def _p_objective(P, E, T):
+def _p_objective(P, E, T, s=None):
+    """``sum_j s_j (sum_k p_jk e_jk + T sum_k p_jk log p_jk)``, unit ``s`` by default."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ent = np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)
-    return float((P * E).sum() + T * ent.sum())
+    if s is None:
+        return float((P * E).sum() + T * ent.sum())
+    return float(s @ ((P * E).sum(axis=1) + T * ent.sum(axis=1)))
 
 
 @pytest.mark.parametrize("seed", range(2))
 @pytest.mark.parametrize("T", [2.0, 0.3])
-def test_p_step_matches_scipy_minimize_on_the_primal(seed, T):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_p_step_matches_scipy_minimize_on_the_primal(seed, T, weighted):
     rng = np.random.RandomState(seed)
     u, K = 6, 3
     E = rng.randn(u, K)
     r = rng.dirichlet(np.full(K, 3.0))
-    P, _ = potts_p_step(E, T, r)
+    # Row weights scale a row's energy, entropy and share of the class fractions alike.
+    s = rng.uniform(0.2, 3.0, size=u) if weighted else np.ones(u)
+    a = s / s.sum()
+    P, _ = potts_p_step(E, T, r, weight=s if weighted else None)
 
     def fun(x):
         Q = np.clip(x.reshape(u, K), 1e-300, None)
-        return _p_objective(Q, E, T)
+        return _p_objective(Q, E, T, s)
 
     def jac(x):
         Q = np.clip(x.reshape(u, K), 1e-300, None)
-        return (E + T * (np.log(Q) + 1.0)).ravel()
+        return (s[:, None] * (E + T * (np.log(Q) + 1.0))).ravel()
 
     constraints = [
         {"type": "eq", "fun": lambda x: x.reshape(u, K).sum(axis=1) - 1.0},
-        {"type": "eq", "fun": lambda x: x.reshape(u, K).mean(axis=0)[1:] - r[1:]},
+        {"type": "eq", "fun": lambda x: (a @ x.reshape(u, K))[1:] - r[1:]},
     ]
     res = minimize(
         fun,
@@ -93,12 +106,12 @@ def test_p_step_matches_scipy_minimize_on_the_primal(seed, T):
     assert res.success, res.message
     np.testing.assert_allclose(P, res.x.reshape(u, K), atol=1e-5)
     # Ours is feasible and at least as low as scipy's.
-    assert _p_objective(P, E, T) <= res.fun + 1e-9
+    assert _p_objective(P, E, T, s) <= res.fun + 1e-9
+    if weighted:  # the weights matter here: the unweighted solution is another one
+        assert np.abs(potts_p_step(E, T, r)[0] - P).max() > 1e-3
 
 
 def test_p_step_reduces_to_the_binary_logistic_for_two_classes():
-    from skssl.svm._da import optimize_p
-
     rng = np.random.RandomState(3)
     g = rng.randn(100) * 2
     T, r1 = 0.4, 0.3
@@ -334,3 +347,235 @@ def test_caps_give_a_convergence_warning_and_n_iter_counts_temperatures():
     assert clf.n_iter_ == 2
     with pytest.warns(ConvergenceWarning, match="max_inner_iter=1"):
         _fit(X, y_semi, max_inner_iter=1)
+
+
+# --- sample_weight and class_weight ---------------------------------------------------
+
+
+def _sparse(seed=0, n=90, d=30, n_classes=3):
+    rng = np.random.RandomState(seed)
+    X = sp.random(n, d, density=0.25, format="csr", random_state=rng)
+    X.data = rng.randn(X.nnz)
+    y = (X @ rng.randn(d, n_classes)).argmax(axis=1)
+    y_semi = np.where(rng.rand(n) < 0.3, y, -1)
+    for k in range(n_classes):  # every class labeled at least twice
+        y_semi[np.flatnonzero(y == k)[:2]] = k
+    return X, y, y_semi
+
+
+def _weights(seed, n, low=1, high=4):
+    return np.random.RandomState(100 + seed).randint(low, high, size=n).astype(float)
+
+
+# --- the weighted p-step (its fractions and the scipy check are with the unweighted ones above) ---
+
+
+def test_weighted_p_step_equals_duplicated_rows_and_the_binary_rule():
+    rng = np.random.RandomState(4)
+    E = rng.randn(50, 4)
+    r = np.array([0.1, 0.2, 0.3, 0.4])
+    s = rng.randint(1, 4, size=50)
+    P, _ = potts_p_step(E, 0.2, r, weight=s.astype(float))
+    P_dup, _ = potts_p_step(np.repeat(E, s, axis=0), 0.2, r)
+    np.testing.assert_allclose(np.repeat(P, s, axis=0), P_dup, atol=1e-9)
+    # K = 2: the binary DA's weighted logistic rule.
+    g = rng.randn(60) * 2
+    w = rng.uniform(0.5, 2.0, size=60)
+    P2, _ = potts_p_step(np.column_stack([-g / 2, g / 2]), 0.4, np.array([0.7, 0.3]), weight=w)
+    np.testing.assert_allclose(P2[:, 1], optimize_p(g, 0.4, 0.3, w), atol=1e-9)
+
+
+def test_weighted_p_step_rejects_bad_weights():
+    E, r = np.zeros((3, 2)), np.array([0.5, 0.5])
+    for bad in (np.array([1.0, 0.0, 1.0]), np.array([1.0, -1.0, 1.0]), np.ones(2), np.array([1.0, np.nan, 1.0])):
+        with pytest.raises(ValueError, match="positive finite"):
+            potts_p_step(E, 1.0, r, weight=bad)
+
+
+def test_weighted_entropy_kl_and_objectives_are_weighted_means():
+    rng = np.random.RandomState(2)
+    P = rng.dirichlet(np.ones(3), size=8)
+    Q = rng.dirichlet(np.ones(3), size=8)
+    s = rng.randint(1, 4, size=8)
+    sf = s.astype(float)
+    assert potts_entropy_bits(P, sf) == pytest.approx(potts_entropy_bits(np.repeat(P, s, axis=0)), rel=1e-12)
+    assert potts_kl_bits(P, Q, sf) == pytest.approx(potts_kl_bits(np.repeat(P, s, axis=0), np.repeat(Q, s, axis=0)))
+    X, _, y_semi = _blobs(seed=3)
+    labeled = y_semi != -1
+    W, b = rng.randn(3, X.shape[1]) * 0.3, rng.randn(3) * 0.1
+    Y = np.where(y_semi[:, None] == np.arange(3), 1.0, -1.0)
+    sw = _weights(3, X.shape[0]).astype(int)
+    Xd, Yd, ld = np.repeat(X, sw, axis=0), np.repeat(Y, sw, axis=0), np.repeat(labeled, sw)
+    out, out_d = X @ W.T + b, Xd @ W.T + b
+    F = potts_objective(W, b, out, Y, labeled, 1e-2, 1.0, sw.astype(float))
+    assert F == pytest.approx(potts_objective(W, b, out_d, Yd, ld, 1e-2, 1.0), rel=1e-12)
+    P_unl = rng.dirichlet(np.ones(3), size=int((~labeled).sum()))
+    J = annealed_objective(W, b, out, Y, labeled, P_unl, 0.3, 1e-2, 1.0, sw.astype(float))
+    J_d = annealed_objective(W, b, out_d, Yd, ld, np.repeat(P_unl, sw[~labeled], axis=0), 0.3, 1e-2, 1.0)
+    assert J == pytest.approx(J_d, rel=1e-12)
+
+
+# --- the annealing ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_classes_with_weights_equal_the_weighted_binary_da(seed):
+    X, _, y_semi = _blobs(n_classes=2, seed=seed, n_per_class=15)
+    labeled = y_semi != -1
+    sw = np.random.RandomState(seed).uniform(0.2, 3.0, size=X.shape[0])
+    kw = dict(alpha=1e-2, unlabeled_weight=1.0)
+    binary = deterministic_annealing(
+        X, np.where(y_semi == 1, 1.0, -1.0), labeled, positive_fraction=0.5, sample_weight=sw, **kw
+    )
+    for symmetric in (True, False):
+        res = potts_annealing(
+            X, y_semi, labeled, class_fractions=np.array([0.5, 0.5]), symmetric_binary=symmetric, sample_weight=sw, **kw
+        )
+        assert res.objective == pytest.approx(binary.objective, rel=1e-9)
+        np.testing.assert_allclose(res.W[1], binary.w, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(res.P[:, 1], binary.p, atol=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_classes_estimator_with_weights_equals_the_binary_estimator(seed):
+    X, _, y_semi = _sparse(seed, n_classes=2)
+    sw = _weights(seed, X.shape[0], low=0, high=4)  # zeros included
+    sw[np.flatnonzero(y_semi != -1)[:2]] = 1.0
+    kw = dict(alpha=1e-2, class_weight={0: 1.0, 1: 2.5})
+    potts = PottsDeterministicAnnealingSVC(**kw).fit(X, y_semi, sample_weight=sw)
+    binary = DeterministicAnnealingSVC(**kw).fit(X, y_semi, sample_weight=sw)
+    # K = 2 runs the binary DA's own belief update, so the two fits agree as tightly as the unweighted ones.
+    assert potts.objective_ == pytest.approx(binary.objective_[0], rel=1e-9)
+    np.testing.assert_allclose(potts.coef_, binary.coef_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(potts.predict(X), binary.predict(X))
+    # Potts' transduction_ is the argmax of the final distribution, the binary DA's the model's sign: they
+    # agree wherever the distribution has committed (the split row can fall either way).
+    committed = potts.label_distributions_.max(axis=1) > 1 - 1e-6
+    assert committed.sum() >= X.shape[0] - 1
+    np.testing.assert_array_equal(potts.transduction_[committed], binary.transduction_[committed])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_weighted_objective_never_increases_within_a_temperature(seed):
+    X, _, y_semi = _blobs(seed=seed, n_classes=4)
+    trace = []
+    potts_annealing(
+        X,
+        y_semi,
+        y_semi != -1,
+        alpha=1e-2,
+        unlabeled_weight=1.0,
+        class_fractions=np.full(4, 0.25),
+        sample_weight=np.random.RandomState(seed).uniform(0.1, 5.0, size=X.shape[0]),
+        callback=lambda stage, T, P, J: trace.append((T, J)),
+    )
+    n_checked = 0
+    for (T0, J0), (T1, J1) in zip(trace, trace[1:]):
+        if T0 == T1:
+            assert J1 <= J0 + 1e-10 * abs(J0)
+            n_checked += 1
+    assert n_checked > 5
+
+
+# --- the estimator -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("data", ["blobs4", "sparse3"])
+def test_integer_weights_equal_duplicated_rows(seed, data):
+    X, _, y_semi = _blobs(n_classes=4, seed=seed) if data == "blobs4" else _sparse(seed)
+    sw = _weights(seed, X.shape[0])
+    repeats = sw.astype(int)
+    weighted = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi, sample_weight=sw)
+    X_dup = X[np.repeat(np.arange(X.shape[0]), repeats)]
+    duplicated = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X_dup, np.repeat(y_semi, repeats))
+    assert weighted.objective_ == pytest.approx(duplicated.objective_, rel=1e-7)
+    np.testing.assert_allclose(weighted.coef_, duplicated.coef_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(weighted.intercept_, duplicated.intercept_, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(weighted.predict(X), duplicated.predict(X))
+    np.testing.assert_allclose(
+        np.repeat(weighted.label_distributions_, repeats, axis=0), duplicated.label_distributions_, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("data", ["blobs4", "sparse3"])
+def test_zero_weight_removes_the_row(data):
+    X, _, y_semi = _blobs(n_classes=4, seed=1) if data == "blobs4" else _sparse(1)
+    unl = np.flatnonzero(y_semi == -1)
+    lab = np.flatnonzero(y_semi != -1)
+    drop = np.concatenate([unl[[0, 3, 7]], lab[-1:]])
+    sw = np.ones(X.shape[0])
+    sw[drop] = 0.0
+    keep = np.setdiff1d(np.arange(X.shape[0]), drop)
+    a = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi, sample_weight=sw)
+    b = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X[keep], y_semi[keep])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.objective_ == b.objective_
+    np.testing.assert_array_equal(a.label_distributions_[keep], b.label_distributions_)
+    np.testing.assert_array_equal(a.transduction_[keep], b.transduction_)
+    # A dropped unlabeled row gets the model's prediction, one-hot.
+    dropped_unl = drop[:3]
+    np.testing.assert_array_equal(a.transduction_[dropped_unl], a.predict(X[dropped_unl]))
+    np.testing.assert_array_equal(a.label_distributions_[dropped_unl].max(axis=1), 1.0)
+    assert a.transduction_[drop[3]] == y_semi[drop[3]]
+
+
+@pytest.mark.parametrize("data", ["blobs4", "sparse3", "blobs2"])
+def test_unit_weights_are_no_weights_bitwise(data):
+    if data == "sparse3":
+        X, _, y_semi = _sparse(2)
+    else:
+        X, _, y_semi = _blobs(n_classes=int(data[-1]), seed=2)
+    a = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi, sample_weight=np.ones(X.shape[0]))
+    b = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.label_distributions_, b.label_distributions_)
+    assert a.objective_ == b.objective_
+
+
+def test_weights_change_the_model_and_the_estimated_fractions():
+    X, _, y_semi = _blobs(n_classes=3, seed=7)
+    lab = y_semi != -1
+    sw = np.where(lab & (y_semi == 0), 3.0, 1.0)
+    clf = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi, sample_weight=sw)
+    # The estimated fractions are the weighted class fractions of the labeled rows: 3:1:1.
+    unl = ~lab
+    np.testing.assert_allclose(clf.label_distributions_[unl].mean(axis=0), [0.6, 0.2, 0.2], atol=1e-10)
+    assert not np.allclose(clf.coef_, PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi).coef_)
+
+
+def test_class_weight_multiplies_the_labeled_rows():
+    X, _, y_semi = _sparse(5)
+    lab = y_semi != -1
+    kw = {"alpha": 1e-2, "positive_fraction": [0.3, 0.3, 0.4]}
+    a = PottsDeterministicAnnealingSVC(class_weight={0: 1.0, 1: 3.0, 2: 0.5}, **kw).fit(X, y_semi)
+    factor = np.array([1.0, 3.0, 0.5])[np.maximum(y_semi, 0)]
+    b = PottsDeterministicAnnealingSVC(**kw).fit(X, y_semi, sample_weight=np.where(lab, factor, 1.0))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    counts = np.bincount(y_semi[lab])
+    balanced = lab.sum() / (3 * counts)
+    c = PottsDeterministicAnnealingSVC(class_weight="balanced", **kw).fit(X, y_semi)
+    d = PottsDeterministicAnnealingSVC(**kw).fit(
+        X, y_semi, sample_weight=np.where(lab, balanced[np.maximum(y_semi, 0)], 1.0)
+    )
+    np.testing.assert_array_equal(c.coef_, d.coef_)
+    assert not np.allclose(a.coef_, PottsDeterministicAnnealingSVC(**kw).fit(X, y_semi).coef_)
+    # Without given fractions, class_weight does not change the estimate (as in the binary DA).
+    e = PottsDeterministicAnnealingSVC(alpha=1e-2, class_weight="balanced").fit(X, y_semi)
+    np.testing.assert_allclose(
+        e.label_distributions_[~lab].mean(axis=0), np.bincount(y_semi[lab]) / lab.sum(), atol=1e-10
+    )
+
+
+def test_sample_weight_is_validated_and_not_modified():
+    X, _, y_semi = _blobs(n_classes=3, seed=8)
+    sw = np.linspace(0.5, 2.0, X.shape[0])
+    copy = sw.copy()
+    PottsDeterministicAnnealingSVC(alpha=1e-2, class_weight="balanced").fit(X, y_semi, sample_weight=sw)
+    np.testing.assert_array_equal(sw, copy)
+    with pytest.raises(ValueError, match="(?i)negative"):
+        PottsDeterministicAnnealingSVC().fit(X, y_semi, sample_weight=-sw)
+    with pytest.raises(ValueError, match="every labeled row"):
+        PottsDeterministicAnnealingSVC().fit(X, y_semi, sample_weight=np.where(y_semi == -1, 1.0, 0.0))
+    with pytest.raises(ValueError, match="(?i)sample_weight"):
+        PottsDeterministicAnnealingSVC().fit(X, y_semi, sample_weight=np.ones(3))

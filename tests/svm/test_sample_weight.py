@@ -108,3 +108,16 @@ def test_sample_weight_is_validated_and_not_modified():
         LinearL2SVC().fit(X, y_semi, sample_weight=-sw)
     with pytest.raises(ValueError, match="every labeled row"):
         LinearL2SVC().fit(X, y_semi, sample_weight=np.where(y_semi == -1, 1.0, 0.0))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_class_weight_does_not_change_the_callers_sample_weight(Est):
+    # fit used to multiply class_weight into a float64 sample_weight in place, so a second fit with
+    # the same array saw the class weights twice.
+    X, _, y_semi = _data(7)
+    sw = np.linspace(0.5, 2.0, X.shape[0])
+    copy = sw.copy()
+    first = Est(alpha=1e-2, class_weight={0: 1.0, 1: 2.5}).fit(X, y_semi, sample_weight=sw)
+    np.testing.assert_array_equal(sw, copy)
+    second = Est(alpha=1e-2, class_weight={0: 1.0, 1: 2.5}).fit(X, y_semi, sample_weight=sw)
+    np.testing.assert_array_equal(first.coef_, second.coef_)
