@@ -196,6 +196,7 @@ def run_svmlin(
         "process_cpu": usage.ru_utime + usage.ru_stime,
         "process_wall": wall_total,
         "rss_mb": hwm[0],
+        "stdout": "".join(out),
     }
 
 

@@ -1,0 +1,132 @@
+"""Why TSVM's time grows faster than nnz: switching rounds, skssl against SVMlin.
+
+On the RCV1-shaped problems of ``benchmarks/linear_scaling.py`` the time of
+``TransductiveSVC`` grows faster than nnz while the cost of one l2-SVM-MFN
+solve stays proportional to nnz: the number of solves grows. This script fits
+TSVM (SVMlin's ``-A 2``, alpha = 1e-3, unlabeled_weight = 1, S = 10,000,
+``positive_fraction`` the true fraction of the unlabeled rows) with skssl and
+with SVMlin 1.0 (built from ``../shared/reference/svmlin`` in a temporary
+folder) on the first 13,000 / 52,000 / 200,000 rows of one RCV1-shaped
+stream, and counts for each program the switching rounds (solves after a
+label switch), the annealing levels of ``lam_0`` and the pairs switched, with
+CPU time. If the counts agree and grow alike, the growth belongs to the
+algorithm (multiple switching until no pair switches), not to this
+implementation.
+
+Run from the repository root::
+
+    python benchmarks/tsvm_rounds.py [--rows 13000 52000 200000] [--out FILE]
+"""
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import linear_subprocess as lsp  # noqa: E402
+from linear_scaling import make_rcv1_like, slope  # noqa: E402
+
+import skssl.svm._tsvm as tsvm_mod  # noqa: E402
+from skssl.svm import TransductiveSVC  # noqa: E402
+
+ALPHA, LAM_U, SWITCHES = 1e-3, 1.0, 10_000
+
+
+def skssl_counts(X, y_semi, r):
+    """Fit skssl's TSVM, counting switching rounds and switched pairs by wrapping ``switch_labels``."""
+    calls = []
+    original = tsvm_mod.switch_labels
+
+    def counting(*args, **kwargs):
+        s = original(*args, **kwargs)
+        calls.append(s)
+        return s
+
+    tsvm_mod.switch_labels = counting
+    try:
+        est = TransductiveSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r, max_switches=SWITCHES)
+        start = time.process_time()
+        est.fit(X, y_semi)
+        cpu = time.process_time() - start
+    finally:
+        tsvm_mod.switch_labels = original
+    rounds = sum(1 for s in calls if s > 0)
+    return {"cpu": cpu, "rounds": rounds, "switches": int(sum(calls)), "n_iter": est.n_iter_}
+
+
+def svmlin_counts(binary, X, y_semi, r, workdir):
+    examples, labels = Path(workdir) / "x.txt", Path(workdir) / "y.txt"
+    lsp.write_svmlin_examples(X, examples)
+    lsp.write_svmlin_labels(y_semi, labels)
+    res = lsp.run_svmlin(
+        binary, examples, labels, workdir, algo=2, alpha=ALPHA, unlabeled_weight=LAM_U, r=r, switches=SWITCHES
+    )
+    out = res["stdout"]
+    switched = [int(s) for s in re.findall(r"switched (\d+) labels", out)]
+    total = re.search(r"Total Number of Switches = (\d+)", out)
+    return {
+        "cpu": res["cpu"],
+        "rounds": sum(1 for s in switched if s > 0),
+        "switches": int(total.group(1)) // 2 if total else None,  # SVMlin counts labels, two per pair
+        "levels": len(re.findall(r"lambda0 increased", out)),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[13_000, 52_000, 200_000])
+    parser.add_argument("--svmlin-src", default=str(lsp.REPO.parent / "shared" / "reference" / "svmlin"))
+    parser.add_argument("--out", default=str(lsp.REPO / "benchmarks" / "results" / "tsvm_rounds.md"))
+    args = parser.parse_args(argv)
+    lines = [
+        "# TSVM's switching rounds against n: skssl and SVMlin",
+        "",
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}; command "
+        f"`python benchmarks/tsvm_rounds.py {' '.join(argv if argv is not None else sys.argv[1:])}`. CPU s: "
+        "skssl's `fit` (one process, default threads), SVMlin's solver time as it prints it. Rounds: "
+        "retrainings after a switch of at least one pair; pairs: labels switched / 2.",
+        "",
+        "| rows | nnz | skssl rounds | SVMlin rounds | skssl pairs | SVMlin pairs | skssl n_iter_ | "
+        "skssl CPU s | SVMlin CPU s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    sizes = sorted(args.rows)
+    X_full, y_semi_full, y_full = make_rcv1_like(sizes[-1])
+    rows_out = []
+    with tempfile.TemporaryDirectory(prefix="skssl-rounds-") as workdir:
+        binary, how = lsp.build_svmlin(args.svmlin_src, workdir)
+        if binary is None:
+            print(f"SVMlin not available ({how}); nothing to compare.")
+            return
+        lines.insert(3, f"SVMlin: {how}.")
+        for rows in sizes:
+            X, y_semi, y = X_full[:rows], y_semi_full[:rows], y_full[:rows]
+            r = float(y[y_semi == -1].mean())
+            mine = skssl_counts(X, y_semi, r)
+            theirs = svmlin_counts(binary, X, y_semi, r, workdir)
+            rows_out.append((X.nnz, mine, theirs))
+            lines.append(
+                f"| {rows} | {X.nnz} | {mine['rounds']} | {theirs['rounds']} | {mine['switches']} | "
+                f"{theirs['switches']} | {mine['n_iter']} | {mine['cpu']:.1f} | {theirs['cpu']:.1f} |"
+            )
+            print(lines[-1], flush=True)
+    if len(rows_out) >= 2:
+        nnz = [t[0] for t in rows_out]
+        lines += [
+            "",
+            f"Log-log slopes against nnz: skssl CPU {slope(nnz, [t[1]['cpu'] for t in rows_out]):.2f}, SVMlin CPU "
+            f"{slope(nnz, [t[2]['cpu'] for t in rows_out]):.2f}; rounds skssl "
+            f"{slope(nnz, [max(t[1]['rounds'], 1) for t in rows_out]):.2f}, SVMlin "
+            f"{slope(nnz, [max(t[2]['rounds'], 1) for t in rows_out]):.2f}.",
+        ]
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[-2:]))
+
+
+if __name__ == "__main__":
+    main()
