@@ -18,6 +18,7 @@ RESULTS = (
     "linear_threads_reuters",
     "linear_scaling",
     "linear_scaling_20ng",
+    "tsvm_rounds",
     "linear_alpha_mapping",
     "potts_newsgroups",
     "deep_ssl",
