@@ -103,7 +103,7 @@ def main(argv=None):
         if binary is None:
             print(f"SVMlin not available ({how}); nothing to compare.")
             return
-        lines.insert(3, f"SVMlin: {how}.")
+        lines[3:3] = ["", f"SVMlin: {how}."]
         for rows in sizes:
             X, y_semi, y = X_full[:rows], y_semi_full[:rows], y_full[:rows]
             r = float(y[y_semi == -1].mean())
