@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from skssl.svm import TransductiveSVC
 from skssl.svm._da import optimize_p
-from skssl.svm._mfn import RowSlicer
+from skssl.svm._mfn import RowSlicer, check_design_scale
 
 
 def _csr_bytes(X):
@@ -85,3 +85,23 @@ def test_row_slicer_matches_fancy_indexing_and_reuses_its_buffer(sparse):
     if sparse:
         np.testing.assert_array_equal(second @ np.arange(40.0), X[small] @ np.arange(40.0))
         np.testing.assert_array_equal(second.T @ np.ones(small.size), X[small].T @ np.ones(small.size))
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_scale_check_copies_nothing(sparse):
+    rng = np.random.RandomState(2)
+    X = sp.random(2000, 500, density=0.1, format="csr", random_state=rng)
+    X.data -= 0.5
+    X = X if sparse else X.toarray()
+    values = X.data if sparse else X
+    tracemalloc.start()
+    try:
+        check_design_scale(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.01 * values.nbytes
+    big = X.copy()
+    (big.data if sparse else big)[7] = -2e15  # the largest magnitude is a negative value
+    with pytest.raises(ValueError, match="scale X"):
+        check_design_scale(big)
