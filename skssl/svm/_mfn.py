@@ -128,7 +128,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._rowblocks import row_blocks
+from ._rowblocks import row_blocks, transposed
 from ._threads import single_blas_thread
 
 try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
@@ -392,7 +392,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         # No rows: the system is alpha [w; b] = 0 (see l2_svm_mfn's decisions).
         w[:] = 0.0
         return 0.0, True, 0
-    XT = XJ.T  # a transposed view (CSC for CSR input), no copy
+    XT = transposed(XJ) if sp.issparse(XJ) else XJ.T  # CSC on XJ's arrays, no copy
     z = cost * (target - outputs)
     r = XT @ z
     r -= alpha * w

@@ -31,13 +31,15 @@ def _text_like_problem(n_rows=3500, n_features=3000, nnz_per_row=150, seed=0):
     return X, y_semi
 
 
-def test_tsvm_fit_allocates_at_most_the_csr_size_of_x():
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_tsvm_fit_allocates_at_most_the_csr_size_of_x(n_jobs):
     # 525k nnz, 150 per row. The active rows reach ~79% of the non-zeros, just
     # under SLICE_FRACTION, so the fit slices them. Before the slice buffer,
     # the previous step's slice was still alive while the next one was cut
-    # (two slices at once) and the peak was 1.67x the CSR size of X.
+    # (two slices at once) and the peak was 1.67x the CSR size of X; with two
+    # jobs, scipy's .T also copied the row blocks (see _rowblocks).
     X, y_semi = _text_like_problem()
-    est = TransductiveSVC(alpha=1e-3, positive_fraction=0.5)
+    est = TransductiveSVC(alpha=1e-3, positive_fraction=0.5, n_jobs=n_jobs)
     tracemalloc.start()
     try:
         est.fit(X, y_semi)
