@@ -21,6 +21,11 @@ Decisions
   every ``p_j`` is at most, respectively at least, ``r``. ``p`` is evaluated
   with :func:`scipy.special.expit`, which cannot overflow. (SVMlin's own
   Newton/bisection hybrid always bisects: its Newton test is inverted.)
+* ``optimize_p`` hands ``g`` to ``brentq`` through ``args``, never through
+  a closure: scipy wraps the function in a closure that refers to itself,
+  and the cycle would keep every ``g`` alive until the cyclic garbage
+  collector runs (about 100 of them, 0.45x the CSR size of ``X``, at the
+  peak of a DA fit on an RCV1-shaped problem of 200k rows).
 * The mean KL divergence clips both distributions to ``[1e-8, 1 - 1e-8]``.
   SVMlin means to do the same, but its clipping test is inverted for the low
   end (``p < 1 - 1e-8`` instead of ``p < 1e-8``) and adds 1e-8 to almost
@@ -50,7 +55,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
+from ._mfn import EPSILON, MFNITERMAX, CGTolerance, RowSlicer, l2_svm_mfn
 from ._objective import transductive_cost
 from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
@@ -137,8 +142,10 @@ def optimize_p(g, T, r, weight=None):
             "DA's belief update got non-finite outputs; the data are too large for float64: scale X first."
         )
 
+    args = (g, T, r, weight)
+
     def excess(nu):
-        return np.average(expit((nu - g) / T), weights=weight) - r
+        return _belief_excess(nu, *args)
 
     shift = T * np.log((1.0 - r) / r)
     lo = g.min() - shift
@@ -161,8 +168,18 @@ def optimize_p(g, T, r, weight=None):
     else:
         # p moves on the scale T in nu: an absolute tolerance 1e-11 T keeps
         # |mean(p) - r| below ~1e-11 whatever the spread of g.
-        nu = brentq(excess, lo, hi, xtol=1e-11 * T, rtol=4 * np.finfo(float).eps, maxiter=4000)
+        # The function goes to brentq with g in ``args``, not in a closure:
+        # scipy wraps it in a self-referencing closure, a reference cycle that
+        # only the cyclic garbage collector frees, and that kept ~100 arrays
+        # g alive through a DA fit (0.45x the CSR size of X on an RCV1-shaped
+        # problem of 200k rows).
+        nu = brentq(_belief_excess, lo, hi, args=args, xtol=1e-11 * T, rtol=4 * np.finfo(float).eps, maxiter=4000)
     return expit((nu - g) / T)
+
+
+def _belief_excess(nu, g, T, r, weight):
+    """``mean(p) - r`` for the threshold ``nu`` (weighted mean if ``weight`` is given)."""
+    return np.average(expit((nu - g) / T), weights=weight) - r
 
 
 def entropy_bits(p, weight=None):
@@ -252,6 +269,7 @@ def deterministic_annealing(
         n_rows = X.shape[0]
         y = np.asarray(y, dtype=np.float64)
         state = CGTolerance()
+        slicer = RowSlicer()
         if n_unl == 0:
             c = np.full(n_rows, 1.0 / n_lab) if sample_weight is None else sample_weight / sample_weight.sum()
             res = l2_svm_mfn(X, y, c, alpha=alpha, tolerance=state, max_iter=max_newton_iter)
@@ -289,6 +307,7 @@ def deterministic_annealing(
                 max_iter=max_newton_iter,
                 executor=executor,
                 n_threads=n_threads,
+                slicer=slicer,
             )
 
         p = np.full(n_unl, r)

@@ -36,6 +36,36 @@ Decisions
   With ``n_threads > 1`` both ``X`` and the slice are split into row blocks
   (views, see :mod:`skssl.svm._rowblocks`) whose products run on the given
   thread pool.
+* **Memory: one slice buffer per fit.** The goal is a fit that adds at most
+  the CSR size of ``X`` (data + indices + indptr) to the memory ``X`` itself
+  takes. The slice is the only large allocation, and two things made it
+  count twice: ``XJ = X[J]`` built the new slice while the previous step's
+  was still bound to ``XJ``, and scipy's fresh arrays for every slice let
+  freed ones pile up in the allocator (20 Newsgroups stacked 7 times, 10.7M
+  nnz: TSVM's RSS grew by 1.65x the CSR size; tracemalloc showed two slices
+  of ~0.73 of the non-zeros alive at once). Now :class:`RowSlicer` copies the
+  active rows with scipy's own row-gather kernel (``csr_row_index``, what
+  ``X[J]`` runs; a private name, so ``X[J]`` is the fallback) into buffers
+  that the solves of one fit share, replaced only when a larger slice comes.
+  The fit's extra memory is then the largest slice (at most
+  ``SLICE_FRACTION`` of the data and indices) plus vectors of the length of
+  the rows and features. (:func:`check_design_scale` took ``abs`` of all
+  values, a copy of the data, 2/3 of the CSR size: the peak of a DA fit,
+  which rarely slices; it now takes ``max`` and ``-min``.) RSS growth during
+  ``fit`` / CSR size, before -> after (``benchmarks/linear_scaling.py``;
+  ``benchmarks/results/linear_scaling_memory.md``): 20NG x7 TSVM 1.65 ->
+  0.93, RCV1-shaped 200k rows TSVM 1.05 -> 0.67. Writing into a buffer whose pages are already
+  mapped is also cheaper: on 20NG x7, 75% of the rows, ``X[J]`` took 130-220
+  ms when its arrays were freshly mapped and ~25 ms otherwise, the buffered
+  gather 16 ms (one mat-vec: 15 ms).
+* ``SLICE_FRACTION`` stays at 0.8. A lower threshold would bound the slice
+  further but costs CGLS work whenever the active rows hold between it and
+  0.8 of the non-zeros, which TSVM meets on text: counted over the CGLS calls
+  of one fit (non-zeros read by CGLS's products plus one pass per slice),
+  0.75 instead of 0.8 costs +2.4% on 20NG (1% labeled) and +7.1% on 20NG x7,
+  0.7 costs +2.4% and +9.4%. DA's active rows held 94-100% of the
+  non-zeros on 20NG and 100% on the RCV1-shaped problem of 200k rows, so DA
+  rarely slices at all.
 * The function runs with the BLAS pools limited to one thread (see
   :mod:`skssl.svm._threads`): its 1-D dot products are tiny BLAS calls.
 * The solver works in float64. ``float32`` input is upcast once by the
@@ -98,8 +128,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._rowblocks import row_blocks
+from ._rowblocks import row_blocks, transposed
 from ._threads import single_blas_thread
+
+try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
+    from scipy.sparse._sparsetools import csr_row_index as _csr_row_index
+except ImportError:  # pragma: no cover - a scipy that moved it: fall back to X[J]
+    _csr_row_index = None
 
 __all__ = [
     "BIG_EPSILON",
@@ -112,6 +147,7 @@ __all__ = [
     "CGTolerance",
     "MFNResult",
     "MAX_ABS_VALUE",
+    "RowSlicer",
     "as_float64_design",
     "check_design_scale",
     "cgls",
@@ -131,7 +167,8 @@ MFNITERMAX = 50
 #: A Newton step slices the active rows out of X only when they hold at most
 #: this fraction of its non-zeros; above it CGLS runs on all of X with zero
 #: costs on the inactive rows (at most 1/0.8 = 1.25 times the work of the
-#: slice, and no copy: peak memory stays below 2x the size of X).
+#: slice, and no copy). The slice, at most this fraction of X's data and
+#: indices, is the largest memory a fit adds (see the module's decisions).
 SLICE_FRACTION = 0.8
 
 #: Largest absolute value of X the solvers accept. Beyond it float64 cannot
@@ -192,6 +229,64 @@ class MFNResult:
     converged: bool
 
 
+class RowSlicer:
+    """Reusable storage for the active rows ``X[J]`` that the Newton steps of one fit cut.
+
+    ``take`` copies the rows into buffers kept from one call to the next
+    instead of letting scipy allocate a new matrix each time (see the module's
+    decisions). The buffers are replaced by larger ones when a larger slice
+    comes, so they hold the largest slice of the fit so far and no more. A
+    matrix returned by ``take`` is a view of the buffers, valid until the next
+    ``take``.
+    """
+
+    def __init__(self):
+        self._data = None
+        self._indices = None
+        self._indptr = None
+        self._dense = None
+
+    def take(self, X, J, J_nnz):
+        """Return the rows ``J`` (sorted) of ``X`` as a matrix that views this object's buffers.
+
+        Parameters
+        ----------
+        X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+            Float64 data.
+        J : ndarray of int
+            Increasing row indices.
+        J_nnz : ndarray of int
+            Non-zeros of each of those rows (unused for dense ``X``).
+
+        Returns
+        -------
+        XJ : {csr sparse matrix, ndarray} of shape (len(J), n_features)
+        """
+        if not sp.issparse(X):
+            if self._dense is None or self._dense.shape[0] < J.size or self._dense.shape[1] != X.shape[1]:
+                self._dense = None
+                self._dense = np.empty((J.size, X.shape[1]))
+            return np.take(X, J, axis=0, out=self._dense[: J.size])
+        idx_dtype = X.indices.dtype
+        nnz_J = int(J_nnz.sum())
+        if _csr_row_index is None or X.indptr.dtype != idx_dtype:
+            return X[J]
+        if self._data is None or self._data.size < nnz_J or self._indices.dtype != idx_dtype:
+            self._data = self._indices = None  # release before the next allocation
+            self._data = np.empty(nnz_J)
+            self._indices = np.empty(nnz_J, dtype=idx_dtype)
+        if self._indptr is None or self._indptr.size < J.size + 1 or self._indptr.dtype != idx_dtype:
+            self._indptr = np.empty(X.shape[0] + 1, dtype=idx_dtype)
+        indptr = self._indptr[: J.size + 1]
+        indptr[0] = 0
+        np.cumsum(J_nnz, out=indptr[1:])
+        data, indices = self._data[:nnz_J], self._indices[:nnz_J]
+        _csr_row_index(J.size, J.astype(idx_dtype, copy=False), X.indptr, X.indices, X.data, indices, data)
+        XJ = sp.csr_matrix((J.size, X.shape[1]), dtype=X.dtype)
+        XJ.indptr, XJ.indices, XJ.data = indptr, indices, data
+        return XJ
+
+
 def as_float64_design(X):
     """Return ``X`` as float64 CSR (sparse) or a float64 ndarray, copying only when needed."""
     if sp.issparse(X):
@@ -216,7 +311,9 @@ def check_design_scale(X):
         Float64 data.
     """
     values = X.data if sp.issparse(X) else X
-    top = float(np.abs(values).max()) if values.size else 0.0
+    # max and -min instead of abs(values).max(): no copy of the data (a
+    # temporary of 2/3 of the CSR size of X, the peak of a DA fit).
+    top = float(np.maximum(values.max(), -values.min())) if values.size else 0.0
     if not top <= MAX_ABS_VALUE:
         raise ValueError(
             f"X has values up to {top:.3g} in absolute value; above {MAX_ABS_VALUE:.0e} the l2-SVM problem cannot "
@@ -295,7 +392,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         # No rows: the system is alpha [w; b] = 0 (see l2_svm_mfn's decisions).
         w[:] = 0.0
         return 0.0, True, 0
-    XT = XJ.T  # a transposed view (CSC for CSR input), no copy
+    XT = transposed(XJ) if sp.issparse(XJ) else XJ.T  # CSC on XJ's arrays, no copy
     z = cost * (target - outputs)
     r = XT @ z
     r -= alpha * w
@@ -455,6 +552,7 @@ def l2_svm_mfn(
     max_iter=MFNITERMAX,
     executor=None,
     n_threads=1,
+    slicer=None,
 ):
     """Minimize the l2-SVM objective by the modified finite Newton method.
 
@@ -494,6 +592,9 @@ def l2_svm_mfn(
         :mod:`skssl.svm._rowblocks`); ``None`` computes them in this thread.
     n_threads : int, default=1
         Threads of ``executor``.
+    slicer : RowSlicer, default=None
+        Storage for the active rows, shared by the solves of one fit so that
+        they reuse one buffer (a new one when None).
 
     Returns
     -------
@@ -505,6 +606,8 @@ def l2_svm_mfn(
     nnz = row_nnz.sum()
     if tolerance is None:
         tolerance = CGTolerance()
+    if slicer is None:
+        slicer = RowSlicer()
     w = np.zeros(n_features) if w is None else np.array(w, dtype=np.float64)
     b = float(b)
     o = _matvec(Xb, w, b) if outputs is None else np.array(outputs, dtype=np.float64)
@@ -520,18 +623,21 @@ def l2_svm_mfn(
     seed = None  # a better CGLS seed for the same system (heuristic 2)
     for it in range(1, max_iter + 1):
         if seed is None:
+            # Drop the previous step's slice before cutting the next one, so
+            # that two slices are never alive together.
+            XJ = None
             active, J, cJ, tJ = _active_system(o, y, cost, rows, n_rows)
             n_empty += J.size == 0
             if J.size == n_rows:
                 XJ = Xb
-            elif row_nnz[J].sum() > SLICE_FRACTION * nnz:
+            elif (J_nnz := row_nnz[J]).sum() > SLICE_FRACTION * nnz:
                 # Nearly every row is active: CGLS on all of X with zero costs
                 # on the inactive rows, instead of a near-copy of X.
                 cJ, tJ = _scatter(J, cJ, n_rows), _scatter(J, tJ, n_rows)
                 J = np.arange(n_rows)
                 XJ = Xb
             else:
-                XJ = row_blocks(X[J], executor, n_threads)
+                XJ = row_blocks(slicer.take(X, J, J_nnz), executor, n_threads)
             w_bar = w.copy()
             b_bar = b
             oJ = o[J]

@@ -35,6 +35,8 @@ Decisions
 * With ``sample_weight`` the losses are weighted and normalized by the weight
   sums, but ``n_pos`` still counts unlabeled rows: a pair switch keeps the
   count fixed, while a weighted mass would change with every unequal pair.
+* Step 2 ranks the unlabeled rows' outputs taken from one product with all
+  of ``X``: ``X[unl]`` would copy nearly all of ``X`` for one mat-vec.
 * The CGLS tolerance is carried from one MFN call to the next as SVMlin does
   (see :mod:`skssl.svm._mfn`); the two unseeded calls (steps 1 and 3) restart
   it.
@@ -46,7 +48,7 @@ import numpy as np
 
 from ._rowblocks import thread_pool
 from ._threads import single_blas_thread
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, RowSlicer, l2_svm_mfn
 
 __all__ = [
     "TSVM_ANNEALING_RATE",
@@ -214,7 +216,13 @@ def tsvm(
         unl = np.flatnonzero(~labeled)
         n_lab, n_unl = lab.size, unl.size
         state = CGTolerance()
-        kw = {"alpha": alpha, "tolerance": state, "rel_tol": rel_tol, "max_iter": max_newton_iter}
+        kw = {
+            "alpha": alpha,
+            "tolerance": state,
+            "rel_tol": rel_tol,
+            "max_iter": max_newton_iter,
+            "slicer": RowSlicer(),
+        }
         par = {"executor": executor, "n_threads": n_threads}
         y_lab = y[lab].astype(np.float64)
         if sample_weight is None:
@@ -229,7 +237,8 @@ def tsvm(
         if n_unl == 0:
             outputs = X @ res.w + res.b
             return TSVMResult(res.w, res.b, outputs, labels, 0, n_iter, True, mfn_ok)
-        ou = X[unl] @ res.w + res.b
+        # All rows' outputs, then the unlabeled ones: X[unl] would copy ~all of X.
+        ou = (X @ res.w + res.b)[unl]
         n_pos = n_positive(positive_fraction, n_unl)
         top = np.argsort(-ou, kind="stable")[:n_pos]
         yu = np.full(n_unl, -1.0)

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _rowblocks
 from skssl.svm._classes import _share_cores
-from skssl.svm._rowblocks import RowBlocks, row_blocks
+from skssl.svm._rowblocks import RowBlocks, row_blocks, transposed
 
 
 @pytest.mark.parametrize("sparse", [True, False])
@@ -71,3 +71,21 @@ def test_n_jobs_leaves_the_objective_unchanged(monkeypatch, Est):
     np.testing.assert_allclose(two.objective_, one.objective_, rtol=1e-9)
     np.testing.assert_allclose(two.coef_, one.coef_, rtol=1e-6, atol=1e-9)
     np.testing.assert_array_equal(two.predict(X), one.predict(X))
+
+
+def test_transposed_blocks_share_the_arrays_of_x():
+    # scipy's .T copies data and indices that are views of less than half of
+    # a larger array, which every row block but a dominant one is.
+    X = sp.random(3000, 200, density=0.2, format="csr", random_state=0)
+    with ThreadPoolExecutor(3) as executor:
+        A = RowBlocks(X, executor, 3)
+        for blk_t in A._blocks_t:
+            assert np.shares_memory(blk_t.data, X.data) and np.shares_memory(blk_t.indices, X.indices)
+        z = np.random.RandomState(0).rand(3000)
+        np.testing.assert_allclose(A.T @ z, X.T @ z, rtol=1e-13)
+    small = X[:1000]
+    view = sp.csr_matrix((10, 200))
+    view.indptr = small.indptr[:11].copy()
+    view.indices, view.data = small.indices[: small.indptr[10]], small.data[: small.indptr[10]]
+    assert np.shares_memory(transposed(view).data, small.data)
+    np.testing.assert_array_equal(transposed(view).toarray(), view.toarray().T)
