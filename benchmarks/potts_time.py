@@ -1,0 +1,89 @@
+"""Potts DA's CPU time against one-vs-rest DA's, side by side on an idle machine.
+
+``benchmarks/potts_newsgroups.py`` runs six methods one after the other while
+other jobs may share the machine, so its per-run time ratios carry the load of
+the moment. This script fits only ``PottsDeterministicAnnealingSVC`` and
+one-vs-rest ``DeterministicAnnealingSVC`` on the same 20 Newsgroups problems
+(the protocol of ``potts_newsgroups.py``: all 20 classes, the full training
+split, ``n`` labeled documents per class, the true class fractions), one after
+the other and alternating which goes first, and reports CPU seconds of
+``fit`` (one BLAS thread, ``n_jobs=None``) and their ratio. Run it with
+nothing else on the machine::
+
+    python benchmarks/potts_time.py ../shared/data --runs 20:1 5:2 [--repeats 1]
+
+where ``20:1`` means 20 labels per class, seed 1.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from skssl.datasets import load_20newsgroups_archive, make_semi_supervised  # noqa: E402
+from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC  # noqa: E402
+
+ALPHA, LAM_U = 1e-3, 1.0
+OUT = ROOT / "benchmarks" / "results" / "potts_time.md"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", nargs="?", default=str(ROOT / ".." / "shared" / "data"))
+    parser.add_argument("--runs", nargs="+", default=["20:1", "5:2"], help="labels:seed pairs")
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args()
+    archive = Path(args.data_dir) / "20news-bydate.tgz"
+    if not archive.exists():
+        print(f"20 Newsgroups archive not found at {archive}; nothing to time.")
+        return
+    raw = load_20newsgroups_archive(archive)
+    X = TfidfVectorizer(min_df=2).fit_transform(raw.data_train).tocsr()
+    y = raw.target_train
+    K = len(raw.target_names)
+    lines = [
+        "# Potts DA vs one-vs-rest DA: CPU time side by side",
+        "",
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; command `python benchmarks/potts_time.py "
+        f"{' '.join(sys.argv[1:])}`; 20 Newsgroups, 20 classes, full training split ({X.shape[0]} rows), "
+        "one BLAS thread, fits alternating (the first fit of each repeat switches between the two); "
+        f"load average before the run: {os.getloadavg()[0]:.2f}.",
+        "",
+        "| labels/class | seed | Potts DA CPU s | OvR DA CPU s | ratio |",
+        "|---|---|---|---|---|",
+    ]
+    order = 0
+    for spec in args.runs:
+        n, seed = (int(v) for v in spec.split(":"))
+        y_semi = make_semi_supervised(y, n, per_class=True, random_state=seed)
+        unl = y_semi == -1
+        r = np.bincount(y[unl], minlength=K) / unl.sum()
+        times = {"potts": [], "ovr": []}
+        for _ in range(args.repeats):
+            names = ["potts", "ovr"] if order % 2 == 0 else ["ovr", "potts"]
+            order += 1
+            for name in names:
+                cls = PottsDeterministicAnnealingSVC if name == "potts" else DeterministicAnnealingSVC
+                est = cls(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
+                start = time.process_time()
+                est.fit(X, y_semi)
+                times[name].append(time.process_time() - start)
+                print(f"{n}:{seed} {name} {times[name][-1]:.1f}s", flush=True)
+        p, o = min(times["potts"]), min(times["ovr"])
+        lines.append(f"| {n} | {seed} | {p:.1f} | {o:.1f} | {p / o:.2f} |")
+        OUT.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
