@@ -93,8 +93,12 @@ ALPHA, LAM_U = 1e-3, 1.0
 #: How the table in the results file was produced (edit when re-running differently).
 RUN_NOTE = (
     "the full training split (11,314 rows), commands `python benchmarks/potts_newsgroups.py ../shared/data "
-    "--labels 5` and `... --labels 20 --no-pcmac`, run side by side (one per core of a 2-core machine; "
-    "helper processes running unit tests shared it at times, so CPU seconds carry some noise)."
+    "--labels 5` and `... --labels 20 --no-pcmac`, run side by side (one per core of a 2-core machine) at "
+    "git 844c424, 14:38-15:47 UTC 2026-11-22; the pcmac row was re-run alone afterwards at git 8e8b9ce (two "
+    "classes now use the binary DA's belief update). Two helper processes running test suites and, from "
+    "14:55 to 15:20, a third benchmark also used the machine (load average 3-5), so the CPU seconds carry "
+    "the load of the moment: the ratios per run below range from 1.12 to 1.95. "
+    "`benchmarks/results/potts_time.md` times the two DA methods alone, alternating, on an idle machine."
 )
 RESULTS = ROOT / "benchmarks" / "results"
 JSONL = RESULTS / "potts_newsgroups.jsonl"
@@ -336,7 +340,7 @@ def write_md(done):
             "Binary check, pcmac (SVMlin's split, 50 labeled rows, r = 0.5); CPU s is the minimum of 3 "
             "alternating fits:",
             "",
-            "| method | test acc % | objective | w-steps | CPU s (min of 3) |",
+            "| method | test acc % | objective | n_iter_ (temperatures) | CPU s (min of 3) |",
             "| --- | --- | --- | --- | --- |",
         ]
         for name in ("Potts DA (K=2)", "binary DA"):

@@ -24,6 +24,7 @@ RESULTS = (
     "linear_scaling_memory_njobs2",
     "linear_alpha_mapping",
     "potts_newsgroups",
+    "potts_time",
     "deep_ssl",
     "deep_time",
     "deep_long_tail",
