@@ -22,6 +22,7 @@ RESULTS = (
     "linear_memory",
     "linear_scaling_memory",
     "linear_scaling_memory_njobs2",
+    "linear_scaling_memory_804k",
     "linear_alpha_mapping",
     "potts_newsgroups",
     "potts_time",
