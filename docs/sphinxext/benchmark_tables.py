@@ -26,6 +26,7 @@ RESULTS = (
     "linear_alpha_mapping",
     "potts_newsgroups",
     "potts_time",
+    "potts_time_20_1",
     "deep_ssl",
     "deep_time",
     "deep_long_tail",
