@@ -448,6 +448,13 @@ def _row_total(values, sample_weight, rows):
     return s @ per_row, s.sum()
 
 
+def _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight):
+    """``1/4 [alpha (|W|^2 + |b|^2) + mean over labeled rows of sum_k l2(y_ik o_ik)]``, shared by both objectives."""
+    reg = alpha * (np.einsum("kf,kf->", W, W) + b @ b)
+    total, count = _row_total(_l2(Y[labeled] * outputs[labeled]), sample_weight, labeled)
+    return 0.25 * (reg + total / count)
+
+
 def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_weight=None):
     """Zero-temperature Potts objective (see the module docstring).
 
@@ -469,10 +476,7 @@ def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_w
     -------
     F : float
     """
-    o_lab = outputs[labeled]
-    reg = alpha * (np.einsum("kf,kf->", W, W) + b @ b)
-    total, count = _row_total(_l2(Y[labeled] * o_lab), sample_weight, labeled)
-    F = 0.25 * (reg + total / count)
+    F = _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight)
     o_unl = outputs[~labeled]
     if o_unl.shape[0]:
         neg = _l2(-o_unl)
@@ -488,10 +492,7 @@ def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight,
 
     ``sample_weight`` (n_rows,), if given, turns both means into weighted means.
     """
-    o_lab = outputs[labeled]
-    reg = alpha * (np.einsum("kf,kf->", W, W) + b @ b)
-    total, count = _row_total(_l2(Y[labeled] * o_lab), sample_weight, labeled)
-    J = 0.25 * (reg + total / count)
+    J = _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight)
     o_unl = outputs[~labeled]
     if o_unl.shape[0]:
         loss = P * _l2(o_unl) + (1.0 - P) * _l2(-o_unl)
@@ -730,10 +731,18 @@ def potts_annealing(
     accelerate = K > 2
     n_extrapolated = 0
 
-    def reduced_objective(W_g, b_g, out_g, T, nu_start):
-        """``min_P J_T(W_g, P)`` with its minimizer: a p-step, no product with X."""
+    def reduced_objective(point, T, nu_start):
+        """``min_P J_T`` at ``point = (W, b, outputs)`` with its minimizer: a p-step, no product with X."""
+        W_g, b_g, out_g = point
         P_g, nu_g = potts_p_step(potts_energies(out_g[unl], unlabeled_weight), T, r, nu_start, unl_weight)
         return annealed_objective(W_g, b_g, out_g, Y, labeled, P_g, T, alpha, unlabeled_weight, sw), P_g, nu_g
+
+    def keep_if_best(W, b, outputs, best):
+        """The zero-temperature objective at ``(W, b, outputs)`` and the best point seen so far."""
+        F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
+        if F < best[0]:
+            best = (F, W.copy(), b.copy(), outputs.copy())
+        return F, best
 
     n_outer = 0
     inner_ok = True
@@ -763,32 +772,30 @@ def potts_annealing(
             W_prev, b_prev, out_prev = W, b, outputs
             W, b, outputs = w_step(P, False, exact=last or not accelerate)
             n_iter += 1
-            F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
-            if F < best[0]:
-                best = (F, W.copy(), b.copy(), outputs.copy())
+            F, best = keep_if_best(W, b, outputs, best)
             if callback is not None:
                 callback("w", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
             if not accelerate or last:
                 continue
             # Extrapolate along the last step while the reduced objective falls.
             dW, db, dout = W - W_prev, b - b_prev, outputs - out_prev
-            J_best, P_best, nu_best = reduced_objective(W, b, outputs, T, nu)
-            gamma_best, gamma = 0.0, 1.0
+            point_best = (W, b, outputs)
+            J_best, P_best, nu_best = reduced_objective(point_best, T, nu)
+            gamma = 1.0
             while gamma <= EXTRAPOLATION_MAX:
-                J_g, P_g, nu_g = reduced_objective(W + gamma * dW, b + gamma * db, outputs + gamma * dout, T, nu_best)
+                point = (W + gamma * dW, b + gamma * db, outputs + gamma * dout)
+                J_g, P_g, nu_g = reduced_objective(point, T, nu_best)
                 if not J_g < J_best:
                     break
-                J_best, P_best, nu_best, gamma_best = J_g, P_g, nu_g, gamma
+                J_best, P_best, nu_best, point_best = J_g, P_g, nu_g, point
                 gamma *= 2.0
             next_p = (P_best, nu_best)
-            if gamma_best > 0:
+            if point_best[0] is not W:
                 n_extrapolated += 1
-                W, b, outputs = W + gamma_best * dW, b + gamma_best * db, outputs + gamma_best * dout
+                W, b, outputs = point_best
                 for k in solved:
                     problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
-                F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
-                if F < best[0]:
-                    best = (F, W.copy(), b.copy(), outputs.copy())
+                F, best = keep_if_best(W, b, outputs, best)
         inner_ok &= kl <= tol
         H = potts_entropy_bits(P, unl_weight)
         if verbose:
