@@ -144,6 +144,20 @@ Decisions
   last), the standard remedy for entropic transport at small
   regularisation; the annealing warm-starts every p-step from the previous
   multipliers, which usually needs a few Newton steps.
+* **Committed rows are set aside.** Below the critical temperature almost
+  every row is committed to one class: its best score
+  ``(nu_k - e_jk) / T`` beats the others by tens of units, so its other
+  probabilities are below ``exp(-40)`` and it adds exactly its weight to one
+  class fraction and nothing to the Hessian. The Newton iteration counts
+  such rows once (a gap above 60 when the rows are sorted, re-sorted
+  whenever ``nu`` has moved by more than ``10 T``, which keeps every set-aside
+  gap above 40) and evaluates only the free rows; the returned ``P`` and the
+  final test of the class fractions use every row. On 20 Newsgroups (20
+  classes, 20 labels per class, the full training split) the p-steps took
+  half of the fit before (the low-temperature ones a few seconds each, with
+  hundreds of dual evaluations over all 11,314 rows); the fit went from 231
+  to 140 CPU seconds with the same objective to 16 digits. Tested against
+  the plain Newton (every row evaluated) on tied and near-tied problems.
 * **No overflow.** ``p`` is computed from ``(nu_k - e_jk) / T`` minus its row
   maximum, so every exponent is <= 0 and every row has a 1 before
   normalisation: no overflow and no 0/0 whatever ``T`` and the energies.
@@ -222,6 +236,11 @@ _P_MAX_NEWTON = 200
 #: Largest multiple of the last alternation's step tried by the extrapolation.
 EXTRAPOLATION_MAX = 8.0
 _CLIP = 1e-8
+#: Score gap (in units of T) past which a row's beliefs are one class to float64 precision.
+_COMMITTED_GAP = 40.0
+#: Extra gap (in units of T) a committed row must have when it is set aside; the
+#: multipliers may move by half of it before the rows are sorted again.
+_DRIFT_MARGIN = 20.0
 
 
 @dataclass
@@ -293,23 +312,86 @@ def _column_means(P, weight):
     return P.mean(axis=0) if weight is None else weight @ P
 
 
+class _DualRows:
+    """The rows of the p-step's dual, with the rows committed to one class set aside.
+
+    A row whose best score ``(nu_k - e_jk) / T`` beats its second best by
+    more than ``_COMMITTED_GAP`` has every other probability below
+    ``exp(-_COMMITTED_GAP)``: it adds its weight to its best class's fraction
+    and nothing to the Hessian, to float64 precision. Such rows are counted
+    once per reference point and only the others (near a class boundary, or
+    tied) are evaluated while ``nu`` stays within ``_DRIFT_MARGIN * T / 2``
+    of it (every gap moves by at most twice the largest change of ``nu``).
+    At low temperature almost every row is committed, and a dual evaluation
+    costs a few rows instead of all of them.
+    """
+
+    def __init__(self, E, T, weight):
+        self.E, self.T, self.weight = E, T, weight
+        self.u, self.K = E.shape
+        self.nu_ref = None
+
+    def rebase(self, nu):
+        """Sort the rows into committed and free ones at ``nu``."""
+        S = nu - self.E
+        S /= self.T
+        top2 = np.partition(S, self.K - 2, axis=1)[:, -2:] if self.K > 1 else S
+        gap = top2[:, -1] - top2[:, 0]
+        free = gap <= _COMMITTED_GAP + _DRIFT_MARGIN
+        self.nu_ref = np.array(nu, dtype=np.float64)
+        if free.mean() > 0.5:
+            # Most rows are free: index arrays would cost more than they save.
+            self.rows, self.E_free, self.a_free, self.committed_mass = None, self.E, self.weight, 0.0
+            return
+        self.rows = np.flatnonzero(free)
+        committed = ~free
+        best = S[committed].argmax(axis=1)
+        if self.weight is None:
+            self.committed_mass = np.bincount(best, minlength=self.K) / self.u
+            self.a_free = None
+        else:
+            self.committed_mass = np.bincount(best, weights=self.weight[committed], minlength=self.K)
+            self.a_free = self.weight[self.rows]
+        self.E_free = self.E[self.rows]
+
+    def evaluate(self, nu):
+        """``(means, P_free, a_free)``: the class fractions at ``nu`` and the free rows' beliefs and weights.
+
+        ``a_free`` is None for unit weights (each row counts ``1/u``).
+        """
+        if self.nu_ref is None or (
+            self.rows is not None and 2.0 * np.abs(nu - self.nu_ref).max() > _DRIFT_MARGIN * self.T
+        ):
+            self.rebase(nu)
+        P = _softmax(nu, self.E_free, self.T)
+        if self.a_free is None:
+            means = P.sum(axis=0) / self.u
+        else:
+            means = self.a_free @ P
+        return self.committed_mass + means, P, self.a_free
+
+
 def _newton(E, T, r, nu, max_newton, weight=None):
     """Newton with exact line search on the dual; returns (P, nu, converged).
 
-    ``weight``: None, or row weights normalized to sum 1.
+    ``weight``: None, or row weights normalized to sum 1. The iteration runs
+    on the free rows of :class:`_DualRows`; the returned ``P`` and the final
+    test of the class fractions use every row.
     """
     u, K = E.shape
-    P = _softmax(nu, E, T)
+    rows = _DualRows(E, T, weight)
+    rows.rebase(nu)
+    means, P, a = rows.evaluate(nu)
     for _ in range(max_newton):
-        grad = _column_means(P, weight) - r
+        grad = means - r
         if np.abs(grad).max() <= P_TOL:
-            return P, nu, True
+            break
         # Hessian of D in nu: (diag(sum_j a_j p_j) - P^T diag(a) P) / T, K x K, with
-        # a_j = 1/u unweighted.
-        if weight is None:
+        # a_j = 1/u unweighted; committed rows add nothing to it.
+        if a is None:
             H = (np.diag(P.sum(axis=0)) - P.T @ P) / (u * T)
         else:
-            H = (np.diag(weight @ P) - (P * weight[:, None]).T @ P) / T
+            H = (np.diag(a @ P) - (P * a[:, None]).T @ P) / T
         Hr = H[1:, 1:]
         ridge = 1e-13 * max(np.trace(Hr), np.finfo(float).tiny)
         d = np.zeros(K)
@@ -323,8 +405,15 @@ def _newton(E, T, r, nu, max_newton, weight=None):
             d[1:] = -T * grad[1:]
             slope0 = grad @ d
 
-        def dphi(t, d=d, nu=nu):
-            return float((_column_means(_softmax(nu + t * d, E, T), weight) - r) @ d)
+        seen = {}
+
+        def dphi(t, d=d, nu=nu, seen=seen):
+            # Remembered per t: the free rows may be sorted again between two
+            # evaluations (a change of ~exp(-_COMMITTED_GAP)), and brentq must
+            # see at the bracket's ends the signs the bracketing saw.
+            if t not in seen:
+                seen[t] = float((rows.evaluate(nu + t * d)[0] - r) @ d)
+            return seen[t]
 
         # Bracket the root of the increasing directional derivative, then brentq.
         lo, hi = 0.0, 1.0
@@ -339,7 +428,8 @@ def _newton(E, T, r, nu, max_newton, weight=None):
         else:
             t = brentq(dphi, lo, hi, xtol=1e-14 * hi, rtol=4 * np.finfo(float).eps, maxiter=200)
         nu = nu + t * d
-        P = _softmax(nu, E, T)
+        means, P, a = rows.evaluate(nu)
+    P = _softmax(nu, E, T)
     grad = _column_means(P, weight) - r
     return P, nu, bool(np.abs(grad).max() <= P_TOL)
 

@@ -9,6 +9,7 @@ from scipy.optimize import minimize
 
 from skssl.datasets import load_pcmac
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC
+from skssl.svm import _potts
 from skssl.svm._da import deterministic_annealing, optimize_p
 from skssl.svm._potts import (
     P_TOL,
@@ -58,6 +59,59 @@ def test_p_step_meets_every_class_fraction(seed, T, K, weighted):
     np.testing.assert_allclose(P, expected, rtol=1e-9, atol=1e-300)
     if weighted:  # only the relative weights matter
         np.testing.assert_allclose(potts_p_step(E, T, r, weight=7.5 * s)[0], P, atol=1e-9)
+
+
+def _tied_energies(rng, u, K):
+    """Energies of a trained model's unlabeled rows: clusters of near-identical rows and exact duplicates."""
+    centers = rng.randn(rng.randint(2, 6), K) * rng.choice([0.5, 3.0])
+    E = centers[rng.randint(len(centers), size=u)] + 0.05 * rng.randn(u, K)
+    dup = rng.rand(u) < 0.1  # empty documents: identical outputs, so identical energies
+    E[dup] = E[np.flatnonzero(dup)[0]]
+    return E
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_p_step_with_committed_rows_set_aside_equals_the_plain_newton(seed, weighted, monkeypatch):
+    """At low temperature most rows are committed and the solver evaluates only the others: same answer."""
+    rng = np.random.RandomState(seed)
+    u, K = 400, rng.randint(3, 8)
+    E = _tied_energies(rng, u, K)
+    r = rng.dirichlet(np.full(K, 3.0))
+    s = rng.exponential(size=u) + 1e-2 if weighted else None
+    T = rng.choice([1e-3, 1e-4])
+    sorted_sizes = []
+    rebase = _potts._DualRows.rebase
+
+    def spy(self, nu):
+        rebase(self, nu)
+        sorted_sizes.append(u if self.rows is None else self.rows.size)
+
+    monkeypatch.setattr(_potts._DualRows, "rebase", spy)
+    P, nu = potts_p_step(E, T, r, weight=s)
+    assert min(sorted_sizes) < u // 2, "no row was set aside: the test does not exercise the reduced path"
+    monkeypatch.setattr(_potts, "_COMMITTED_GAP", np.inf)  # every row free: the plain Newton
+    P_plain, nu_plain = potts_p_step(E, T, r, weight=s)
+    fractions = P.mean(axis=0) if s is None else s @ P / s.sum()
+    assert np.abs(fractions - r).max() <= P_TOL
+    np.testing.assert_allclose(P, P_plain, atol=1e-9)
+
+
+def test_dual_rows_evaluate_the_fractions_of_all_rows():
+    rng = np.random.RandomState(0)
+    E = _tied_energies(rng, 500, 5)
+    E -= E.min(axis=1, keepdims=True)
+    T = 1e-3
+    nu = rng.randn(5) * 0.01
+    for weight in (None, rng.dirichlet(np.ones(500))):
+        rows = _potts._DualRows(E, T, weight)
+        rows.rebase(nu)
+        assert rows.rows is not None and rows.rows.size < 100
+        for step in (0.0, 2e-3, -5e-3, 0.5):  # the last one moves past the margin: the rows are sorted again
+            means, _, _ = rows.evaluate(nu + step)
+            full = _potts._softmax(nu + step, E, T)
+            expected = full.mean(axis=0) if weight is None else weight @ full
+            np.testing.assert_allclose(means, expected, rtol=0, atol=1e-15)
 
 
 def _p_objective(P, E, T, s=None):
