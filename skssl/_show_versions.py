@@ -37,10 +37,14 @@ _DEPENDENCIES = (
 
 
 def _system_info():
+    from .svm import _rowblocks
+
     return {
         "python": sys.version.replace("\n", " "),
         "executable": sys.executable,
         "machine": platform.platform(),
+        # A source tree that was never built runs CGLS on scipy's two mat-vecs instead.
+        "csr kernel": "compiled" if _rowblocks.csr_gram_rows is not None else "not built (scipy fallback)",
     }
 
 
@@ -71,7 +75,8 @@ def show_versions():
     """Print skssl's version, its dependencies' versions and the BLAS/OpenMP thread pools.
 
     Paste the output into a bug report. It lists the system (Python, platform),
-    the installed versions of skssl, numpy, scipy, scikit-learn, torch, skorch
+    whether skssl's compiled CSR kernel is built, the installed versions of
+    skssl, numpy, scipy, scikit-learn, torch, skorch
     and the other packages skssl works with (``None`` when absent), and the
     thread pools found by :func:`threadpoolctl.threadpool_info` (library,
     version, number of threads), which decide how fast the solvers and nets run.

@@ -11,6 +11,7 @@ def test_show_versions_lists_dependencies_and_thread_pools(capsys):
     skssl.show_versions()
     out = capsys.readouterr().out
     assert f"skssl: {skssl.__version__}" in out
+    assert "csr kernel: compiled" in out
     for name in ("python", "numpy", "scipy", "scikit-learn", "torch", "skorch", "threadpoolctl info"):
         assert re.search(rf"^\s*{name}:", out, flags=re.MULTILINE), name
     # numpy is loaded, so at least its BLAS pool is listed with its thread count.

@@ -36,6 +36,17 @@ Decisions
   With ``n_threads > 1`` both ``X`` and the slice are split into row blocks
   (views, see :mod:`skssl.svm._rowblocks`) whose products run on the given
   thread pool.
+* **One pass over the rows per CGLS iteration.** SVMlin's CGLS recomputes
+  ``r = X^T z`` from the updated ``z`` after computing ``q = X p``: two
+  passes over the active rows. Since ``z_new = z - t C q``,
+  ``X^T z_new = X^T z - t X^T (C q)``, and ``X^T (C q)`` comes out of the same
+  pass that computes ``q`` (:func:`skssl.svm._rowblocks.gram_product`), so
+  here ``X^T z`` is carried from one iteration to the next and ``X`` is read
+  once per iteration. In exact arithmetic the iterates are SVMlin's; in
+  float64 the carried ``X^T z`` differs from a recomputed one by rounding
+  (relative ~1e-16 per iteration), far below the relative stopping rule
+  (``eps`` >= 1e-6). The objectives on pcmac and 20 Newsgroups still match
+  SVMlin's (``benchmarks/results/linear_vs_svmlin.md``).
 * **Memory: one slice buffer per fit.** The goal is a fit that adds at most
   the CSR size of ``X`` (data + indices + indptr) to the memory ``X`` itself
   takes. The slice is the only large allocation, and two things made it
@@ -128,7 +139,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._rowblocks import row_blocks, transposed
+from ._rowblocks import gram_product, row_blocks, transposed
 from ._threads import single_blas_thread
 
 try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
@@ -394,8 +405,10 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         return 0.0, True, 0
     XT = transposed(XJ) if sp.issparse(XJ) else XJ.T  # CSC on XJ's arrays, no copy
     z = cost * (target - outputs)
-    r = XT @ z
-    r -= alpha * w
+    # X^T z, kept up to date through the products of each iteration (see the
+    # module's decisions): the fused product gives X^T (C q) with q.
+    xtz = XT @ z
+    r = xtz - alpha * w
     rb = z.sum() - alpha * b
     omega1 = r @ r + rb * rb
     eps2 = eps * eps
@@ -409,17 +422,15 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         # omega1 / (alpha |p|^2 + q' C q) would square |X| twice and overflow
         # for rows of huge values; in this form no intermediate exceeds |X|^2.
         p_norm = np.sqrt(omega_p)
-        q = XJ @ p
-        q += pb
-        q /= p_norm
-        cq = cost * q
-        t = (omega1 / p_norm) / (alpha + q @ cq)
+        q, u, _, qcq = gram_product(XJ, p, pb, p_norm, cost)
+        t = (omega1 / p_norm) / (alpha + qcq)
         w += (t / p_norm) * p
         b += (t / p_norm) * pb
         outputs += t * q
-        z -= t * cq
-        r = XT @ z
-        r -= alpha * w
+        q *= cost
+        z -= t * q
+        xtz -= t * u
+        r = xtz - alpha * w
         rb = z.sum() - alpha * b
         omega_new = r @ r + rb * rb
         # <=: an exact solution (omega_new == 0, e.g. all costs zero) is

@@ -155,9 +155,10 @@ Decisions
   final test of the class fractions use every row. On 20 Newsgroups (20
   classes, 20 labels per class, the full training split) the p-steps took
   half of the fit before (the low-temperature ones a few seconds each, with
-  hundreds of dual evaluations over all 11,314 rows); the fit went from 231
-  to 140 CPU seconds with the same objective to 16 digits. Tested against
-  the plain Newton (every row evaluated) on tied and near-tied problems.
+  hundreds of dual evaluations over all 11,314 rows); the fit went from 222
+  to 135 CPU seconds (minimum of three runs each) with the same objective to
+  16 digits. Tested against the plain Newton (every row evaluated) on tied
+  and near-tied problems.
 * **No overflow.** ``p`` is computed from ``(nu_k - e_jk) / T`` minus its row
   maximum, so every exponent is <= 0 and every row has a 1 before
   normalisation: no overflow and no 0/0 whatever ``T`` and the energies.

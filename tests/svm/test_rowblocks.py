@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _rowblocks
 from skssl.svm._classes import _share_cores
-from skssl.svm._rowblocks import RowBlocks, row_blocks, transposed
+from skssl.svm._rowblocks import RowBlocks, gram_product, row_blocks, transposed
 
 
 @pytest.mark.parametrize("sparse", [True, False])
@@ -32,6 +32,63 @@ def test_row_block_products_equal_the_plain_ones(sparse, n_blocks):
         assert A.shape == X.shape and A.T.shape == X.shape[::-1]
     if sparse:  # blocks share X's data: no copy
         assert all(np.shares_memory(blk.data, X.data) for blk in A._blocks if blk.nnz)
+
+
+def test_the_fused_kernel_is_compiled():
+    assert _rowblocks.csr_gram_rows is not None, (
+        "skssl/svm/_csr_kernels.pyx is not built: run `pip install -e .` (or `python setup.py build_ext --inplace`)"
+    )
+
+
+def _gram_reference(X, p, pb, p_norm, cost):
+    q = (X @ p + pb) / p_norm
+    return q, X.T @ (cost * q), (cost * q).sum(), q @ (cost * q)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("layout", ["csr", "dense", "blocks2", "blocks3", "dense_blocks"])
+@pytest.mark.parametrize("seed", range(4))
+def test_gram_product_equals_two_products(index_dtype, layout, seed):
+    rng = np.random.RandomState(seed)
+    n, d = rng.randint(1, 120), rng.randint(1, 40)
+    X = sp.random(n, d, density=rng.uniform(0.01, 0.5), format="csr", random_state=rng)
+    X.data = rng.randn(X.nnz) * 10.0 ** rng.randint(-3, 4)
+    X.indices = X.indices.astype(index_dtype)
+    X.indptr = X.indptr.astype(index_dtype)
+    p, pb, p_norm = rng.randn(d), rng.randn(), rng.uniform(0.1, 10)
+    cost = rng.exponential(size=n) * (rng.rand(n) < 0.7)  # some zero costs: skipped rows
+    expected = _gram_reference(X, p, pb, p_norm, cost)
+    with ThreadPoolExecutor(2) as ex:
+        if layout == "csr":
+            A = X
+        elif layout == "dense":
+            A = X.toarray()
+        elif layout == "dense_blocks":
+            A = RowBlocks(X.toarray(), ex, 2) if n >= 2 else X.toarray()
+        else:
+            A = RowBlocks(X, ex, int(layout[-1])) if n >= int(layout[-1]) else X
+        q, u, cq_sum, qcq = gram_product(A, p, pb, p_norm, cost)
+    if layout in ("csr", "blocks2", "blocks3"):  # each row summed as scipy sums it
+        np.testing.assert_array_equal(q, expected[0])
+    else:
+        np.testing.assert_allclose(q, expected[0], rtol=1e-12, atol=1e-12 * np.abs(expected[0]).max(initial=1))
+    scale = np.abs(X).T @ np.abs(cost * q) + 1e-300
+    np.testing.assert_allclose(u, expected[1], rtol=0, atol=1e-13 * scale.max())
+    np.testing.assert_allclose([cq_sum, qcq], expected[2:], rtol=1e-12, atol=1e-300)
+
+
+def test_gram_product_accepts_read_only_inputs_and_does_not_modify_them():
+    rng = np.random.RandomState(0)
+    X = sp.random(60, 20, density=0.3, format="csr", random_state=rng)
+    p, cost = rng.randn(20), rng.rand(60)
+    before = [a.copy() for a in (X.data, X.indices, X.indptr, p, cost)]
+    for a in (X.data, X.indices, X.indptr, p, cost):  # read-only inputs (memory-mapped data) are accepted
+        a.flags.writeable = False
+    with ThreadPoolExecutor(2) as ex:
+        gram_product(RowBlocks(X, ex, 2), p, 0.5, 2.0, cost)
+    gram_product(X, p, 0.5, 2.0, cost)
+    for a, b in zip((X.data, X.indices, X.indptr, p, cost), before):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_small_matrices_are_not_blocked():
