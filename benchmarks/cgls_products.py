@@ -6,13 +6,16 @@ script times, on the 20 Newsgroups training matrix (DESIGN's tf-idf protocol,
 over 5 batches of 50 calls of
 
 * ``scipy``: ``X @ p`` then ``X.T @ (c * q)``, one thread;
-* ``scipy x2``: the same over two row blocks in two threads (skssl before the
-  fused kernel);
+* ``scipy x2 (py threads)``: the same over two row blocks, the second block
+  on a Python thread (skssl before the compiled kernels);
+* ``2 passes x2 (OpenMP)``: the two products over two row blocks by
+  skssl's compiled kernels on two OpenMP threads (``RowBlocks @ p`` and
+  ``RowBlocks.T @ z``, what the outputs of every Newton step use);
 * ``fused``: :func:`skssl.svm._rowblocks.gram_product`, one pass, one thread;
-* ``fused x2``: the same over two row blocks in two threads (what
-  ``n_jobs=2`` runs),
+* ``fused x2``: the same over two row blocks on two OpenMP threads (what
+  CGLS runs with ``n_jobs=2``),
 
-the four alternating, with BLAS limited to one thread (the products are
+all alternating, with BLAS limited to one thread (the products are
 sparse; BLAS is not used). Run it on an idle machine::
 
     python benchmarks/cgls_products.py ../shared/data [--stack 1]
@@ -64,9 +67,30 @@ def main():
 
     with ThreadPoolExecutor(2) as executor, threadpool_limits(1):
         blocks = RowBlocks(X, executor, 2)
+        (a0, b0), (a1, b1) = blocks._bounds
+
+        def python_threads():
+            # skssl's products before the compiled kernels: scipy on block 0 here, block 1 on a pool thread.
+            q = np.empty(n)
+
+            def matvec(k, a, b):
+                q[a:b] = blocks._blocks[k] @ p
+
+            future = executor.submit(matvec, 1, a1, b1)
+            matvec(0, a0, b0)
+            future.result()
+            q += pb
+            q /= p_norm
+            cq = cost * q
+            future = executor.submit(lambda: blocks._blocks_t[1] @ cq[a1:b1])
+            u = blocks._blocks_t[0] @ cq[a0:b0]
+            u += future.result()
+            return q, u
+
         methods = {
             "scipy": lambda: scipy_products(X, XT),
-            "scipy x2": lambda: scipy_products(blocks, blocks.T),
+            "scipy x2 (py threads)": python_threads,
+            "2 passes x2 (OpenMP)": lambda: scipy_products(blocks, blocks.T),
             "fused": lambda: gram_product(X, p, pb, p_norm, cost),
             "fused x2": lambda: gram_product(blocks, p, pb, p_norm, cost),
         }
@@ -83,7 +107,7 @@ def main():
                 best[name] = min(best[name], (time.perf_counter() - start) / 50)
     print(f"20 Newsgroups x{args.stack}: {n} x {d}, {X.nnz} non-zeros; ms per iteration's products (min of 5 x 50)")
     for name, t in best.items():
-        print(f"{name:>9}: {1e3 * t:7.2f} ms  ({best['scipy'] / t:.2f}x scipy)")
+        print(f"{name:>21}: {1e3 * t:7.2f} ms  ({best['scipy'] / t:.2f}x scipy)")
 
 
 if __name__ == "__main__":

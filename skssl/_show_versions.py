@@ -37,14 +37,14 @@ _DEPENDENCIES = (
 
 
 def _system_info():
-    from .svm import _rowblocks
+    from .svm import _kernels
 
     return {
         "python": sys.version.replace("\n", " "),
         "executable": sys.executable,
         "machine": platform.platform(),
         # A source tree that was never built runs CGLS on scipy's two mat-vecs instead.
-        "csr kernel": "compiled" if _rowblocks.csr_gram_rows is not None else "not built (scipy fallback)",
+        "csr kernel": "compiled" if _kernels.COMPILED else "not built (scipy fallback)",
     }
 
 

@@ -139,6 +139,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._kernels import cgls_step_direction, cgls_step_features, cgls_step_rows
 from ._rowblocks import gram_product, row_blocks, transposed
 from ._threads import single_blas_thread
 
@@ -424,25 +425,22 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         p_norm = np.sqrt(omega_p)
         q, u, _, qcq = gram_product(XJ, p, pb, p_norm, cost)
         t = (omega1 / p_norm) / (alpha + qcq)
-        w += (t / p_norm) * p
+        # w += (t/|p|) p, X^T z -= t X^T C q, |r|^2 with r = X^T z - alpha w; then the rows:
+        # outputs += t q, z -= t C q, sum z, |z|^2 (one pass each, see skssl.svm._kernels).
+        rr = cgls_step_features(w, xtz, p, u, t / p_norm, t, alpha)
         b += (t / p_norm) * pb
-        outputs += t * q
-        q *= cost
-        z -= t * q
-        xtz -= t * u
-        r = xtz - alpha * w
-        rb = z.sum() - alpha * b
-        omega_new = r @ r + rb * rb
+        z_sum, zz = cgls_step_rows(outputs, z, q, cost, t)
+        rb = z_sum - alpha * b
+        omega_new = rr + rb * rb
         # <=: an exact solution (omega_new == 0, e.g. all costs zero) is
         # converged; '<' would divide 0 by 0 on the next step.
-        if omega_new <= eps2 * (z @ z):
+        if omega_new <= eps2 * zz:
             return b, True, it
         scale = omega_new / omega1
         omega1 = omega_new
-        p *= scale
-        p += r
         pb = rb + scale * pb
-        omega_p = p @ p + pb * pb
+        # p = scale p + r and |p|^2
+        omega_p = cgls_step_direction(p, xtz, w, scale, alpha) + pb * pb
     return b, False, max_iter
 
 

@@ -28,18 +28,28 @@ Decisions
   computes the first block itself, so ``n_jobs=2`` costs one hand-off per
   product (its pool needs ``n_threads - 1`` workers, but keeps ``n_threads``
   so a one-vs-rest worker can never starve it).
-* CGLS's two products per iteration, ``q = X p`` and ``X^T (C q)``, are one
-  fused pass over the rows of a CSR matrix (:func:`gram_product`, compiled in
-  ``skssl/svm/_csr_kernels.pyx``): each row is read from memory once instead
-  of twice. Minimum time of one iteration's products on an idle machine
-  (``benchmarks/cgls_products.py``), scipy's two mat-vecs vs the fused
-  pass: 20 Newsgroups (1.5M non-zeros) 2.09 vs 2.08 ms in one thread and
-  1.48 vs 1.24 ms in two; stacked 7 times (10.7M) 28.2 vs 19.1 ms in one
-  thread and 13.7 vs 9.5 ms in two. Each block accumulates its
-  ``X_k^T (C q)_k`` in its own vector and the blocks' vectors are added in
-  block order (deterministic for a given ``n_threads``). Dense ``X`` keeps
-  BLAS's two products; a source tree whose kernel was not compiled falls
-  back to scipy's two mat-vecs (``skssl.show_versions()`` says which).
+* **Compiled kernels for CSR** (``skssl/svm/_csr_kernels.pyx``, through
+  :mod:`skssl.svm._kernels`). The blocks of a CSR product run on OpenMP
+  threads inside one call that holds no GIL. The first version handed
+  block 1 to a Python pool thread per product: on 20 Newsgroups one
+  iteration's products took 1.50 ms that way and 1.16 ms on OpenMP threads
+  (2.18 ms in one thread), and a two-thread TSVM fit spent an eighth of its
+  wall time handing off and waiting. CGLS's two products per iteration,
+  ``q = X p`` and ``X^T (C q)``, are moreover one pass over the rows
+  (:func:`gram_product`): each row is read once instead of twice, which
+  pays once ``X`` outgrows the caches (20 Newsgroups stacked 7 times,
+  10.7M non-zeros: 28.7 ms as scipy's two mat-vecs, 19.8 ms fused in one
+  thread, 9.9 ms fused in two; on 20 Newsgroups itself 2.18 vs 2.27 ms in
+  one thread and 1.16 vs 1.17 ms in two: a wash). Minimum times on an idle
+  machine, ``benchmarks/cgls_products.py``. Each block writes its
+  ``X_k^T z_k`` into its own vector and the vectors are added in block
+  order, so results are deterministic for a given ``n_threads``. Dense ``X``
+  keeps BLAS's products on the Python pool; a source tree whose kernels
+  were not compiled falls back to scipy's products on the pool
+  (``skssl.show_versions()`` says which). OpenMP's threads wait for work by
+  spinning for a moment after each product, so a ``n_jobs=2`` fit uses more
+  CPU time than wall time on both cores (on 20 Newsgroups TSVM: 3.6 CPU s
+  for 1.8 s of wall time) while it finishes sooner.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -48,10 +58,7 @@ from contextlib import nullcontext
 import numpy as np
 import scipy.sparse as sp
 
-try:
-    from ._csr_kernels import csr_gram_rows
-except ImportError:  # a source checkout that was never built: scipy's two mat-vecs instead
-    csr_gram_rows = None
+from ._kernels import csr_gram_rows, csr_matvec_blocks, csr_rmatvec_blocks
 
 __all__ = ["MIN_BLOCK_NNZ", "RowBlocks", "gram_product", "row_blocks", "thread_pool", "transposed"]
 
@@ -138,6 +145,7 @@ class RowBlocks:
         self._bounds = bounds
         self._blocks = [_row_block(X, a, b) for a, b in bounds]
         self._blocks_t = [transposed(blk) for blk in self._blocks]
+        self._buffers = None
 
     @property
     def T(self):
@@ -150,8 +158,21 @@ class RowBlocks:
         first = work(0)
         return [first] + [f.result() for f in futures]
 
+    def _kernel_buffers(self):
+        # (block bounds, per-block X_k^T z vectors, per-block sums), made at the first kernel product.
+        if self._buffers is None:
+            bounds = np.array([a for a, _ in self._bounds] + [self._bounds[-1][1]], dtype=np.intp)
+            n_blocks = len(self._bounds)
+            self._buffers = (bounds, np.empty((n_blocks, self.shape[1])), np.empty((n_blocks, 2)))
+        return self._buffers
+
     def __matmul__(self, v):
         out = np.empty(self.shape[0])
+        if _fused(self.X):
+            # The kernels run the blocks on their own OpenMP threads: no Python hand-off per product.
+            X, bounds = self.X, self._kernel_buffers()[0]
+            csr_matvec_blocks(X.data, X.indices, _indptr_like_indices(X), bounds, v, out, len(bounds) - 1)
+            return out
 
         def work(k):
             a, b = self._bounds[k]
@@ -162,8 +183,13 @@ class RowBlocks:
 
     def rmatvec(self, z):
         """``X.T @ z`` as the sum, in block order, of the blocks' products."""
-        parts = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
-        total = parts[0]
+        if _fused(self.X):
+            X, (bounds, outs, _) = self.X, self._kernel_buffers()
+            csr_rmatvec_blocks(X.data, X.indices, _indptr_like_indices(X), bounds, z, outs, len(bounds) - 1)
+            parts = outs
+        else:
+            parts = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
+        total = parts[0].copy()
         for part in parts[1:]:
             total += part
         return total
@@ -172,22 +198,20 @@ class RowBlocks:
         """CGLS's products over the blocks; see :func:`gram_product`."""
         if not _fused(self.X):
             return _gram_two_products(self, p, pb, p_norm, cost)
+        bounds, outs, sums = self._kernel_buffers()
         X = self.X
-        indptr = _indptr_like_indices(X)
         q = np.empty(self.shape[0])
-
-        def work(k):
-            a, b = self._bounds[k]
-            out = np.zeros(self.shape[1])
-            return out, csr_gram_rows(X.data, X.indices, indptr, a, b, p, pb, p_norm, cost, q, out)
-
-        parts = self._run(work)
-        u, (cq_sum, qcq) = parts[0]
-        for out, (s, c) in parts[1:]:
+        csr_gram_rows(
+            X.data, X.indices, _indptr_like_indices(X), bounds, p, pb, p_norm, cost, q, outs, sums, len(bounds) - 1
+        )
+        u = outs[0].copy()
+        for out in outs[1:]:
             u += out
+        cq_sum, qcq = sums[0]
+        for s, c in sums[1:]:
             cq_sum += s
             qcq += c
-        return q, u, cq_sum, qcq
+        return q, u, float(cq_sum), float(qcq)
 
 
 def _fused(X):
@@ -239,9 +263,11 @@ def gram_product(A, p, pb, p_norm, cost):
     if not _fused(A):
         return _gram_two_products(A, p, pb, p_norm, cost)
     q = np.empty(A.shape[0])
-    u = np.zeros(A.shape[1])
-    cq_sum, qcq = csr_gram_rows(A.data, A.indices, _indptr_like_indices(A), 0, A.shape[0], p, pb, p_norm, cost, q, u)
-    return q, u, cq_sum, qcq
+    u = np.empty((1, A.shape[1]))
+    sums = np.empty((1, 2))
+    bounds = np.array([0, A.shape[0]], dtype=np.intp)
+    csr_gram_rows(A.data, A.indices, _indptr_like_indices(A), bounds, p, pb, p_norm, cost, q, u, sums, 1)
+    return q, u[0], float(sums[0, 0]), float(sums[0, 1])
 
 
 def row_blocks(X, executor, n_threads):
