@@ -157,6 +157,32 @@ def csr_rmatvec_blocks(
             _rmatvec_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], z, outs[blk])
 
 
+def csr_matvec_subset(
+    const double[::1] data,
+    const index_t[::1] indices,
+    const index_t[::1] indptr,
+    const Py_ssize_t[::1] rows,
+    const double[::1] v,
+    double b,
+    double[::1] out,
+    int n_threads,
+):
+    """``out[r] = x_r . v + b`` for the rows ``r`` listed, on ``n_threads`` OpenMP threads.
+
+    The rows are read where they are (no slice of X); each sum is summed as
+    scipy's CSR mat-vec sums it.
+    """
+    cdef Py_ssize_t i, k, r
+    cdef double s
+    with nogil:
+        for i in prange(rows.shape[0], num_threads=n_threads, schedule="static"):
+            r = rows[i]
+            s = 0.0
+            for k in range(indptr[r], indptr[r + 1]):
+                s = s + data[k] * v[indices[k]]
+            out[r] = s + b
+
+
 def cgls_step_features(double[::1] w, double[::1] xtz, const double[::1] p, const double[::1] u,
                        double step_w, double t, double alpha):
     """``w += step_w p``, ``xtz -= t u``, and ``|xtz - alpha w|^2``, in one pass."""

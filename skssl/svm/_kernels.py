@@ -17,11 +17,12 @@ try:
         cgls_step_rows,
         csr_gram_rows,
         csr_matvec_blocks,
+        csr_matvec_subset,
         csr_rmatvec_blocks,
     )
 except ImportError:  # a source checkout that was never built
     COMPILED = False
-    csr_gram_rows = csr_matvec_blocks = csr_rmatvec_blocks = None
+    csr_gram_rows = csr_matvec_blocks = csr_matvec_subset = csr_rmatvec_blocks = None
 
     def cgls_step_features(w, xtz, p, u, step_w, t, alpha):
         w += step_w * p
@@ -50,5 +51,6 @@ __all__ = [
     "cgls_step_rows",
     "csr_gram_rows",
     "csr_matvec_blocks",
+    "csr_matvec_subset",
     "csr_rmatvec_blocks",
 ]

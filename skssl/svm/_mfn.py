@@ -26,16 +26,19 @@ Decisions
   does with its appended constant feature. Every product carries it
   explicitly: ``X @ w + b`` and ``(X^T z, sum z)``; no ``hstack``, which would
   copy ``X``.
-* The work is done by scipy's sparse kernels (``X @ v`` on CSR and
-  ``X.T @ z``, the transposed view, no copy) or BLAS for dense ``X``. A Newton
-  step slices the active rows ``X[J]`` once (CGLS runs on them for many
-  iterations, so the one copy of the active part pays for itself) and does one
-  full ``X @ w_bar`` for the outputs of all rows; there is no other copy.
-  When the active rows hold more than ``SLICE_FRACTION`` of the non-zeros,
-  CGLS runs on ``X`` itself with zero costs on the inactive rows instead.
-  With ``n_threads > 1`` both ``X`` and the slice are split into row blocks
-  (views, see :mod:`skssl.svm._rowblocks`) whose products run on the given
-  thread pool.
+* The work is done by skssl's compiled CSR kernels (:mod:`skssl.svm._kernels`;
+  scipy's sparse products where they were not built) or BLAS for dense
+  ``X``. A Newton step slices the active rows ``X[J]`` once (CGLS runs on
+  them for many iterations, so the one copy of the active part pays for
+  itself). CGLS keeps the outputs of the rows it solves on up to date, so
+  after it only the other rows' outputs ``x_i . w_bar + b_bar`` are computed,
+  read in place, as SVMlin's ``L2_SVM_MFN`` does (none when CGLS ran on every
+  row, DA's usual case; a full ``X @ w_bar`` for dense ``X``); there is no
+  other copy. When the active rows hold more than ``SLICE_FRACTION`` of the
+  non-zeros, CGLS runs on ``X`` itself with zero costs on the inactive rows
+  instead. With ``n_threads > 1`` both ``X`` and the slice are split into
+  row blocks (views, see :mod:`skssl.svm._rowblocks`) whose products run on
+  ``n_threads`` threads.
 * **One pass over the rows per CGLS iteration.** SVMlin's CGLS recomputes
   ``r = X^T z`` from the updated ``z`` after computing ``q = X p``: two
   passes over the active rows. Since ``z_new = z - t C q``,
@@ -139,8 +142,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import cgls_step_direction, cgls_step_features, cgls_step_rows
-from ._rowblocks import gram_product, row_blocks, transposed
+from ._kernels import cgls_step_direction, cgls_step_features, cgls_step_rows, csr_matvec_subset
+from ._rowblocks import gram_product, indptr_like_indices, row_blocks, transposed
 from ._threads import single_blas_thread
 
 try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
@@ -336,6 +339,27 @@ def check_design_scale(X):
 
 def _matvec(X, v, b):
     return X @ v + b
+
+
+def _outputs_after_cgls(X, Xb, J, oJ, w_bar, b_bar, n_threads):
+    """``X @ w_bar + b_bar`` when CGLS has kept the outputs ``oJ`` of the rows ``J`` up to date.
+
+    As SVMlin's ``L2_SVM_MFN`` does, only the other rows are computed (read in
+    place by the compiled kernel): none when CGLS ran on every row, which is
+    DA's usual case. Dense ``X`` (or an unbuilt kernel) takes the full product.
+    """
+    n_rows = X.shape[0]
+    if J.size == n_rows:
+        return oJ
+    if csr_matvec_subset is None or not sp.issparse(X):
+        return _matvec(Xb, w_bar, b_bar)
+    o_bar = np.empty(n_rows)
+    o_bar[J] = oJ
+    others = np.ones(n_rows, dtype=bool)
+    others[J] = False
+    rest = np.flatnonzero(others)
+    csr_matvec_subset(X.data, X.indices, indptr_like_indices(X), rest, w_bar, float(b_bar), o_bar, n_threads)
+    return o_bar
 
 
 def mfn_objective(w, b, outputs, y, cost, alpha, rows=None):
@@ -661,7 +685,7 @@ def l2_svm_mfn(
                 "ill-conditioned for float64: scale X first (e.g. MaxAbsScaler or StandardScaler)."
             )
         cg_cap = CGITERMAX
-        o_bar = _matvec(Xb, w_bar, b_bar)
+        o_bar = _outputs_after_cgls(X, Xb, J, oJ, w_bar, b_bar, n_threads)
         ot_bar = o_bar if rows is None else o_bar[rows]
         yo_bar = y * ot_bar
         optimal = cg_ok and bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))

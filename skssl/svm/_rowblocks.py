@@ -171,7 +171,7 @@ class RowBlocks:
         if _fused(self.X):
             # The kernels run the blocks on their own OpenMP threads: no Python hand-off per product.
             X, bounds = self.X, self._kernel_buffers()[0]
-            csr_matvec_blocks(X.data, X.indices, _indptr_like_indices(X), bounds, v, out, len(bounds) - 1)
+            csr_matvec_blocks(X.data, X.indices, indptr_like_indices(X), bounds, v, out, len(bounds) - 1)
             return out
 
         def work(k):
@@ -185,7 +185,7 @@ class RowBlocks:
         """``X.T @ z`` as the sum, in block order, of the blocks' products."""
         if _fused(self.X):
             X, (bounds, outs, _) = self.X, self._kernel_buffers()
-            csr_rmatvec_blocks(X.data, X.indices, _indptr_like_indices(X), bounds, z, outs, len(bounds) - 1)
+            csr_rmatvec_blocks(X.data, X.indices, indptr_like_indices(X), bounds, z, outs, len(bounds) - 1)
             parts = outs
         else:
             parts = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
@@ -202,7 +202,7 @@ class RowBlocks:
         X = self.X
         q = np.empty(self.shape[0])
         csr_gram_rows(
-            X.data, X.indices, _indptr_like_indices(X), bounds, p, pb, p_norm, cost, q, outs, sums, len(bounds) - 1
+            X.data, X.indices, indptr_like_indices(X), bounds, p, pb, p_norm, cost, q, outs, sums, len(bounds) - 1
         )
         u = outs[0].copy()
         for out in outs[1:]:
@@ -218,7 +218,7 @@ def _fused(X):
     return csr_gram_rows is not None and sp.issparse(X) and X.format == "csr"
 
 
-def _indptr_like_indices(X):
+def indptr_like_indices(X):
     # The kernel takes indices and indptr of one integer type; scipy keeps them equal.
     return X.indptr if X.indptr.dtype == X.indices.dtype else X.indptr.astype(X.indices.dtype)
 
@@ -266,7 +266,7 @@ def gram_product(A, p, pb, p_norm, cost):
     u = np.empty((1, A.shape[1]))
     sums = np.empty((1, 2))
     bounds = np.array([0, A.shape[0]], dtype=np.intp)
-    csr_gram_rows(A.data, A.indices, _indptr_like_indices(A), bounds, p, pb, p_norm, cost, q, u, sums, 1)
+    csr_gram_rows(A.data, A.indices, indptr_like_indices(A), bounds, p, pb, p_norm, cost, q, u, sums, 1)
     return q, u[0], float(sums[0, 0]), float(sums[0, 1])
 
 

@@ -234,3 +234,28 @@ def test_slicing_and_zero_cost_paths_agree(monkeypatch, paired):
     full = l2_svm_mfn(X, y, cost, alpha=1e-2, rows=rows)
     np.testing.assert_allclose(full.w, sliced.w, rtol=1e-6, atol=1e-8)
     assert full.objective == pytest.approx(sliced.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("paired", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_outputs_are_those_of_the_weights(seed, paired, n_threads, monkeypatch):
+    """Only the inactive rows' outputs are recomputed after CGLS: every output must still be X w + b."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skssl.svm import _mfn, _rowblocks
+
+    X, y, cost, rows = _problem(seed, n_rows=400, n_features=80, paired=paired)
+    monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 10)  # blocks even on this small matrix
+    with ThreadPoolExecutor(n_threads) as ex:
+        res = l2_svm_mfn(X, y, cost, alpha=1e-2, rows=rows, executor=ex, n_threads=n_threads)
+    np.testing.assert_allclose(res.outputs, X @ res.w + res.b, rtol=0, atol=1e-12)
+    # The partial recomputation agrees with the full one at any active set.
+    rng = np.random.RandomState(seed)
+    w, b = rng.randn(80), 0.3
+    J = np.flatnonzero(rng.rand(400) < rng.uniform(0.05, 0.95))
+    full = X @ w + b
+    got = _mfn._outputs_after_cgls(X, X, J, full[J].copy(), w, b, n_threads)
+    np.testing.assert_array_equal(got, full)
+    tracked = full.copy()  # CGLS ran on every row: its outputs are used as they are, no product
+    assert _mfn._outputs_after_cgls(X, X, np.arange(400), tracked, w, b, n_threads) is tracked
