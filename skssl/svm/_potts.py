@@ -381,8 +381,7 @@ def _newton(E, T, r, nu, max_newton, weight=None):
     """
     u, K = E.shape
     rows = _DualRows(E, T, weight)
-    rows.rebase(nu)
-    means, P, a = rows.evaluate(nu)
+    means, P, a = rows.evaluate(nu)  # sorts the rows at the first call
     for _ in range(max_newton):
         grad = means - r
         if np.abs(grad).max() <= P_TOL:

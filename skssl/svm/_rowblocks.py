@@ -54,6 +54,7 @@ Decisions
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -143,9 +144,17 @@ class RowBlocks:
         self._executor = executor
         bounds = _block_bounds(X, n_blocks)
         self._bounds = bounds
-        self._blocks = [_row_block(X, a, b) for a, b in bounds]
-        self._blocks_t = [transposed(blk) for blk in self._blocks]
         self._buffers = None
+
+    # The block matrices serve only the products on the Python pool (dense X, or CSR without the compiled
+    # kernels, which read X's arrays between the bounds): built on first use, not for every slice of a fit.
+    @cached_property
+    def _blocks(self):
+        return [_row_block(self.X, a, b) for a, b in self._bounds]
+
+    @cached_property
+    def _blocks_t(self):
+        return [transposed(blk) for blk in self._blocks]
 
     @property
     def T(self):
@@ -154,7 +163,7 @@ class RowBlocks:
     def _run(self, work):
         # Block 0 runs in the calling thread while the pool runs the others:
         # one hand-off fewer per product, and the caller does not sit idle.
-        futures = [self._executor.submit(work, k) for k in range(1, len(self._blocks))]
+        futures = [self._executor.submit(work, k) for k in range(1, len(self._bounds))]
         first = work(0)
         return [first] + [f.result() for f in futures]
 
@@ -183,35 +192,38 @@ class RowBlocks:
 
     def rmatvec(self, z):
         """``X.T @ z`` as the sum, in block order, of the blocks' products."""
-        if _fused(self.X):
-            X, (bounds, outs, _) = self.X, self._kernel_buffers()
-            csr_rmatvec_blocks(X.data, X.indices, indptr_like_indices(X), bounds, z, outs, len(bounds) - 1)
-            parts = outs
-        else:
+        if not _fused(self.X):
             parts = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
-        total = parts[0].copy()
-        for part in parts[1:]:
-            total += part
-        return total
+            return _sum_in_order(parts[0], parts[1:])
+        X, (bounds, outs, _) = self.X, self._kernel_buffers()
+        csr_rmatvec_blocks(X.data, X.indices, indptr_like_indices(X), bounds, z, outs, len(bounds) - 1)
+        return _sum_in_order(outs[0].copy(), outs[1:])  # outs is reused: the result is a new array
 
     def gram(self, p, pb, p_norm, cost):
         """CGLS's products over the blocks; see :func:`gram_product`."""
         if not _fused(self.X):
             return _gram_two_products(self, p, pb, p_norm, cost)
-        bounds, outs, sums = self._kernel_buffers()
-        X = self.X
-        q = np.empty(self.shape[0])
-        csr_gram_rows(
-            X.data, X.indices, indptr_like_indices(X), bounds, p, pb, p_norm, cost, q, outs, sums, len(bounds) - 1
-        )
-        u = outs[0].copy()
-        for out in outs[1:]:
-            u += out
-        cq_sum, qcq = sums[0]
-        for s, c in sums[1:]:
-            cq_sum += s
-            qcq += c
-        return q, u, float(cq_sum), float(qcq)
+        return _kernel_gram(self.X, *self._kernel_buffers(), p, pb, p_norm, cost, outs_reused=True)
+
+
+def _sum_in_order(total, parts):
+    """``total + parts[0] + parts[1] + ...`` in that order, into ``total``."""
+    for part in parts:
+        total += part
+    return total
+
+
+def _kernel_gram(X, bounds, outs, sums, p, pb, p_norm, cost, outs_reused):
+    """:func:`gram_product` by the compiled kernel, the blocks ``bounds`` on as many OpenMP threads.
+
+    ``outs_reused``: the caller keeps ``outs`` for its next product, so the result must not be a view of it.
+    """
+    q = np.empty(X.shape[0])
+    n_blocks = len(bounds) - 1
+    csr_gram_rows(X.data, X.indices, indptr_like_indices(X), bounds, p, pb, p_norm, cost, q, outs, sums, n_blocks)
+    u = _sum_in_order(outs[0].copy() if outs_reused else outs[0], outs[1:])
+    cq_sum, qcq = _sum_in_order(sums[0].copy(), sums[1:])
+    return q, u, float(cq_sum), float(qcq)
 
 
 def _fused(X):
@@ -262,12 +274,8 @@ def gram_product(A, p, pb, p_norm, cost):
         return A.gram(p, pb, p_norm, cost)
     if not _fused(A):
         return _gram_two_products(A, p, pb, p_norm, cost)
-    q = np.empty(A.shape[0])
-    u = np.empty((1, A.shape[1]))
-    sums = np.empty((1, 2))
     bounds = np.array([0, A.shape[0]], dtype=np.intp)
-    csr_gram_rows(A.data, A.indices, indptr_like_indices(A), bounds, p, pb, p_norm, cost, q, u, sums, 1)
-    return q, u[0], float(sums[0, 0]), float(sums[0, 1])
+    return _kernel_gram(A, bounds, np.empty((1, A.shape[1])), np.empty((1, 2)), p, pb, p_norm, cost, outs_reused=False)
 
 
 def row_blocks(X, executor, n_threads):
