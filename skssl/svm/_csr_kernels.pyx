@@ -15,6 +15,9 @@ the memory bus. scipy has no such fused product, hence this kernel.
 """
 
 from cython.parallel cimport prange
+from libc.math cimport sqrt
+
+import numpy as np
 
 
 ctypedef fused index_t:
@@ -36,9 +39,9 @@ cdef void _gram_rows(
     double[::1] out,
     double* sums,
 ) noexcept nogil:
+    # Adds to out, which the caller zeroes.
     cdef Py_ssize_t i, k, lo, hi
     cdef double s, cq, cq_sum = 0.0, qcq = 0.0
-    out[:] = 0.0
     for i in range(start, stop):
         lo = indptr[i]
         hi = indptr[i + 1]
@@ -84,6 +87,7 @@ def csr_gram_rows(
     cdef Py_ssize_t blk, n_blocks = bounds.shape[0] - 1
     with nogil:
         for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+            outs[blk, :] = 0.0
             _gram_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
                        outs[blk], &sums[blk, 0])
 
@@ -221,3 +225,341 @@ def cgls_step_rows(double[::1] outputs, double[::1] z, const double[::1] q, cons
             zs += v
             zz += v * v
     return zs, zz
+
+
+# ---------------------------------------------------------------------------
+# The whole CGLS loop in one GIL-free call.
+#
+# Each iteration is three parallel loops over the blocks (the fused product;
+# the weight and row updates; the new direction), with the scalar steps of
+# CGLS between them in the calling thread. Block k owns rows
+# bounds[k]:bounds[k + 1] and features fbounds[k]:fbounds[k + 1]; every
+# partial sum goes into its own slot of `parts` and the slots are added in
+# block order, so the result does not depend on the threads' timing.
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    _RR = 0   # |xtz - alpha w|^2 over the block's features
+    _ZS = 1   # sum z over the block's rows
+    _ZZ = 2   # |z|^2 over the block's rows
+    _PP = 3   # |p|^2 over the block's features
+    _CQ = 4   # sum cost q over the block's rows
+    _QCQ = 5  # q' C q over the block's rows
+    _N_PARTS = 8  # one 64-byte line per block
+
+
+cdef void _start_rows(
+    const double[::1] data,
+    const index_t[::1] indices,
+    const index_t[::1] indptr,
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    const double[::1] cost,
+    const double[::1] target,
+    const double[::1] outputs,
+    double[::1] z,
+    double[::1] out,
+    double* part,
+) noexcept nogil:
+    # z = C (target - outputs) on the block's rows, out = X_k^T z_k, and the sums of z.
+    cdef Py_ssize_t i, k
+    cdef double zi, zs = 0.0, zz = 0.0
+    out[:] = 0.0
+    for i in range(start, stop):
+        zi = cost[i] * (target[i] - outputs[i])
+        z[i] = zi
+        zs += zi
+        zz += zi * zi
+        if zi != 0.0:
+            for k in range(indptr[i], indptr[i + 1]):
+                out[indices[k]] += zi * data[k]
+    part[_ZS] = zs
+    part[_ZZ] = zz
+
+
+cdef inline double _take_block_sum(double[:, ::1] outs, Py_ssize_t j) noexcept nogil:
+    # outs[0, j] + outs[1, j] + ... in block order, leaving zeros for the next product to add to (zeroing
+    # the lines just read costs less than a separate pass over them).
+    cdef Py_ssize_t k
+    cdef double s = outs[0, j]
+    outs[0, j] = 0.0
+    for k in range(1, outs.shape[0]):
+        s = s + outs[k, j]
+        outs[k, j] = 0.0
+    return s
+
+
+cdef void _start_features(
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    double[:, ::1] outs,
+    const double[::1] w,
+    double alpha,
+    double[::1] xtz,
+    double[::1] p,
+    double* part,
+) noexcept nogil:
+    # xtz = X^T z (the blocks' sum), p = xtz - alpha w, |p|^2.
+    cdef Py_ssize_t j
+    cdef double r, rr = 0.0
+    for j in range(start, stop):
+        xtz[j] = _take_block_sum(outs, j)
+        r = xtz[j] - alpha * w[j]
+        p[j] = r
+        rr += r * r
+    part[_RR] = rr
+
+
+cdef void _step(
+    Py_ssize_t f_start,
+    Py_ssize_t f_stop,
+    Py_ssize_t r_start,
+    Py_ssize_t r_stop,
+    double[:, ::1] outs,
+    const double[::1] p,
+    double[::1] w,
+    double[::1] xtz,
+    double step_w,
+    double t,
+    double alpha,
+    const double[::1] q,
+    const double[::1] cost,
+    double[::1] outputs,
+    double[::1] z,
+    double* part,
+) noexcept nogil:
+    # Features: w += step_w p, xtz -= t X^T C q, |xtz - alpha w|^2. Rows: outputs += t q, z -= t C q, sums of z.
+    cdef Py_ssize_t j, i
+    cdef double r, v, rr = 0.0, zs = 0.0, zz = 0.0
+    for j in range(f_start, f_stop):
+        w[j] += step_w * p[j]
+        xtz[j] -= t * _take_block_sum(outs, j)
+        r = xtz[j] - alpha * w[j]
+        rr += r * r
+    for i in range(r_start, r_stop):
+        outputs[i] += t * q[i]
+        v = z[i] - t * (cost[i] * q[i])
+        z[i] = v
+        zs += v
+        zz += v * v
+    part[_RR] = rr
+    part[_ZS] = zs
+    part[_ZZ] = zz
+
+
+cdef void _direction(
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    double[::1] p,
+    const double[::1] xtz,
+    const double[::1] w,
+    double scale,
+    double alpha,
+    double* part,
+) noexcept nogil:
+    # p = scale p + (xtz - alpha w), |p|^2.
+    cdef Py_ssize_t j
+    cdef double v, pp = 0.0
+    for j in range(start, stop):
+        v = scale * p[j] + (xtz[j] - alpha * w[j])
+        p[j] = v
+        pp += v * v
+    part[_PP] = pp
+
+
+cdef inline double _parts_sum(const double[:, ::1] parts, int col) noexcept nogil:
+    cdef Py_ssize_t k
+    cdef double s = parts[0, col]
+    for k in range(1, parts.shape[0]):
+        s = s + parts[k, col]
+    return s
+
+
+def csr_cgls(
+    const double[::1] data,
+    const index_t[::1] indices,
+    const index_t[::1] indptr,
+    const Py_ssize_t[::1] bounds,
+    const double[::1] cost,
+    const double[::1] target,
+    double[::1] outputs,
+    double[::1] w,
+    double b,
+    double alpha,
+    double eps,
+    Py_ssize_t max_iter,
+    int n_threads,
+):
+    """CGLS on the CSR rows, seeded at ``(w, b)``, all iterations in one GIL-free call.
+
+    The same iteration as :func:`skssl.svm._mfn.cgls` (see it for the
+    system, the stopping rule and the unit-direction step), with the row
+    blocks ``bounds`` and the features split into as many ranges, each
+    block's share of every product and update on one of ``n_threads`` OpenMP
+    threads. ``w`` and ``outputs`` are updated in place.
+
+    Returns
+    -------
+    b : float
+    converged : bool
+    n_iter : int
+    """
+    cdef Py_ssize_t n_blocks = bounds.shape[0] - 1
+    cdef Py_ssize_t n_rows = outputs.shape[0], n_features = w.shape[0]
+    cdef Py_ssize_t blk, it, n_iter = 0
+    cdef double[::1] z = np.empty(n_rows)
+    cdef double[::1] q = np.empty(n_rows)
+    cdef double[::1] p = np.empty(n_features)
+    cdef double[::1] xtz = np.empty(n_features)
+    cdef double[:, ::1] outs = np.empty((n_blocks, n_features))
+    cdef double[:, ::1] parts = np.zeros((n_blocks, _N_PARTS))
+    cdef Py_ssize_t[::1] fbounds = np.linspace(0, n_features, n_blocks + 1).astype(np.intp)
+    cdef double eps2 = eps * eps, rb, pb, omega1, omega_p, omega_new, p_norm, t, scale, zz
+    cdef bint converged = False
+    with nogil:
+        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+            _start_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], cost, target, outputs, z,
+                        outs[blk], &parts[blk, 0])
+        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+            _start_features(fbounds[blk], fbounds[blk + 1], outs, w, alpha, xtz, p, &parts[blk, 0])
+        rb = _parts_sum(parts, _ZS) - alpha * b
+        omega1 = _parts_sum(parts, _RR) + rb * rb
+        if omega1 <= eps2 * _parts_sum(parts, _ZZ):
+            converged = True
+        pb = rb
+        omega_p = omega1
+        it = 0
+        while not converged and it < max_iter:
+            it = it + 1
+            p_norm = sqrt(omega_p)
+            for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+                _gram_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
+                           outs[blk], &parts[blk, _CQ])
+            t = (omega1 / p_norm) / (alpha + _parts_sum(parts, _QCQ))
+            for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+                _step(fbounds[blk], fbounds[blk + 1], bounds[blk], bounds[blk + 1], outs, p, w, xtz, t / p_norm, t,
+                      alpha, q, cost, outputs, z, &parts[blk, 0])
+            b = b + (t / p_norm) * pb
+            rb = _parts_sum(parts, _ZS) - alpha * b
+            omega_new = _parts_sum(parts, _RR) + rb * rb
+            zz = _parts_sum(parts, _ZZ)
+            # <=: an exact solution (omega_new == 0) is converged; '<' would divide 0 by 0 next.
+            if omega_new <= eps2 * zz:
+                converged = True
+                break
+            scale = omega_new / omega1
+            omega1 = omega_new
+            pb = rb + scale * pb
+            for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+                _direction(fbounds[blk], fbounds[blk + 1], p, xtz, w, scale, alpha, &parts[blk, 0])
+            omega_p = _parts_sum(parts, _PP) + pb * pb
+        n_iter = it
+    return b, bool(converged), n_iter
+
+
+# ---------------------------------------------------------------------------
+# The exact line search of l2-SVM-MFN without sorting the breakpoints.
+# ---------------------------------------------------------------------------
+
+cdef inline void _swap3(double* a, double* b, double* c, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    a[i], a[j] = a[j], a[i]
+    b[i], b[j] = b[j], b[i]
+    c[i], c[j] = c[j], c[i]
+
+
+cdef inline double _median3(double a, double b, double c) noexcept nogil:
+    if a < b:
+        if b < c:
+            return b
+        return c if a < c else a
+    if a < c:
+        return a
+    return c if b < c else b
+
+
+cdef double _line_root(double L, double R) noexcept nogil:
+    # Root of L + delta (R - L); R <= L only for a zero direction, where any step is a no-op.
+    return -L / (R - L) if R > L else 0.0
+
+
+def line_search_terms(
+    const double[::1] o,
+    const double[::1] o_bar,
+    const double[::1] y,
+    const double[::1] cost,
+    double L,
+    double R,
+):
+    """The step of :func:`skssl.svm._mfn.line_search` from the loss terms, by selection instead of a sort.
+
+    ``L`` and ``R`` are the regularization's parts of the slope at 0 and 1.
+    The breakpoints are partitioned around a pivot (median of three) as in
+    quickselect; the slope at the pivot says on which side the root lies, and
+    the contributions of the breakpoints passed on the left are added up on
+    the way. Expected O(n) instead of the sort's O(n log n); the piece found
+    is the sorted walk's, with its sums added in another order.
+    """
+    cdef Py_ssize_t i, n = o.shape[0], m = 0, lo, hi, a, b, k
+    cdef double yo, do, cdo, slope, sign, pivot, sL, sR, Lp, Rp, v
+    cdef double[::1] delta_mv = np.empty(n), dL_mv = np.empty(n), dR_mv = np.empty(n)
+    cdef double* delta = &delta_mv[0] if n else NULL
+    cdef double* dL = &dL_mv[0] if n else NULL
+    cdef double* dR = &dR_mv[0] if n else NULL
+    with nogil:
+        for i in range(n):
+            yo = y[i] * o[i]
+            do = o_bar[i] - o[i]
+            cdo = cost[i] * do
+            slope = y[i] * do
+            if yo < 1.0:
+                L += (o[i] - y[i]) * cdo
+                R += (o_bar[i] - y[i]) * cdo
+                if not slope > 0.0:
+                    continue
+                sign = -1.0  # an active term that leaves
+            elif slope < 0.0:
+                sign = 1.0  # an inactive term that enters
+            else:
+                continue
+            delta[m] = (1.0 - yo) / slope
+            dL[m] = sign * cdo * (o[i] - y[i])
+            dR[m] = sign * cdo * (o_bar[i] - y[i])
+            m += 1
+        # Invariant: the root's piece is decided by the breakpoints in [lo, hi); (L, R) holds the
+        # contributions of every breakpoint below them. With none left, the piece is (L, R).
+        lo = 0
+        hi = m
+        while lo < hi:
+            pivot = _median3(delta[lo], delta[lo + (hi - lo) // 2], delta[hi - 1])
+            # Three-way partition: [lo, a) < pivot, [a, b) == pivot, [b, hi) > pivot.
+            a = lo
+            b = lo
+            k = hi
+            while b < k:
+                v = delta[b]
+                if v < pivot:
+                    _swap3(delta, dL, dR, a, b)
+                    a += 1
+                    b += 1
+                elif v > pivot:
+                    k -= 1
+                    _swap3(delta, dL, dR, b, k)
+                else:
+                    b += 1
+            sL = 0.0
+            sR = 0.0
+            for i in range(lo, a):
+                sL += dL[i]
+                sR += dR[i]
+            Lp = L + sL
+            Rp = R + sR
+            if Lp + pivot * (Rp - Lp) >= 0.0:
+                hi = a  # the slope turns non-negative at or before the pivot
+            else:
+                for i in range(a, b):
+                    sL += dL[i]
+                    sR += dR[i]
+                L += sL
+                R += sR
+                lo = b
+    return _line_root(L, R)

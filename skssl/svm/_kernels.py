@@ -15,14 +15,17 @@ try:
         cgls_step_direction,
         cgls_step_features,
         cgls_step_rows,
+        csr_cgls,
         csr_gram_rows,
         csr_matvec_blocks,
         csr_matvec_subset,
         csr_rmatvec_blocks,
+        line_search_terms,
     )
 except ImportError:  # a source checkout that was never built
     COMPILED = False
-    csr_gram_rows = csr_matvec_blocks = csr_matvec_subset = csr_rmatvec_blocks = None
+    csr_cgls = csr_gram_rows = csr_matvec_blocks = csr_matvec_subset = csr_rmatvec_blocks = None
+    line_search_terms = None
 
     def cgls_step_features(w, xtz, p, u, step_w, t, alpha):
         w += step_w * p
@@ -49,8 +52,10 @@ __all__ = [
     "cgls_step_direction",
     "cgls_step_features",
     "cgls_step_rows",
+    "csr_cgls",
     "csr_gram_rows",
     "csr_matvec_blocks",
     "csr_matvec_subset",
     "csr_rmatvec_blocks",
+    "line_search_terms",
 ]

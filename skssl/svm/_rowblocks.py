@@ -61,7 +61,7 @@ import scipy.sparse as sp
 
 from ._kernels import csr_gram_rows, csr_matvec_blocks, csr_rmatvec_blocks
 
-__all__ = ["MIN_BLOCK_NNZ", "RowBlocks", "gram_product", "row_blocks", "thread_pool", "transposed"]
+__all__ = ["MIN_BLOCK_NNZ", "RowBlocks", "gram_product", "kernel_rows", "row_blocks", "thread_pool", "transposed"]
 
 #: Fewest stored values per block for blocking to pay off.
 MIN_BLOCK_NNZ = 50_000
@@ -224,6 +224,25 @@ def _kernel_gram(X, bounds, outs, sums, p, pb, p_norm, cost, outs_reused):
     u = _sum_in_order(outs[0].copy() if outs_reused else outs[0], outs[1:])
     cq_sum, qcq = _sum_in_order(sums[0].copy(), sums[1:])
     return q, u, float(cq_sum), float(qcq)
+
+
+def kernel_rows(A):
+    """``(X, bounds)`` for the compiled kernels: the CSR matrix behind ``A`` and its row blocks, or ``None``.
+
+    ``None`` when ``A`` is dense or the kernels were not built (the callers then use the matrix products).
+
+    Parameters
+    ----------
+    A : {csr sparse matrix, ndarray, RowBlocks}
+
+    Returns
+    -------
+    rows : tuple of (csr sparse matrix, ndarray of intp) or None
+        ``bounds[k]:bounds[k + 1]`` are the rows of block ``k``.
+    """
+    if isinstance(A, RowBlocks):
+        return (A.X, A._kernel_buffers()[0]) if _fused(A.X) else None
+    return (A, np.array([0, A.shape[0]], dtype=np.intp)) if _fused(A) else None
 
 
 def _fused(X):

@@ -1,0 +1,107 @@
+"""The compiled CGLS loop and line search against the Python versions they replace."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skssl.svm import _mfn
+from skssl.svm._kernels import COMPILED, csr_cgls, line_search_terms
+from skssl.svm._mfn import _line_search_sorted, cgls
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="the compiled kernels are not built")
+
+
+def _cgls_problem(rng):
+    n, d = rng.randint(5, 300), rng.randint(3, 200)
+    X = sp.random(n, d, density=rng.uniform(0.02, 0.3), format="csr", random_state=rng)
+    X.data *= rng.choice([0.1, 1.0, 10.0])
+    cost = rng.uniform(0.0, 2.0, n) * (rng.rand(n) > 0.2)  # some zero costs, as CGLS on all rows has
+    target = np.sign(rng.randn(n)) * rng.choice([1.0, 0.3], n)
+    w = rng.randn(d) * rng.choice([0.0, 0.1])
+    b = rng.randn() * 0.1
+    return X, cost, target, w, b, 10.0 ** rng.uniform(-4, 0)
+
+
+def _python_cgls(monkeypatch, X, cost, target, w, b, alpha, eps, max_iter):
+    with monkeypatch.context() as m:
+        m.setattr(_mfn, "kernel_rows", lambda A: None)
+        out = X @ w + b
+        w = w.copy()
+        b, ok, n = cgls(X, cost, target, out, w, b, alpha, eps, max_iter)
+    return w, b, out, ok, n
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_cgls_solves_the_system_the_python_loop_solves(seed, monkeypatch):
+    rng = np.random.RandomState(seed)
+    X, cost, target, w0, b0, alpha = _cgls_problem(rng)
+    eps = rng.choice([1e-2, 1e-6, 1e-10])
+    w_ref, b_ref, _, ok_ref, n_ref = _python_cgls(monkeypatch, X, cost, target, w0, b0, alpha, eps, 10000)
+    A = np.hstack([X.toarray(), np.ones((X.shape[0], 1))])  # the bias column, only in the test
+    for n_blocks in (1, 2, 3):
+        cuts = np.searchsorted(X.indptr, X.nnz * np.arange(1, n_blocks) / n_blocks)
+        bounds = np.unique(np.concatenate([[0], cuts, [X.shape[0]]])).astype(np.intp)
+        w, out = w0.copy(), X @ w0 + b0
+        b, ok, n = csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, out, w, b0, alpha, eps, 10000, 2)
+        assert ok and ok_ref
+        # The outputs kept up to date are those of the weights, and the relative stopping rule holds
+        # when the residual is computed afresh (up to the rounding the carried residual accumulates).
+        np.testing.assert_allclose(out, X @ w + b, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(out).max()))
+        z = cost * (target - out)
+        r = A.T @ z - alpha * np.append(w, b)
+        assert r @ r <= (1.01 * eps) ** 2 * (z @ z) + 1e-24
+        # The iteration counts agree with the Python loop's up to rounding: CG amplifies the order of its
+        # sums on an ill-conditioned system, and the last iterations hover at the threshold.
+        assert abs(n - n_ref) <= max(2, n_ref // 10)
+
+
+def test_compiled_cgls_on_one_block_is_the_python_loop_up_to_rounding(monkeypatch):
+    rng = np.random.RandomState(7)
+    X = sp.random(500, 80, density=0.1, format="csr", random_state=rng)
+    cost, target = rng.uniform(0.5, 1.0, 500), np.sign(rng.randn(500))
+    w_ref, b_ref, _, ok_ref, n_ref = _python_cgls(monkeypatch, X, cost, target, np.zeros(80), 0.0, 1e-3, 1e-8, 10000)
+    w, out = np.zeros(80), np.zeros(500)
+    bounds = np.array([0, 500], dtype=np.intp)
+    b, ok, n = csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, out, w, 0.0, 1e-3, 1e-8, 10000, 1)
+    assert ok and ok_ref and n == n_ref > 5
+    np.testing.assert_allclose(w, w_ref, rtol=1e-8, atol=1e-12)
+    assert b == pytest.approx(b_ref, rel=1e-8)
+
+
+def _terms(rng, n):
+    o = rng.randn(n) * rng.choice([0.5, 2.0, 5.0])
+    o_bar = o + rng.randn(n) * rng.choice([0.1, 1.0, 3.0])
+    if rng.rand() < 0.4:  # ties: many breakpoints at the same step
+        o, o_bar = np.round(o, 1), np.round(o_bar, 1)
+    y = np.where(rng.rand(n) < 0.5, -1.0, 1.0)
+    cost = rng.uniform(0.0, 2.0, n) * (rng.rand(n) > 0.1)
+    return o, o_bar, y, cost
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_line_search_by_selection_finds_the_sorted_walks_step(seed):
+    rng = np.random.RandomState(seed)
+    o, o_bar, y, cost = _terms(rng, rng.randint(0, 400))
+    L = -abs(rng.randn()) * rng.choice([1e-3, 1.0])
+    R = L + abs(rng.randn()) * rng.choice([0.01, 1.0])
+    got = line_search_terms(o, o_bar, y, cost, L, R)
+    want = _line_search_sorted(L, R, o, o_bar, y, cost)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def test_line_search_by_selection_on_a_large_problem_is_the_root_of_the_slope():
+    rng = np.random.RandomState(0)
+    o, o_bar, y, cost = _terms(rng, 20000)
+
+    def slope(t):
+        ot = o + t * (o_bar - o)
+        act = y * ot < 1.0
+        return L + t * (R - L) + ((ot - y) * cost * (o_bar - o))[act].sum()
+
+    L, R = 0.0, 0.5
+    L = -slope(0.0) - 1.0  # a descent direction, as a Newton step gives
+    R = L + 0.5
+    delta = line_search_terms(o, o_bar, y, cost, L, R)
+    assert delta > 0
+    assert slope(delta) == pytest.approx(0.0, abs=1e-9 * (1 + np.abs(cost * (o_bar - o)).sum()))
+    assert delta == pytest.approx(_line_search_sorted(L, R, o, o_bar, y, cost), rel=1e-12)
