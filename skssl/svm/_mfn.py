@@ -457,22 +457,8 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
     if (rows := kernel_rows(XJ)) is not None:
         X, bounds = rows
         n_blocks = len(bounds) - 1
-        b, converged, n_iter = csr_cgls(
-            X.data,
-            X.indices,
-            indptr_like_indices(X),
-            bounds,
-            cost,
-            target,
-            outputs,
-            w,
-            b,
-            alpha,
-            eps,
-            max_iter,
-            n_blocks,
-        )
-        return b, converged, n_iter
+        args = (cost, target, outputs, w, b, alpha, eps, max_iter, n_blocks)
+        return csr_cgls(X.data, X.indices, indptr_like_indices(X), bounds, *args)
     XT = transposed(XJ) if sp.issparse(XJ) else XJ.T  # CSC on XJ's arrays, no copy
     z = cost * (target - outputs)
     # X^T z, kept up to date through the products of each iteration (see the
