@@ -21,6 +21,11 @@ Decisions
   every ``p_j`` is at most, respectively at least, ``r``. ``p`` is evaluated
   with :func:`scipy.special.expit`, which cannot overflow. (SVMlin's own
   Newton/bisection hybrid always bisects: its Newton test is inverted.)
+  brentq evaluates ``mean(p)`` about a dozen times per p-step; where skssl's
+  kernels are compiled each evaluation is one pass over the unlabeled rows
+  (``belief_mean``, the fit's ``n_jobs`` threads, partial sums added in a
+  fixed order) instead of numpy's three passes with temporaries: 27 against
+  60 microseconds for 10,800 rows with two threads.
 * ``optimize_p`` hands ``g`` to ``brentq`` through ``args``, never through
   a closure: scipy wraps the function in a closure that refers to itself,
   and the cycle would keep every ``g`` alive until the cyclic garbage
@@ -55,6 +60,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from ._kernels import belief_mean
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, RowSlicer, l2_svm_mfn
 from ._objective import transductive_cost
 from ._rowblocks import thread_pool
@@ -118,7 +124,7 @@ class DAResult:
     mfn_converged: bool = True
 
 
-def optimize_p(g, T, r, weight=None):
+def optimize_p(g, T, r, weight=None, n_threads=1):
     """Beliefs ``p = expit((nu - g) / T)`` with ``nu`` such that ``mean(p) = r``.
 
     Parameters
@@ -131,6 +137,8 @@ def optimize_p(g, T, r, weight=None):
         Target mean in (0, 1).
     weight : ndarray of shape (n_unlabeled,), default=None
         Row weights: the constraint is on the weighted mean of ``p``.
+    n_threads : int, default=1
+        Threads of the compiled evaluation of ``mean(p)``.
 
     Returns
     -------
@@ -142,7 +150,10 @@ def optimize_p(g, T, r, weight=None):
             "DA's belief update got non-finite outputs; the data are too large for float64: scale X first."
         )
 
-    args = (g, T, r, weight)
+    if belief_mean is not None:
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        weight = _NO_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+    args = (g, T, r, weight, n_threads)
 
     def excess(nu):
         return _belief_excess(nu, *args)
@@ -177,9 +188,15 @@ def optimize_p(g, T, r, weight=None):
     return expit((nu - g) / T)
 
 
-def _belief_excess(nu, g, T, r, weight):
+def _belief_excess(nu, g, T, r, weight, n_threads):
     """``mean(p) - r`` for the threshold ``nu`` (weighted mean if ``weight`` is given)."""
+    if belief_mean is not None:
+        return belief_mean(nu, g, T, weight, n_threads) - r
     return np.average(expit((nu - g) / T), weights=weight) - r
+
+
+# The compiled kernel's "no weights" (an empty array rather than None, so that its signature stays typed).
+_NO_WEIGHT = np.empty(0)
 
 
 def entropy_bits(p, weight=None):
@@ -329,7 +346,7 @@ def deterministic_annealing(
                 o = res.outputs[unl]
                 g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
                 p_old = p
-                p = optimize_p(g, T, r, w_unl)
+                p = optimize_p(g, T, r, w_unl, n_threads)
                 kl = kl_bits(p, p_old, w_unl)
                 res = optimize_w(p, res.w, res.b, res.outputs, False)
                 n_iter += 1

@@ -12,6 +12,7 @@ is in use (reported by ``skssl.show_versions()``).
 
 try:
     from ._csr_kernels import (
+        belief_mean,
         cgls_step_direction,
         cgls_step_features,
         cgls_step_rows,
@@ -25,7 +26,7 @@ try:
 except ImportError:  # a source checkout that was never built
     COMPILED = False
     csr_cgls = csr_gram_rows = csr_matvec_blocks = csr_matvec_subset = csr_rmatvec_blocks = None
-    line_search_terms = None
+    belief_mean = line_search_terms = None
 
     def cgls_step_features(w, xtz, p, u, step_w, t, alpha):
         w += step_w * p
@@ -49,6 +50,7 @@ else:
 
 __all__ = [
     "COMPILED",
+    "belief_mean",
     "cgls_step_direction",
     "cgls_step_features",
     "cgls_step_rows",

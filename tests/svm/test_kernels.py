@@ -1,11 +1,13 @@
-"""The compiled CGLS loop and line search against the Python versions they replace."""
+"""The compiled kernels (CGLS loop, line search, DA's mean belief) against the Python versions they replace."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.special import expit
 
 from skssl.svm import _mfn
-from skssl.svm._kernels import COMPILED, csr_cgls, line_search_terms
+from skssl.svm._da import optimize_p
+from skssl.svm._kernels import COMPILED, belief_mean, csr_cgls, line_search_terms
 from skssl.svm._mfn import _line_search_sorted, cgls
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="the compiled kernels are not built")
@@ -105,3 +107,25 @@ def test_line_search_by_selection_on_a_large_problem_is_the_root_of_the_slope():
     assert delta > 0
     assert slope(delta) == pytest.approx(0.0, abs=1e-9 * (1 + np.abs(cost * (o_bar - o)).sum()))
     assert delta == pytest.approx(_line_search_sorted(L, R, o, o_bar, y, cost), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_belief_mean_is_the_mean_of_the_expit(seed):
+    rng = np.random.RandomState(seed)
+    n = rng.choice([1, 50, 5000, 20000])
+    g = rng.randn(n) * rng.choice([0.1, 3.0, 1e3])
+    weight = rng.uniform(0.0, 2.0, n)
+    T = 10.0 ** rng.uniform(-6, 1)
+    nu = rng.randn() * g.std()
+    for n_threads in (1, 2):
+        assert belief_mean(nu, g, T, np.empty(0), n_threads) == pytest.approx(np.mean(expit((nu - g) / T)), abs=1e-13)
+        want = np.average(expit((nu - g) / T), weights=weight)
+        assert belief_mean(nu, g, T, weight, n_threads) == pytest.approx(want, abs=1e-13)
+
+
+def test_p_step_on_two_threads_meets_the_same_constraint():
+    rng = np.random.RandomState(0)
+    g = rng.randn(30000)
+    p1, p2 = optimize_p(g, 0.05, 0.3), optimize_p(g, 0.05, 0.3, n_threads=2)
+    assert p2.mean() == pytest.approx(0.3, abs=1e-10)
+    np.testing.assert_allclose(p2, p1, atol=1e-9)
