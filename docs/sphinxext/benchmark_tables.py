@@ -11,6 +11,7 @@ from pathlib import Path
 
 RESULTS = (
     "linear_vs_svmlin",
+    "linear_vs_svmlin_reuters",
     "linear_vs_svmlin_rowblocks",
     "linear_vs_svmlin_rowblocks_da",
     "linear_vs_svmlin_l100",

@@ -1,8 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Compiled kernels of CGLS: products over CSR row blocks on OpenMP threads, and vector updates.
+"""Compiled kernels of the linear solvers: CGLS on CSR row blocks with OpenMP threads, its line search,
+and deterministic annealing's mean belief.
 
 Used through :mod:`skssl.svm._kernels`; the decisions and measurements are
-in :mod:`skssl.svm._rowblocks` and :mod:`skssl.svm._mfn`.
+in :mod:`skssl.svm._rowblocks`, :mod:`skssl.svm._mfn` and
+:mod:`skssl.svm._da`.
 
 One CGLS iteration needs ``q = X p`` and then ``X^T (C q)``; on 20
 Newsgroups these products are four fifths of a fit. scipy computes them as

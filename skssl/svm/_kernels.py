@@ -1,13 +1,24 @@
-"""The compiled kernels of CGLS, or numpy versions of them when skssl was not built.
+"""The compiled kernels of the linear solvers, or numpy versions of them when skssl was not built.
 
-``skssl/svm/_csr_kernels.pyx`` holds the fused product over CSR rows (see
-:mod:`skssl.svm._rowblocks`) and CGLS's vector updates, each one pass over
-its vectors instead of numpy's one pass per operation and temporary: on 20
-Newsgroups the updates of the weight-sized vectors took a tenth of a
-two-thread fit, all of it on one core while the other waited. A source tree
-that was never compiled (``pip install -e .`` compiles it) runs the numpy
-versions below, which compute the same quantities; ``COMPILED`` says which
-is in use (reported by ``skssl.show_versions()``).
+``skssl/svm/_csr_kernels.pyx`` holds
+
+* ``csr_cgls``: the whole CGLS loop of l2-SVM-MFN on CSR rows, its products
+  and vector updates split over row blocks and feature ranges on OpenMP
+  threads, with no Python between iterations (see :mod:`skssl.svm._mfn`);
+* ``line_search_terms``: the exact line search by selection instead of a
+  sort;
+* ``belief_mean``: deterministic annealing's mean belief, evaluated a dozen
+  times per p-step by brentq (see :mod:`skssl.svm._da`);
+* the fused product over CSR rows (see :mod:`skssl.svm._rowblocks`), the
+  row-block mat-vecs and the outputs of a subset of rows;
+* CGLS's vector updates for the Python loop (dense ``X``), each one pass
+  over its vectors instead of numpy's one pass per operation.
+
+A source tree that was never compiled (``pip install -e .`` compiles it)
+runs the Python paths: the numpy versions below, or ``None`` where the
+caller has its own (scipy's products, the sorted line search, numpy's
+mean). ``COMPILED`` says which is in use (reported by
+``skssl.show_versions()``).
 """
 
 try:

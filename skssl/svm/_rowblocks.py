@@ -36,7 +36,9 @@ Decisions
   (2.18 ms in one thread), and a two-thread TSVM fit spent an eighth of its
   wall time handing off and waiting. CGLS's two products per iteration,
   ``q = X p`` and ``X^T (C q)``, are moreover one pass over the rows
-  (:func:`gram_product`): each row is read once instead of twice, which
+  (:func:`gram_product`; CGLS itself now runs whole in the compiled
+  ``csr_cgls``, which does the same pass per block, see
+  :mod:`skssl.svm._mfn`): each row is read once instead of twice, which
   pays once ``X`` outgrows the caches (20 Newsgroups stacked 7 times,
   10.7M non-zeros: 28.7 ms as scipy's two mat-vecs, 19.8 ms fused in one
   thread, 9.9 ms fused in two; on 20 Newsgroups itself 2.18 vs 2.27 ms in

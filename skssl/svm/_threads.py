@@ -21,8 +21,12 @@ Decisions
   starts; the solvers set it again, which is then a no-op. Limits nested this
   way restore what they found, so worker threads never restore a pool size
   another thread still relies on.
-* Only the BLAS pools are limited. OpenMP pools are left alone: the solvers
-  make no OpenMP calls (scipy's sparse kernels are single-threaded C++).
+* Only the BLAS pools are limited. OpenMP pools are left alone: skssl's own
+  compiled kernels (:mod:`skssl.svm._kernels`) are the solvers' only OpenMP
+  code, and they pass their thread count explicitly (the fit's ``n_jobs``
+  share, see :mod:`skssl.svm._rowblocks`), so neither ``OMP_NUM_THREADS``
+  nor the size of the OpenMP pool changes them; scipy's sparse kernels are
+  single-threaded C++.
 """
 
 import functools
