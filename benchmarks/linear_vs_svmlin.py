@@ -214,6 +214,21 @@ def prepare(name, l, seed, r, X, y_semi, X_test, y_test, examples, workdir):
     }
 
 
+def run_corpus(name, X, y, test, configs, args, svmlin, workdir, log):
+    """The rows of one corpus: ``(l, seed)`` labeled subsets, each method; ``test=None`` scores the unlabeled rows."""
+    examples = Path(workdir) / f"{name}.examples"
+    lsp.write_svmlin_examples(X, examples)
+    problem = lsp.save_problem(Path(workdir) / name, X, y)
+    rows = []
+    for l, seed in configs:
+        y_semi, r = newsgroups_labeled_subset(y, l, seed)
+        X_test, y_test = test if test is not None else (X[y_semi == -1], y[y_semi == -1])
+        data = prepare(name, l, seed, r, X, y_semi, X_test, y_test, examples, workdir)
+        for method in args.methods:
+            rows.append(run_row(problem, data, method, svmlin, workdir, args.repeats, log))
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -294,19 +309,14 @@ def main(argv=None):
             log(f"20NG rows skipped: {reason}.")
             print(f"skipping 20 Newsgroups: {reason}", file=sys.stderr)
         elif ng is not None:
-            ng_examples = Path(workdir) / "20ng.examples"
-            lsp.write_svmlin_examples(ng.X_train, ng_examples)
-            problem = lsp.save_problem(Path(workdir) / "20ng", ng.X_train, ng.y_train)
             configs = [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]
             if args.quick:
                 configs = [(500, 0)]
             if args.configs:
                 configs = [tuple(int(v) for v in c.split(":")) for c in args.configs]
-            for l, seed in configs:
-                y_semi, r = newsgroups_labeled_subset(ng.y_train, l, seed)
-                data = prepare("20ng", l, seed, r, ng.X_train, y_semi, ng.X_test, ng.y_test, ng_examples, workdir)
-                for method in args.methods:
-                    rows.append(run_row(problem, data, method, svmlin, workdir, args.repeats, log))
+            rows += run_corpus(
+                "20ng", ng.X_train, ng.y_train, (ng.X_test, ng.y_test), configs, args, svmlin, workdir, log
+            )
             log()
             log(
                 f"20NG training matrix: {ng.X_train.shape[0]} x {ng.X_train.shape[1]}, {ng.X_train.nnz} nnz, "
@@ -316,16 +326,8 @@ def main(argv=None):
             from linear_threads import load_reuters
 
             X_r, y_r = load_reuters(args.reuters)
-            r_examples = Path(workdir) / "reuters.examples"
-            lsp.write_svmlin_examples(X_r, r_examples)
-            problem = lsp.save_problem(Path(workdir) / "reuters", X_r, y_r)
-            for seed in (0, 1, 2):
-                y_semi, r = newsgroups_labeled_subset(y_r, 300, seed)
-                data = prepare(
-                    "reuters", 300, seed, r, X_r, y_semi, X_r[y_semi == -1], y_r[y_semi == -1], r_examples, workdir
-                )
-                for method in args.methods:
-                    rows.append(run_row(problem, data, method, svmlin, workdir, args.repeats, log))
+            configs = [(300, 0), (300, 1), (300, 2)]
+            rows += run_corpus("reuters", X_r, y_r, None, configs, args, svmlin, workdir, log)
             log()
             log(
                 f"Reuters-21578 (earn vs rest) matrix: {X_r.shape[0]} x {X_r.shape[1]}, {X_r.nnz} nnz, CSR "
