@@ -150,3 +150,17 @@ def test_transposed_blocks_share_the_arrays_of_x():
     view.indices, view.data = small.indices[: small.indptr[10]], small.data[: small.indptr[10]]
     assert np.shares_memory(transposed(view).data, small.data)
     np.testing.assert_array_equal(transposed(view).toarray(), view.toarray().T)
+
+
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
+def test_two_thread_fits_are_bitwise_repeatable(monkeypatch, Est):
+    # The compiled CGLS adds its per-block partial sums in block order, so the threads' timing cannot change a bit.
+    monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 100)
+    rng = np.random.RandomState(1)
+    X = sp.random(600, 400, density=0.05, format="csr", random_state=rng)
+    y = (X @ rng.randn(400) > 0).astype(int)
+    y_semi = np.where(rng.rand(600) < 0.1, y, -1)
+    fits = [Est(alpha=1e-2, n_jobs=2).fit(X, y_semi) for _ in range(3)]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(other.intercept_, fits[0].intercept_)
