@@ -129,3 +129,21 @@ def test_p_step_on_two_threads_meets_the_same_constraint():
     p1, p2 = optimize_p(g, 0.05, 0.3), optimize_p(g, 0.05, 0.3, n_threads=2)
     assert p2.mean() == pytest.approx(0.3, abs=1e-10)
     np.testing.assert_allclose(p2, p1, atol=1e-9)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_compiled_cgls_takes_int64_indices_and_read_only_data(index_dtype, monkeypatch):
+    rng = np.random.RandomState(3)
+    X = sp.random(200, 50, density=0.1, format="csr", random_state=rng)
+    X.indices, X.indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+    cost, target = rng.uniform(0.5, 1.0, 200), np.sign(rng.randn(200))
+    before = [a.copy() for a in (X.data, X.indices, X.indptr, cost, target)]
+    for a in (X.data, X.indices, X.indptr, cost, target):  # memory-mapped data are read-only
+        a.flags.writeable = False
+    w_ref, b_ref, _, _, _ = _python_cgls(monkeypatch, X, cost, target, np.zeros(50), 0.0, 1e-2, 1e-8, 10000)
+    w, out = np.zeros(50), np.zeros(200)
+    b, ok, _ = cgls(X, cost, target, out, w, 0.0, 1e-2, 1e-8, 10000)  # the compiled path
+    assert ok
+    np.testing.assert_allclose(w, w_ref, rtol=1e-8, atol=1e-12)
+    for a, b0 in zip((X.data, X.indices, X.indptr, cost, target), before):
+        np.testing.assert_array_equal(a, b0)
