@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import linear_subprocess as lsp  # noqa: E402
 
 from skssl.datasets import load_pcmac, newsgroups_labeled_subset  # noqa: E402
-from skssl.svm import _rowblocks  # noqa: E402
+from skssl.svm import _kernels  # noqa: E402
 from skssl.svm._objective import transductive_cost  # noqa: E402
 
 ALPHA, LAM_U = 1e-3, 1.0
@@ -263,7 +263,7 @@ def main(argv=None):
             f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
             f"{sklearn.__version__}; {os.cpu_count()} CPUs shared with other jobs (timings are noisy; each "
             f"figure is the minimum of {args.repeats} alternating repeats); skssl's CSR kernel "
-            f"{'compiled' if _rowblocks.csr_gram_rows is not None else 'NOT BUILT (scipy fallback)'}."
+            f"{'compiled' if _kernels.COMPILED else 'NOT BUILT (scipy fallback)'}."
         )
         log()
         if svmlin is not None:

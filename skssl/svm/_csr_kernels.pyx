@@ -41,7 +41,9 @@ cdef void _gram_rows(
     double[::1] out,
     double* sums,
 ) noexcept nogil:
-    # Adds to out, which the caller zeroes.
+    # CGLS's two products over rows start:stop in one pass: q_i = (x_i . p + pb) / p_norm (summed as scipy's CSR
+    # mat-vec sums, so q is bitwise (X @ p + pb) / p_norm), out += cost_i q_i x_i (rows of zero cost skipped; the
+    # caller zeroes out), sums = (sum cost q, sum cost q^2).
     cdef Py_ssize_t i, k, lo, hi
     cdef double s, cq, cq_sum = 0.0, qcq = 0.0
     for i in range(start, stop):
@@ -62,38 +64,6 @@ cdef void _gram_rows(
     sums[1] = qcq
 
 
-def csr_gram_rows(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    const Py_ssize_t[::1] bounds,
-    const double[::1] p,
-    double pb,
-    double p_norm,
-    const double[::1] cost,
-    double[::1] q,
-    double[:, ::1] outs,
-    double[:, ::1] sums,
-    int n_threads,
-):
-    """One CGLS product over row blocks, one pass over each row, blocks in parallel (OpenMP).
-
-    Block ``k`` holds rows ``bounds[k]:bounds[k + 1]``. For each row ``i``:
-    ``q_i = (x_i . p + pb) / p_norm`` (summed in the order scipy's CSR
-    mat-vec sums, so ``q`` is bitwise ``(X @ p + pb) / p_norm``), and block
-    ``k`` writes ``outs[k] = sum_i cost_i q_i x_i`` over its rows (rows of
-    zero cost are skipped) and ``sums[k] = (sum_i cost_i q_i, sum_i cost_i
-    q_i^2)``. The blocks run on ``n_threads`` OpenMP threads without the GIL;
-    one thread (or a build without OpenMP) runs them in order.
-    """
-    cdef Py_ssize_t blk, n_blocks = bounds.shape[0] - 1
-    with nogil:
-        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
-            outs[blk, :] = 0.0
-            _gram_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
-                       outs[blk], &sums[blk, 0])
-
-
 cdef void _matvec_rows(
     const double[::1] data,
     const index_t[::1] indices,
@@ -112,25 +82,6 @@ cdef void _matvec_rows(
         out[i] = s
 
 
-cdef void _rmatvec_rows(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double[::1] z,
-    double[::1] out,
-) noexcept nogil:
-    cdef Py_ssize_t i, k
-    cdef double zi
-    out[:] = 0.0
-    for i in range(start, stop):
-        zi = z[i]
-        if zi != 0.0:
-            for k in range(indptr[i], indptr[i + 1]):
-                out[indices[k]] += zi * data[k]
-
-
 def csr_matvec_blocks(
     const double[::1] data,
     const index_t[::1] indices,
@@ -145,22 +96,6 @@ def csr_matvec_blocks(
     with nogil:
         for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
             _matvec_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], v, out)
-
-
-def csr_rmatvec_blocks(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    const Py_ssize_t[::1] bounds,
-    const double[::1] z,
-    double[:, ::1] outs,
-    int n_threads,
-):
-    """``outs[k] = X_k^T z_k`` for every row block ``k``, in parallel."""
-    cdef Py_ssize_t blk, n_blocks = bounds.shape[0] - 1
-    with nogil:
-        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
-            _rmatvec_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], z, outs[blk])
 
 
 def csr_matvec_subset(

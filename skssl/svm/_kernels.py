@@ -9,8 +9,8 @@
   sort;
 * ``belief_mean``: deterministic annealing's mean belief, evaluated a dozen
   times per p-step by brentq (see :mod:`skssl.svm._da`);
-* the fused product over CSR rows (see :mod:`skssl.svm._rowblocks`), the
-  row-block mat-vecs and the outputs of a subset of rows;
+* ``csr_matvec_blocks`` and ``csr_matvec_subset``: ``X @ v`` over row blocks
+  on OpenMP threads, and the outputs of a subset of rows read in place;
 * CGLS's vector updates for the Python loop (dense ``X``), each one pass
   over its vectors instead of numpy's one pass per operation.
 
@@ -28,15 +28,13 @@ try:
         cgls_step_features,
         cgls_step_rows,
         csr_cgls,
-        csr_gram_rows,
         csr_matvec_blocks,
         csr_matvec_subset,
-        csr_rmatvec_blocks,
         line_search_terms,
     )
 except ImportError:  # a source checkout that was never built
     COMPILED = False
-    csr_cgls = csr_gram_rows = csr_matvec_blocks = csr_matvec_subset = csr_rmatvec_blocks = None
+    csr_cgls = csr_matvec_blocks = csr_matvec_subset = None
     belief_mean = line_search_terms = None
 
     def cgls_step_features(w, xtz, p, u, step_w, t, alpha):
@@ -66,9 +64,7 @@ __all__ = [
     "cgls_step_features",
     "cgls_step_rows",
     "csr_cgls",
-    "csr_gram_rows",
     "csr_matvec_blocks",
     "csr_matvec_subset",
-    "csr_rmatvec_blocks",
     "line_search_terms",
 ]

@@ -43,9 +43,10 @@ Decisions
   ``r = X^T z`` from the updated ``z`` after computing ``q = X p``: two
   passes over the active rows. Since ``z_new = z - t C q``,
   ``X^T z_new = X^T z - t X^T (C q)``, and ``X^T (C q)`` comes out of the same
-  pass that computes ``q`` (:func:`skssl.svm._rowblocks.gram_product`), so
-  here ``X^T z`` is carried from one iteration to the next and ``X`` is read
-  once per iteration. In exact arithmetic the iterates are SVMlin's; in
+  pass that computes ``q`` (the compiled ``csr_cgls``; the Python loop for
+  dense ``X`` takes the two products of :func:`skssl.svm._rowblocks.gram_product`),
+  so here ``X^T z`` is carried from one iteration to the next and ``X`` is
+  read once per iteration. In exact arithmetic the iterates are SVMlin's; in
   float64 the carried ``X^T z`` differs from a recomputed one by rounding
   (relative ~1e-16 per iteration), far below the relative stopping rule
   (``eps`` >= 1e-6). The objectives on pcmac and 20 Newsgroups still match

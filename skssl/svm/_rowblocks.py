@@ -29,29 +29,32 @@ Decisions
   product (its pool needs ``n_threads - 1`` workers, but keeps ``n_threads``
   so a one-vs-rest worker can never starve it).
 * **Compiled kernels for CSR** (``skssl/svm/_csr_kernels.pyx``, through
-  :mod:`skssl.svm._kernels`). The blocks of a CSR product run on OpenMP
-  threads inside one call that holds no GIL. The first version handed
-  block 1 to a Python pool thread per product: on 20 Newsgroups one
-  iteration's products took 1.50 ms that way and 1.16 ms on OpenMP threads
-  (2.18 ms in one thread), and a two-thread TSVM fit spent an eighth of its
-  wall time handing off and waiting. CGLS's two products per iteration,
-  ``q = X p`` and ``X^T (C q)``, are moreover one pass over the rows
-  (:func:`gram_product`; CGLS itself now runs whole in the compiled
-  ``csr_cgls``, which does the same pass per block, see
-  :mod:`skssl.svm._mfn`): each row is read once instead of twice, which
-  pays once ``X`` outgrows the caches (20 Newsgroups stacked 7 times,
-  10.7M non-zeros: 28.7 ms as scipy's two mat-vecs, 19.8 ms fused in one
-  thread, 9.9 ms fused in two; on 20 Newsgroups itself 2.18 vs 2.27 ms in
-  one thread and 1.16 vs 1.17 ms in two: a wash). Minimum times on an idle
-  machine, ``benchmarks/cgls_products.py``. Each block writes its
+  :mod:`skssl.svm._kernels`). The blocks of a CSR matrix run on OpenMP
+  threads inside one call that holds no GIL: ``X @ v`` here
+  (``csr_matvec_blocks``) and the whole CGLS loop (``csr_cgls``, see
+  :mod:`skssl.svm._mfn`), which takes :attr:`RowBlocks.kernel_bounds`. The
+  first version handed block 1 to a Python pool thread per product: on 20
+  Newsgroups one iteration's products took 1.50 ms that way and 1.16 ms on
+  OpenMP threads (2.18 ms in one thread), and a two-thread TSVM fit spent
+  an eighth of its wall time handing off and waiting. CGLS's two products
+  per iteration, ``q = X p`` and ``X^T (C q)``, are moreover one pass over
+  the rows: each row is read once instead of twice, which pays once ``X``
+  outgrows the caches (20 Newsgroups stacked 7 times, 10.7M non-zeros:
+  28.7 ms as scipy's two mat-vecs, 19.8 ms fused in one thread, 9.9 ms
+  fused in two; on 20 Newsgroups itself 2.18 vs 2.27 ms in one thread and
+  1.16 vs 1.17 ms in two: a wash). Minimum times on an idle machine,
+  ``benchmarks/cgls_products.py`` at git 9a6b6a9, when the products were
+  separate kernels; the benchmark now times whole CGLS iterations
+  (``benchmarks/results/cgls_products.md``). Each block writes its
   ``X_k^T z_k`` into its own vector and the vectors are added in block
-  order, so results are deterministic for a given ``n_threads``. Dense ``X``
-  keeps BLAS's products on the Python pool; a source tree whose kernels
-  were not compiled falls back to scipy's products on the pool
-  (``skssl.show_versions()`` says which). OpenMP's threads wait for work by
-  spinning for a moment after each product, so a ``n_jobs=2`` fit uses more
-  CPU time than wall time on both cores (on 20 Newsgroups TSVM: 3.6 CPU s
-  for 1.8 s of wall time) while it finishes sooner.
+  order, so results are deterministic for a given ``n_threads``. Dense
+  ``X`` keeps BLAS's products on the Python pool (:class:`RowBlocks`,
+  :func:`gram_product`); a source tree whose kernels were not compiled
+  falls back to scipy's products on the pool (``skssl.show_versions()``
+  says which). OpenMP's threads wait for work by spinning for a moment
+  after each parallel loop, so a ``n_jobs=2`` fit uses more CPU time than
+  wall time on both cores (on 20 Newsgroups TSVM: 3.2 CPU s for 1.6 s of
+  wall time) while it finishes sooner.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -61,7 +64,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import csr_gram_rows, csr_matvec_blocks, csr_rmatvec_blocks
+from ._kernels import csr_cgls, csr_matvec_blocks
 
 __all__ = ["MIN_BLOCK_NNZ", "RowBlocks", "gram_product", "kernel_rows", "row_blocks", "thread_pool", "transposed"]
 
@@ -146,7 +149,6 @@ class RowBlocks:
         self._executor = executor
         bounds = _block_bounds(X, n_blocks)
         self._bounds = bounds
-        self._buffers = None
 
     # The block matrices serve only the products on the Python pool (dense X, or CSR without the compiled
     # kernels, which read X's arrays between the bounds): built on first use, not for every slice of a fit.
@@ -169,19 +171,16 @@ class RowBlocks:
         first = work(0)
         return [first] + [f.result() for f in futures]
 
-    def _kernel_buffers(self):
-        # (block bounds, per-block X_k^T z vectors, per-block sums), made at the first kernel product.
-        if self._buffers is None:
-            bounds = np.array([a for a, _ in self._bounds] + [self._bounds[-1][1]], dtype=np.intp)
-            n_blocks = len(self._bounds)
-            self._buffers = (bounds, np.empty((n_blocks, self.shape[1])), np.empty((n_blocks, 2)))
-        return self._buffers
+    @cached_property
+    def kernel_bounds(self):
+        """The blocks as the compiled kernels take them: block ``k`` is rows ``bounds[k]:bounds[k + 1]``."""
+        return np.array([a for a, _ in self._bounds] + [self._bounds[-1][1]], dtype=np.intp)
 
     def __matmul__(self, v):
         out = np.empty(self.shape[0])
         if _fused(self.X):
-            # The kernels run the blocks on their own OpenMP threads: no Python hand-off per product.
-            X, bounds = self.X, self._kernel_buffers()[0]
+            # The kernel runs the blocks on its own OpenMP threads: no Python hand-off per product.
+            X, bounds = self.X, self.kernel_bounds
             csr_matvec_blocks(X.data, X.indices, indptr_like_indices(X), bounds, v, out, len(bounds) - 1)
             return out
 
@@ -193,19 +192,9 @@ class RowBlocks:
         return out
 
     def rmatvec(self, z):
-        """``X.T @ z`` as the sum, in block order, of the blocks' products."""
-        if not _fused(self.X):
-            parts = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
-            return _sum_in_order(parts[0], parts[1:])
-        X, (bounds, outs, _) = self.X, self._kernel_buffers()
-        csr_rmatvec_blocks(X.data, X.indices, indptr_like_indices(X), bounds, z, outs, len(bounds) - 1)
-        return _sum_in_order(outs[0].copy(), outs[1:])  # outs is reused: the result is a new array
-
-    def gram(self, p, pb, p_norm, cost):
-        """CGLS's products over the blocks; see :func:`gram_product`."""
-        if not _fused(self.X):
-            return _gram_two_products(self, p, pb, p_norm, cost)
-        return _kernel_gram(self.X, *self._kernel_buffers(), p, pb, p_norm, cost, outs_reused=True)
+        """``X.T @ z`` as the sum, in block order, of the blocks' products (the Python CGLS loop's)."""
+        parts = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
+        return _sum_in_order(parts[0], parts[1:])
 
 
 def _sum_in_order(total, parts):
@@ -213,19 +202,6 @@ def _sum_in_order(total, parts):
     for part in parts:
         total += part
     return total
-
-
-def _kernel_gram(X, bounds, outs, sums, p, pb, p_norm, cost, outs_reused):
-    """:func:`gram_product` by the compiled kernel, the blocks ``bounds`` on as many OpenMP threads.
-
-    ``outs_reused``: the caller keeps ``outs`` for its next product, so the result must not be a view of it.
-    """
-    q = np.empty(X.shape[0])
-    n_blocks = len(bounds) - 1
-    csr_gram_rows(X.data, X.indices, indptr_like_indices(X), bounds, p, pb, p_norm, cost, q, outs, sums, n_blocks)
-    u = _sum_in_order(outs[0].copy() if outs_reused else outs[0], outs[1:])
-    cq_sum, qcq = _sum_in_order(sums[0].copy(), sums[1:])
-    return q, u, float(cq_sum), float(qcq)
 
 
 def kernel_rows(A):
@@ -243,12 +219,12 @@ def kernel_rows(A):
         ``bounds[k]:bounds[k + 1]`` are the rows of block ``k``.
     """
     if isinstance(A, RowBlocks):
-        return (A.X, A._kernel_buffers()[0]) if _fused(A.X) else None
+        return (A.X, A.kernel_bounds) if _fused(A.X) else None
     return (A, np.array([0, A.shape[0]], dtype=np.intp)) if _fused(A) else None
 
 
 def _fused(X):
-    return csr_gram_rows is not None and sp.issparse(X) and X.format == "csr"
+    return csr_cgls is not None and sp.issparse(X) and X.format == "csr"
 
 
 def indptr_like_indices(X):
@@ -256,23 +232,18 @@ def indptr_like_indices(X):
     return X.indptr if X.indptr.dtype == X.indices.dtype else X.indptr.astype(X.indices.dtype)
 
 
-def _gram_two_products(A, p, pb, p_norm, cost):
-    q = A @ p
-    q += pb
-    q /= p_norm
-    cq = cost * q
-    return q, A.T @ cq, float(cq.sum()), float(q @ cq)
-
-
 def gram_product(A, p, pb, p_norm, cost):
-    """CGLS's two products on the rows of ``A`` (a matrix or :class:`RowBlocks`), fused for CSR.
+    """CGLS's two products on the rows of ``A``, for the Python CGLS loop (dense ``X``, or kernels not built).
+
+    CSR data with the compiled kernels never come here: their whole CGLS loop
+    runs in ``csr_cgls``, which does these products in one pass per row block.
 
     Parameters
     ----------
     A : {csr sparse matrix, ndarray, RowBlocks} of shape (n_rows, n_features)
         The rows.
     p : ndarray of shape (n_features,)
-        Direction (contiguous float64).
+        Direction.
     pb : float
         Its bias component.
     p_norm : float
@@ -291,12 +262,11 @@ def gram_product(A, p, pb, p_norm, cost):
     qcq : float
         ``q @ (c * q)``.
     """
-    if isinstance(A, RowBlocks):
-        return A.gram(p, pb, p_norm, cost)
-    if not _fused(A):
-        return _gram_two_products(A, p, pb, p_norm, cost)
-    bounds = np.array([0, A.shape[0]], dtype=np.intp)
-    return _kernel_gram(A, bounds, np.empty((1, A.shape[1])), np.empty((1, 2)), p, pb, p_norm, cost, outs_reused=False)
+    q = A @ p
+    q += pb
+    q /= p_norm
+    cq = cost * q
+    return q, A.T @ cq, float(cq.sum()), float(q @ cq)
 
 
 def row_blocks(X, executor, n_threads):

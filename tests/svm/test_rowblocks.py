@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _mfn, _rowblocks
 from skssl.svm._classes import _share_cores
+from skssl.svm._kernels import COMPILED
 from skssl.svm._rowblocks import RowBlocks, gram_product, row_blocks, transposed
 
 
@@ -35,7 +36,7 @@ def test_row_block_products_equal_the_plain_ones(sparse, n_blocks):
 
 
 def test_the_fused_kernel_is_compiled():
-    assert _rowblocks.csr_gram_rows is not None, (
+    assert COMPILED, (
         "skssl/svm/_csr_kernels.pyx is not built: run `pip install -e .` (or `python setup.py build_ext --inplace`)"
     )
 
@@ -164,3 +165,20 @@ def test_two_thread_fits_are_bitwise_repeatable(monkeypatch, Est):
     for other in fits[1:]:
         np.testing.assert_array_equal(other.coef_, fits[0].coef_)
         np.testing.assert_array_equal(other.intercept_, fits[0].intercept_)
+
+
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
+def test_the_python_path_of_unbuilt_kernels_fits_the_same_model(monkeypatch, Est):
+    # A source tree whose kernels were not compiled runs CGLS in Python on scipy's products, in row blocks on the
+    # Python pool with n_jobs=2: the same model as the compiled loop, up to the order of the sums.
+    monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 100)
+    rng = np.random.RandomState(2)
+    X = sp.random(500, 300, density=0.05, format="csr", random_state=rng)
+    y = (X @ rng.randn(300) > 0).astype(int)
+    y_semi = np.where(rng.rand(500) < 0.15, y, -1)
+    compiled = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
+    monkeypatch.setattr(_rowblocks, "_fused", lambda X: False)
+    monkeypatch.setattr(_mfn, "kernel_rows", lambda A: None)
+    python = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
+    np.testing.assert_allclose(python.objective_, compiled.objective_, rtol=1e-9)
+    np.testing.assert_array_equal(python.predict(X), compiled.predict(X))
