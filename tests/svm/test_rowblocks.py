@@ -153,14 +153,19 @@ def test_transposed_blocks_share_the_arrays_of_x():
     np.testing.assert_array_equal(transposed(view).toarray(), view.toarray().T)
 
 
+def _blocked_problem(monkeypatch, seed):
+    """A small semi-supervised problem that n_jobs=2 splits into two row blocks (MIN_BLOCK_NNZ lowered)."""
+    monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 100)
+    rng = np.random.RandomState(seed)
+    X = sp.random(600, 400, density=0.05, format="csr", random_state=rng)
+    y = (X @ rng.randn(400) > 0).astype(int)
+    return X, np.where(rng.rand(600) < 0.12, y, -1)
+
+
 @pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
 def test_two_thread_fits_are_bitwise_repeatable(monkeypatch, Est):
     # The compiled CGLS adds its per-block partial sums in block order, so the threads' timing cannot change a bit.
-    monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 100)
-    rng = np.random.RandomState(1)
-    X = sp.random(600, 400, density=0.05, format="csr", random_state=rng)
-    y = (X @ rng.randn(400) > 0).astype(int)
-    y_semi = np.where(rng.rand(600) < 0.1, y, -1)
+    X, y_semi = _blocked_problem(monkeypatch, 1)
     fits = [Est(alpha=1e-2, n_jobs=2).fit(X, y_semi) for _ in range(3)]
     for other in fits[1:]:
         np.testing.assert_array_equal(other.coef_, fits[0].coef_)
@@ -171,11 +176,7 @@ def test_two_thread_fits_are_bitwise_repeatable(monkeypatch, Est):
 def test_the_python_path_of_unbuilt_kernels_fits_the_same_model(monkeypatch, Est):
     # A source tree whose kernels were not compiled runs CGLS in Python on scipy's products, in row blocks on the
     # Python pool with n_jobs=2: the same model as the compiled loop, up to the order of the sums.
-    monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 100)
-    rng = np.random.RandomState(2)
-    X = sp.random(500, 300, density=0.05, format="csr", random_state=rng)
-    y = (X @ rng.randn(300) > 0).astype(int)
-    y_semi = np.where(rng.rand(500) < 0.15, y, -1)
+    X, y_semi = _blocked_problem(monkeypatch, 2)
     compiled = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
     monkeypatch.setattr(_rowblocks, "_fused", lambda X: False)
     monkeypatch.setattr(_mfn, "kernel_rows", lambda A: None)
