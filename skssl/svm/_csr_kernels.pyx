@@ -138,32 +138,6 @@ def cgls_step_features(double[::1] w, double[::1] xtz, const double[::1] p, cons
     return rr
 
 
-def cgls_step_direction(double[::1] p, const double[::1] xtz, const double[::1] w, double scale, double alpha):
-    """``p = scale p + (xtz - alpha w)`` and ``|p|^2``, in one pass."""
-    cdef Py_ssize_t j, n = p.shape[0]
-    cdef double v, pp = 0.0
-    with nogil:
-        for j in range(n):
-            v = scale * p[j] + (xtz[j] - alpha * w[j])
-            p[j] = v
-            pp += v * v
-    return pp
-
-
-def cgls_step_rows(double[::1] outputs, double[::1] z, const double[::1] q, const double[::1] cost, double t):
-    """``outputs += t q``, ``z -= t cost q``, and ``(sum z, |z|^2)``, in one pass."""
-    cdef Py_ssize_t i, n = z.shape[0]
-    cdef double v, zs = 0.0, zz = 0.0
-    with nogil:
-        for i in range(n):
-            outputs[i] += t * q[i]
-            v = z[i] - t * (cost[i] * q[i])
-            z[i] = v
-            zs += v
-            zz += v * v
-    return zs, zz
-
-
 # ---------------------------------------------------------------------------
 # The whole CGLS loop in one GIL-free call.
 #
@@ -265,21 +239,37 @@ cdef void _step(
     double[::1] z,
     double* part,
 ) noexcept nogil:
-    # Features: w += step_w p, xtz -= t X^T C q, |xtz - alpha w|^2. Rows: outputs += t q, z -= t C q, sums of z.
-    cdef Py_ssize_t j, i
-    cdef double r, v, rr = 0.0, zs = 0.0, zz = 0.0
+    # Features: w += step_w p, xtz -= t X^T C q, |xtz - alpha w|^2. Rows: see _step_rows.
+    cdef Py_ssize_t j
+    cdef double r, rr = 0.0
     for j in range(f_start, f_stop):
         w[j] += step_w * p[j]
         xtz[j] -= t * _take_block_sum(outs, j)
         r = xtz[j] - alpha * w[j]
         rr += r * r
-    for i in range(r_start, r_stop):
+    part[_RR] = rr
+    _step_rows(r_start, r_stop, q, cost, t, outputs, z, part)
+
+
+cdef void _step_rows(
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    const double[::1] q,
+    const double[::1] cost,
+    double t,
+    double[::1] outputs,
+    double[::1] z,
+    double* part,
+) noexcept nogil:
+    # outputs += t q, z -= t C q, and the sums of z.
+    cdef Py_ssize_t i
+    cdef double v, zs = 0.0, zz = 0.0
+    for i in range(start, stop):
         outputs[i] += t * q[i]
         v = z[i] - t * (cost[i] * q[i])
         z[i] = v
         zs += v
         zz += v * v
-    part[_RR] = rr
     part[_ZS] = zs
     part[_ZZ] = zz
 
@@ -310,6 +300,24 @@ cdef inline double _parts_sum(const double[:, ::1] parts, int col) noexcept nogi
     for k in range(1, parts.shape[0]):
         s = s + parts[k, col]
     return s
+
+
+# CGLS's vector updates for the Python loop (dense X), one pass each, with the compiled loop's helpers.
+
+def cgls_step_direction(double[::1] p, const double[::1] xtz, const double[::1] w, double scale, double alpha):
+    """``p = scale p + (xtz - alpha w)`` and ``|p|^2``, in one pass."""
+    cdef double part[_N_PARTS]
+    with nogil:
+        _direction(0, p.shape[0], p, xtz, w, scale, alpha, part)
+    return part[_PP]
+
+
+def cgls_step_rows(double[::1] outputs, double[::1] z, const double[::1] q, const double[::1] cost, double t):
+    """``outputs += t q``, ``z -= t cost q``, and ``(sum z, |z|^2)``, in one pass."""
+    cdef double part[_N_PARTS]
+    with nogil:
+        _step_rows(0, z.shape[0], q, cost, t, outputs, z, part)
+    return part[_ZS], part[_ZZ]
 
 
 def csr_cgls(
