@@ -55,6 +55,7 @@ __all__ = [
     "UNLABELED",
     "NoUnlabeledDataWarning",
     "SemiSupervisedClassifierMixin",
+    "UnlabeledAsClassWarning",
     "encode_semi_supervised_target",
     "labeled_mask",
 ]
@@ -83,6 +84,37 @@ class NoUnlabeledDataWarning(UserWarning):
     ...     _ = encode_semi_supervised_target([0, 1, 1])
     >>> caught[0].category is NoUnlabeledDataWarning
     True
+    """
+
+
+class UnlabeledAsClassWarning(UserWarning):
+    """Warning raised when a classifier learned the unlabeled marker ``-1`` as a class.
+
+    A scikit-learn classifier fitted on a semi-supervised ``y`` takes ``-1``
+    for a class of its own and predicts it for most rows, so its scores are
+    wrong (near zero under
+    :class:`~skssl.model_selection.SemiSupervisedKFold`). The scorers of
+    :func:`~skssl.model_selection.labeled_scorer` emit it, once per process,
+    when the estimator they score (or a pipeline's final step) is not a skssl
+    semi-supervised estimator and has ``-1`` in its ``classes_``. Wrap such a
+    classifier in :class:`~skssl.self_training.LabeledOnlyClassifier` to fit
+    it on the labeled rows only.
+
+    See Also
+    --------
+    skssl.self_training.LabeledOnlyClassifier : The supervised baseline.
+    skssl.model_selection.labeled_scorer : Emits this warning.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skssl.self_training import LabeledOnlyClassifier
+    >>> X, y = np.arange(6.0).reshape(-1, 1), np.array([0, 1, -1, -1, 0, 1])
+    >>> LogisticRegression().fit(X, y).classes_  # -1 learned as a class: labeled_scorer warns
+    array([-1,  0,  1])
+    >>> LabeledOnlyClassifier(LogisticRegression()).fit(X, y).classes_
+    array([0, 1])
     """
 
 

@@ -22,6 +22,18 @@ Decisions
 * Each training fold lists its indices in increasing order (labeled and
   unlabeled rows interleaved as in the input), so the fit does not depend on
   the order in which the pieces were assembled.
+* A scikit-learn classifier fitted on such a ``y`` learns ``-1`` as a class.
+  The scorers of :func:`labeled_scorer` see the fitted estimator: when it (or
+  a pipeline's final step) is not a skssl semi-supervised estimator and its
+  ``classes_`` hold ``-1``, they emit an
+  :class:`~skssl.base.UnlabeledAsClassWarning` naming
+  :class:`~skssl.self_training.LabeledOnlyClassifier`, once per process (a
+  grid search calls its scorer for every fold and candidate); the score is
+  still returned. :class:`SemiSupervisedKFold` cannot warn: ``split`` gets
+  ``X``, ``y`` and ``groups`` only, before any fit, and never the estimator
+  (finding it on the caller's stack would depend on scikit-learn's private
+  internals). With a plain classifier and the default scoring nothing warns,
+  so pass ``scoring=labeled_scorer(...)`` or wrap the classifier.
 """
 
 import numbers
@@ -30,9 +42,11 @@ import warnings
 import numpy as np
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import BaseCrossValidator, check_cv
+from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.validation import _num_samples
 
+from .base import SemiSupervisedClassifierMixin, UnlabeledAsClassWarning
 from .base import NoUnlabeledDataWarning, _as_1d_target, encode_semi_supervised_target, labeled_mask
 
 __all__ = ["SemiSupervisedKFold", "labeled_scorer"]
@@ -167,6 +181,7 @@ class _LabeledScorer:
         self._scoring = scoring
 
     def __call__(self, estimator, X, y_true, **kwargs):
+        _warn_if_unlabeled_class(estimator)
         y_true = _as_1d_target(y_true)
         X, y_true = indexable(X, y_true)
         mask = labeled_mask(y_true)
@@ -184,6 +199,46 @@ class _LabeledScorer:
 
     def __repr__(self):
         return f"labeled_scorer({self._scoring!r})"
+
+
+#: Whether an UnlabeledAsClassWarning was emitted in this process (it is emitted once).
+_unlabeled_class_warned = False
+
+
+def _warn_if_unlabeled_class(estimator):
+    """Warn once per process when a non-skssl classifier has ``-1`` in its ``classes_``."""
+    global _unlabeled_class_warned
+    if _unlabeled_class_warned:
+        return
+    final = estimator[-1] if isinstance(estimator, Pipeline) else estimator
+    if isinstance(final, SemiSupervisedClassifierMixin):
+        return
+    classes = getattr(final, "classes_", None)  # None for a regressor: nothing to check
+    if classes is None or not _holds_unlabeled_marker(classes):
+        return
+    _unlabeled_class_warned = True
+    name = type(final).__name__
+    where = f"the final step {name} of this Pipeline" if final is not estimator else name
+    warnings.warn(
+        f"{where} was fitted with -1 as one of its classes: it learned the unlabeled rows (y == -1) as a "
+        "class of their own, so it predicts -1 and its scores are wrong. Wrap the classifier in "
+        f"skssl.self_training.LabeledOnlyClassifier({name}(...)) to fit it on the labeled rows only (the "
+        "supervised baseline), or use a semi-supervised estimator. This warning is shown once per process.",
+        UnlabeledAsClassWarning,
+        stacklevel=3,
+    )
+
+
+def _holds_unlabeled_marker(classes):
+    """Whether ``classes`` (or, for multi-output, one of its arrays) holds the number -1."""
+    if isinstance(classes, list):
+        return any(_holds_unlabeled_marker(c) for c in classes)
+    classes = np.asarray(classes)
+    if classes.dtype.kind in "iuf":
+        return bool(np.any(classes == -1))
+    if classes.dtype.kind == "O":
+        return any(isinstance(v, numbers.Real) and not isinstance(v, bool) and v == -1 for v in classes.ravel())
+    return False
 
 
 def _is_per_row(value, n_rows):

@@ -25,6 +25,7 @@ from ._toy_estimator import SeededCentroidClassifier
 _FAST_NET = {"max_epochs": 2, "iterations_per_epoch": 10}
 FAST_PARAMS = {
     "CurriculumLabelingClassifier": {"estimator": LogisticRegression()},
+    "LabeledOnlyClassifier": {"estimator": LogisticRegression()},
     "FixMatchClassifier": _FAST_NET,
     "FreeMatchClassifier": _FAST_NET,
     "AdshClassifier": _FAST_NET,
@@ -82,6 +83,12 @@ EXPECTED_SEMI_SUPERVISED_FAILURES = {
         "check_unlabeled_rows_change_fit": (
             "LinearL2SVC is the supervised l2-SVM-MFN baseline (and the inner "
             "solver of the S3VMs): it fits the labeled rows and ignores -1 rows by design"
+        ),
+    },
+    "LabeledOnlyClassifier": {
+        "check_unlabeled_rows_change_fit": (
+            "LabeledOnlyClassifier is the supervised baseline around any classifier: "
+            "it fits the labeled rows and ignores -1 rows by design"
         ),
     },
     "SupervisedNetClassifier": {

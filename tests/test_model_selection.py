@@ -21,8 +21,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.semi_supervised import SelfTrainingClassifier
 from threadpoolctl import threadpool_limits
 
+from skssl.base import UnlabeledAsClassWarning
 from skssl.datasets import make_semi_supervised
 from skssl.model_selection import SemiSupervisedKFold, labeled_scorer
+from skssl.self_training import LabeledOnlyClassifier
 
 
 def _self_training():
@@ -171,3 +173,84 @@ def test_plain_list_with_strings_and_minus_one():
     assert all(1 in train and 4 in train and 1 not in test and 4 not in test for train, test in splits)
     clf = LogisticRegression().fit(X[[0, 2, 3, 5]], ["spam", "ham", "spam", "ham"])
     assert 0 <= labeled_scorer("accuracy")(clf, X, y) <= 1
+
+
+@pytest.fixture
+def warning_not_yet_shown(monkeypatch):
+    """The UnlabeledAsClassWarning is shown once per process; each test starts before that."""
+    import skssl.model_selection
+
+    monkeypatch.setattr(skssl.model_selection, "_unlabeled_class_warned", False)
+
+
+def _plain_and_baseline():
+    plain = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    baseline = make_pipeline(StandardScaler(), LabeledOnlyClassifier(LogisticRegression(max_iter=1000)))
+    return plain, baseline
+
+
+def test_labeled_scorer_warns_once_when_a_plain_classifier_learned_minus_one(warning_not_yet_shown):
+    """The issue's reproducer: digits, a plain pipeline under SemiSupervisedKFold scores about 0.06."""
+    X, y = load_digits(return_X_y=True)
+    y_semi = make_semi_supervised(y, 0.2, random_state=0)
+    plain, baseline = _plain_and_baseline()
+    scorer = labeled_scorer("accuracy")
+    with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        wrong = cross_val_score(plain, X, y_semi, cv=SemiSupervisedKFold(3), scoring=scorer).mean()
+        again = scorer(plain.fit(X, y_semi), X, y_semi)  # later calls stay silent
+    ours = [w for w in caught if issubclass(w.category, UnlabeledAsClassWarning)]
+    assert len(ours) == 1, [str(w.message) for w in caught]
+    message = str(ours[0].message)
+    assert "LogisticRegression" in message and "Pipeline" in message and "-1" in message
+    assert "LabeledOnlyClassifier" in message
+    assert wrong < 0.2 and again < 0.2  # the score itself is still returned
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("error", UnlabeledAsClassWarning)
+        fair = cross_val_score(baseline, X, y_semi, cv=SemiSupervisedKFold(3), scoring=scorer).mean()
+    assert fair > 0.9
+
+
+def test_no_unlabeled_class_warning_for_models_without_minus_one(warning_not_yet_shown):
+    X, y = load_breast_cancer(return_X_y=True)
+    y_semi = make_semi_supervised(y, 0.3, random_state=0)
+    labeled = y_semi != -1
+    scorer = labeled_scorer("accuracy")
+    with threadpool_limits(1):
+        fitted = [
+            make_pipeline(StandardScaler(), LabeledOnlyClassifier(LogisticRegression())).fit(X, y_semi),
+            LabeledOnlyClassifier(make_pipeline(StandardScaler(), LogisticRegression())).fit(X, y_semi),
+            _self_training().fit(X, y_semi),
+            make_pipeline(StandardScaler(), LogisticRegression()).fit(X[labeled], y_semi[labeled]),
+        ]
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("error", UnlabeledAsClassWarning)
+        for est in fitted:
+            assert scorer(est, X, y_semi) > 0.8
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array([0, 1, -1, -1, 0, 1]),  # a bare classifier, integer labels
+        np.array([0.0, 2.0, -1.0, -1.0, 0.0, 2.0]),  # float labels
+    ],
+)
+def test_unlabeled_class_warning_for_bare_classifiers(labels, warning_not_yet_shown):
+    X = np.arange(6.0).reshape(-1, 1)
+    clf = LogisticRegression().fit(X, labels)
+    with pytest.warns(UnlabeledAsClassWarning, match=r"^LogisticRegression was fitted with -1"):
+        labeled_scorer("accuracy")(clf, X, labels)
+
+
+def test_unlabeled_marker_detection():
+    from skssl.model_selection import _holds_unlabeled_marker
+
+    assert _holds_unlabeled_marker(np.array([-1, 0, 1]))
+    assert _holds_unlabeled_marker(np.array([-1.0, 3.0]))
+    assert _holds_unlabeled_marker(np.array([-1, "a"], dtype=object))
+    assert _holds_unlabeled_marker([np.array([0, 1]), np.array([-1, 2])])  # multi-output
+    assert not _holds_unlabeled_marker(np.array([-2, 0, 1]))
+    assert not _holds_unlabeled_marker(np.array(["-1", "a"]))  # a string is not the marker
+    assert not _holds_unlabeled_marker(np.array([True, False]))
+    assert not _holds_unlabeled_marker(np.array(["a", 1], dtype=object))

@@ -35,6 +35,7 @@ _FAST_NET = {"max_epochs": 2, "iterations_per_epoch": 5, "random_state": 0}
 #: Small, fast settings per estimator class (the code paths are those of the defaults).
 FAST_PARAMS = {
     "CurriculumLabelingClassifier": {"estimator": LogisticRegression(), "random_state": 0},
+    "LabeledOnlyClassifier": {"estimator": LogisticRegression()},
     "FixMatchClassifier": _FAST_NET,
     "FreeMatchClassifier": _FAST_NET,
     "AdshClassifier": _FAST_NET,

@@ -1,0 +1,374 @@
+"""A supervised baseline that fits any classifier on the labeled rows only.
+
+A scikit-learn classifier fitted on a semi-supervised ``y`` learns ``-1`` as a
+class of its own: with most rows unlabeled it then predicts ``-1`` almost
+everywhere, and ``cross_val_score`` with
+:class:`~skssl.model_selection.SemiSupervisedKFold` (whose test folds hold
+labeled rows only) reports an accuracy near zero without any error.
+:class:`LabeledOnlyClassifier` wraps the classifier so that it sees the rows
+with ``y != -1`` only, and so takes the same ``X, y``, ``Pipeline``,
+``GridSearchCV`` and splitters as skssl's semi-supervised estimators: the
+fair supervised baseline to compare them with.
+
+Decisions
+---------
+* **Home.** It lives in :mod:`skssl.self_training`, the meta-estimators
+  around any classifier: it is the labeled-only counterpart of those
+  meta-estimators (round 0 of :class:`CurriculumLabelingClassifier`), as
+  ``LinearL2SVC`` is for the linear S3VMs and ``SupervisedNetClassifier`` for
+  the deep nets.
+* **What is fitted.** A :func:`~sklearn.base.clone` of ``estimator`` on the
+  labeled rows with their labels as given (strings stay strings, so
+  ``estimator_`` is exactly the model one would fit by hand on those rows and
+  its ``classes_`` equal ``classes_``). When no row is unlabeled, ``X`` goes to
+  the wrapped estimator without any row selection, so the fit equals
+  ``clone(estimator).fit(X, y)``; no ``NoUnlabeledDataWarning`` is emitted,
+  because ignoring the ``-1`` rows is the point of the baseline.
+* **X belongs to the wrapped estimator.** Only rows of ``X`` are selected
+  (sklearn's ``_safe_indexing`` after ``indexable``, which turns every sparse
+  format into CSR, so sparse input stays sparse), as in
+  :class:`CurriculumLabelingClassifier`: raw texts for a pipeline starting
+  with a vectorizer, DataFrames and image arrays work, and the wrapped
+  estimator validates ``X`` (NaN, shape, dtype) itself. ``n_features_in_``
+  and ``feature_names_in_`` are read from ``estimator_``.
+* **Metadata.** ``sample_weight`` and, with metadata routing enabled, any
+  routed fit parameter with one entry per row of ``X`` are restricted to the
+  labeled rows (the rule sklearn's cross-validation applies to fit
+  parameters); other values pass unchanged. Without routing,
+  ``sample_weight`` goes to the wrapped estimator's ``fit`` (a
+  ``ValueError`` if that ``fit`` takes none) and other parameters raise, as in
+  :class:`~sklearn.semi_supervised.SelfTrainingClassifier`. With routing, the
+  wrapped estimator receives ``sample_weight`` only if it requested it
+  (``set_fit_request``); the meta-estimator itself has no fit request because
+  it only selects rows.
+* **transduction_** holds the given labels of the labeled rows and
+  ``estimator_``'s predictions for the unlabeled ones (one ``predict`` on
+  those rows at the end of ``fit``), as the other skssl estimators do, so the
+  baseline can be compared with them on the training rows too.
+* **score** is the accuracy on the rows with ``y != -1``, like every skssl
+  estimator's; its ``sample_weight`` is consumed here (request it with
+  ``set_score_request`` under metadata routing).
+* **Precomputed kernels** (estimators tagged ``pairwise``, such as
+  ``SVC(kernel="precomputed")``) raise a ``ValueError`` when ``y`` holds
+  unlabeled rows: their ``X`` is a square kernel matrix, and selecting the
+  labeled rows would have to select the same columns at fit and at predict
+  time, which a row-selecting wrapper cannot do for the caller's test kernel.
+* **Pipelines.** Wrapping a whole pipeline fits every step on the labeled
+  rows (a strictly supervised baseline); putting the wrapper as the final
+  step lets the unsupervised steps before it (scalers, vectorizers) see the
+  unlabeled rows too, as they do in front of a semi-supervised estimator.
+  Both are supported; the second compares the classifiers alone.
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import _safe_indexing, get_tags, indexable
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.metadata_routing import (
+    UNUSED,
+    MetadataRouter,
+    MethodMapping,
+    _raise_for_params,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, has_fit_parameter
+
+from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
+
+__all__ = ["LabeledOnlyClassifier"]
+
+
+def _estimator_has(attr):
+    """Check ``attr`` on the fitted ``estimator_``, else on the unfitted ``estimator``."""
+
+    def check(self):
+        if hasattr(self, "estimator_"):
+            return hasattr(self.estimator_, attr)
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Fit any classifier on the labeled rows only: the fair supervised baseline.
+
+    ``fit(X, y)`` takes a semi-supervised target (``y == -1`` marks unlabeled
+    rows), drops the unlabeled rows and fits a clone of ``estimator`` on the
+    rest. The wrapper therefore drops into the same ``Pipeline``,
+    ``GridSearchCV`` and :class:`~skssl.model_selection.SemiSupervisedKFold`
+    as skssl's semi-supervised estimators, where a bare scikit-learn
+    classifier would learn ``-1`` as a class.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A classifier with ``fit`` and ``predict`` (a ``Pipeline`` ending in
+        one works too). It is cloned; the clone is ``estimator_``.
+
+    Attributes
+    ----------
+    estimator_ : estimator object
+        The clone of ``estimator`` fitted on the labeled rows.
+    classes_ : ndarray of shape (n_classes,)
+        The labeled classes; ``-1`` is never one of them.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows: the given label for labeled rows,
+        ``estimator_``'s prediction for unlabeled ones.
+    n_features_in_ : int
+        Number of features seen during ``fit``, read from ``estimator_`` (absent
+        when the wrapped estimator does not define it, e.g. a text pipeline).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``, when ``X`` has string column
+        names, read from ``estimator_``.
+
+    See Also
+    --------
+    CurriculumLabelingClassifier : Self-training around any classifier; its
+        first round is this baseline.
+    skssl.model_selection.SemiSupervisedKFold : Cross-validation with unlabeled rows.
+    skssl.base.UnlabeledAsClassWarning : Emitted when a bare classifier learned ``-1``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skssl.datasets import make_semi_supervised
+    >>> from skssl.model_selection import SemiSupervisedKFold
+    >>> from skssl.self_training import LabeledOnlyClassifier
+    >>> X, y = load_digits(return_X_y=True)
+    >>> y_semi = make_semi_supervised(y, 0.2, random_state=0)
+    >>> baseline = make_pipeline(StandardScaler(), LabeledOnlyClassifier(LogisticRegression(max_iter=1000)))
+    >>> scores = cross_val_score(baseline, X, y_semi, cv=SemiSupervisedKFold(3))
+    >>> bool(scores.mean() > 0.85)
+    True
+    """
+
+    _parameter_constraints: dict = {"estimator": [HasMethods(["fit", "predict"])]}
+
+    # A supervised model: a y without -1 is its normal input, not a reason to warn.
+    _uses_unlabeled_rows = False
+
+    # fit only selects the rows of sample_weight; the wrapped estimator consumes it (routing).
+    __metadata_request__fit = {"sample_weight": UNUSED}
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    @_fit_context(
+        # the wrapped estimator is validated by its own fit
+        prefer_skip_nested_validation=False
+    )
+    def fit(self, X, y, sample_weight=None, **params):
+        """Fit a clone of ``estimator`` on the rows with ``y != -1``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, ...)
+            Training data in any form the wrapped estimator takes; only its
+            rows are selected here.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows. String labels come in an
+            ``object`` array with the integer ``-1`` as the sentinel.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, restricted to the labeled rows and passed to the
+            wrapped estimator's ``fit`` (under metadata routing, only if it
+            requested them).
+        **params : dict
+            Further fit parameters for the wrapped estimator, only with
+            ``sklearn.set_config(enable_metadata_routing=True)``; those with
+            one entry per row of ``X`` are restricted to the labeled rows.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If no row is labeled, if the labeled rows hold one class only, if
+            ``sample_weight`` is given to an estimator whose ``fit`` takes
+            none, or if a precomputed-kernel estimator meets unlabeled rows.
+        """
+        _raise_for_params(params, self, "fit")
+        y = _as_1d_target(y)
+        # TODO: pass a sparse X through skssl.utils.validation.check_sparse_structure before selecting
+        # rows, once that helper is available here (it checks the index arrays that scipy trusts).
+        X, y = indexable(X, y)
+        self.classes_, y_encoded, labeled = encode_semi_supervised_target(y, warn_no_unlabeled=False)
+        rows = np.flatnonzero(labeled)
+        all_labeled = rows.shape[0] == y.shape[0]
+        if not all_labeled and get_tags(self.estimator).input_tags.pairwise:
+            raise ValueError(
+                f"{type(self.estimator).__name__} takes a precomputed (pairwise) X, whose columns are "
+                "samples too; LabeledOnlyClassifier selects rows only. Fit the estimator yourself on "
+                "the labeled block of the kernel, X[labeled][:, labeled]."
+            )
+
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if _routing_enabled():
+            if sample_weight is not None:
+                params = {**params, "sample_weight": sample_weight}
+            fit_params = process_routing(self, "fit", **params).estimator.fit
+        else:
+            fit_params = {}
+            if sample_weight is not None:
+                if not has_fit_parameter(self.estimator, "sample_weight"):
+                    raise ValueError(
+                        f"sample_weight was given but {type(self.estimator).__name__}.fit does not take sample_weight."
+                    )
+                fit_params = {"sample_weight": sample_weight}
+
+        self.estimator_ = clone(self.estimator)
+        y_fit = self._decode(y_encoded[rows])
+        if all_labeled:
+            self.estimator_.fit(X, y_fit, **fit_params)
+        else:
+            fit_params = _check_method_params(X, fit_params, indices=rows)
+            self.estimator_.fit(_safe_indexing(X, rows), y_fit, **fit_params)
+
+        transduction = self._decode(np.where(labeled, y_encoded, 0))
+        if not all_labeled:
+            transduction[~labeled] = self.estimator_.predict(_safe_indexing(X, np.flatnonzero(~labeled)))
+        self.transduction_ = transduction
+        return self
+
+    def _routed(self, method, params):
+        """The parameters of ``estimator_.<method>``, routed or (without routing) none."""
+        check_is_fitted(self, "estimator_")
+        _raise_for_params(params, self, method)
+        if _routing_enabled():
+            return getattr(process_routing(self, method, **params).estimator, method)
+        return {}
+
+    def predict(self, X, **params):
+        """Predict the class of each row of ``X`` with ``estimator_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, ...)
+            Rows to classify, in any form the wrapped estimator takes.
+        **params : dict
+            Parameters for ``estimator_.predict``, only with metadata routing
+            enabled.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
+        routed = self._routed("predict", params)  # checks that the estimator is fitted
+        return self.estimator_.predict(X, **routed)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X, **params):
+        """Class probabilities of ``estimator_``, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, ...)
+            Rows to score.
+        **params : dict
+            Parameters for ``estimator_.predict_proba``, only with metadata
+            routing enabled.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class probabilities.
+        """
+        routed = self._routed("predict_proba", params)  # checks that the estimator is fitted
+        return self.estimator_.predict_proba(X, **routed)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X, **params):
+        """Log class probabilities of ``estimator_``, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, ...)
+            Rows to score.
+        **params : dict
+            Parameters for ``estimator_.predict_log_proba``, only with
+            metadata routing enabled.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log class probabilities.
+        """
+        routed = self._routed("predict_log_proba", params)  # checks that the estimator is fitted
+        return self.estimator_.predict_log_proba(X, **routed)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X, **params):
+        """Decision function of ``estimator_`` (for two classes, positive means ``classes_[1]``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, ...)
+            Rows to score.
+        **params : dict
+            Parameters for ``estimator_.decision_function``, only with
+            metadata routing enabled.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values.
+        """
+        routed = self._routed("decision_function", params)  # checks that the estimator is fitted
+        return self.estimator_.decision_function(X, **routed)
+
+    @property
+    def n_features_in_(self):
+        """Number of features seen during ``fit`` (that of ``estimator_``)."""
+        try:
+            check_is_fitted(self, "estimator_")
+        except NotFittedError as exc:
+            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no n_features_in_.") from exc
+        return self.estimator_.n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """Names of the features seen during ``fit`` (those of ``estimator_``)."""
+        try:
+            check_is_fitted(self, "estimator_")
+        except NotFittedError as exc:
+            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no feature_names_in_.") from exc
+        return self.estimator_.feature_names_in_
+
+    def get_metadata_routing(self):
+        """Get the metadata routing of this object.
+
+        ``fit``'s ``sample_weight`` and routed fit parameters go to the wrapped
+        estimator (restricted to the labeled rows); the prediction methods'
+        parameters go to the same methods of the wrapped estimator; ``score``
+        consumes its own ``sample_weight``.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            A :class:`~sklearn.utils.metadata_routing.MetadataRouter`
+            encapsulating the routing information.
+        """
+        mapping = MethodMapping().add(caller="fit", callee="fit")
+        for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
+            mapping.add(caller=method, callee=method)
+        return MetadataRouter(owner=self).add_self_request(self).add(estimator=self.estimator, method_mapping=mapping)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self.estimator).input_tags
+        # Only rows of X are selected here: X's form is the wrapped estimator's business.
+        tags.input_tags.sparse = inner.sparse
+        tags.input_tags.allow_nan = inner.allow_nan
+        tags.input_tags.pairwise = inner.pairwise
+        return tags
