@@ -20,9 +20,8 @@ Decisions
 * **What is fitted.** A :func:`~sklearn.base.clone` of ``estimator`` on the
   labeled rows with their labels as given (strings stay strings, so
   ``estimator_`` is exactly the model one would fit by hand on those rows and
-  its ``classes_`` equal ``classes_``). When no row is unlabeled, ``X`` goes to
-  the wrapped estimator without any row selection, so the fit equals
-  ``clone(estimator).fit(X, y)``; no ``NoUnlabeledDataWarning`` is emitted,
+  its ``classes_`` equal ``classes_``). When no row is unlabeled, no row is
+  selected, so the fit is that of ``clone(estimator).fit(X, y)``; no ``NoUnlabeledDataWarning`` is emitted,
   because ignoring the ``-1`` rows is the point of the baseline.
 * **X belongs to the wrapped estimator.** Only rows of ``X`` are selected
   (sklearn's ``_safe_indexing`` after ``indexable``, which turns every sparse
@@ -31,16 +30,20 @@ Decisions
   with a vectorizer, DataFrames and image arrays work, and the wrapped
   estimator validates ``X`` (NaN, shape, dtype) itself. ``n_features_in_``
   and ``feature_names_in_`` are read from ``estimator_``.
-* **Metadata.** ``sample_weight`` and, with metadata routing enabled, any
+* **Metadata.** ``sample_weight`` is an explicit ``fit`` parameter, as in
+  :class:`CurriculumLabelingClassifier` and skssl's other estimators, so the
+  baseline is fitted with the same call as the models it is compared with
+  (:class:`~sklearn.semi_supervised.SelfTrainingClassifier` takes weights
+  through metadata routing only). It and, with metadata routing enabled, any
   routed fit parameter with one entry per row of ``X`` are restricted to the
   labeled rows (the rule sklearn's cross-validation applies to fit
-  parameters); other values pass unchanged. Without routing,
-  ``sample_weight`` goes to the wrapped estimator's ``fit`` (a
-  ``ValueError`` if that ``fit`` takes none) and other parameters raise, as in
-  :class:`~sklearn.semi_supervised.SelfTrainingClassifier`. With routing, the
-  wrapped estimator receives ``sample_weight`` only if it requested it
-  (``set_fit_request``); the meta-estimator itself has no fit request because
-  it only selects rows.
+  parameters); other values pass unchanged. Without routing, a
+  ``sample_weight`` for an estimator whose ``fit`` takes none raises a
+  ``ValueError`` (scikit-learn's sample-weight checks, which read the
+  signature, therefore fail for a wrapper around such an estimator), and
+  other parameters raise as in ``SelfTrainingClassifier``. With routing, the wrapped estimator receives
+  ``sample_weight`` only if it requested it (``set_fit_request``); the
+  meta-estimator has no fit request of its own because it only selects rows.
 * **transduction_** holds the given labels of the labeled rows and
   ``estimator_``'s predictions for the unlabeled ones (one ``predict`` on
   those rows at the end of ``fit``), as the other skssl estimators do, so the
