@@ -221,7 +221,7 @@ def _warn_if_unlabeled_class(estimator):
     where = f"the final step {name} of this Pipeline" if final is not estimator else name
     warnings.warn(
         f"{where} was fitted with -1 as one of its classes: it learned the unlabeled rows (y == -1) as a "
-        "class of their own, so it predicts -1 and its scores are wrong. Wrap the classifier in "
+        "class of their own, so it predicts -1 for many rows and its scores are wrong. Wrap the classifier in "
         f"skssl.self_training.LabeledOnlyClassifier({name}(...)) to fit it on the labeled rows only (the "
         "supervised baseline), or use a semi-supervised estimator. This warning is shown once per process.",
         UnlabeledAsClassWarning,
