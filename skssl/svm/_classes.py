@@ -26,8 +26,12 @@ Decisions
   (no synchronisation per product); the leftover threads go to the
   products, so a binary problem uses all of them. The default stays one
   thread, as in scikit-learn.
-* **BLAS threads**: every fit runs with the BLAS pools limited to one thread
-  (see :mod:`skssl.svm._threads`); parallelism comes from ``n_jobs`` only.
+* **BLAS threads**: a fit changes no process-wide setting. The solvers'
+  many vector dot products are summed by numpy's own loop rather than BLAS
+  (:func:`skssl.svm._kernels.dot`), so they never wake the BLAS thread pool,
+  and no BLAS thread limit is set: one would be process-wide, shared by
+  fits running at once in threads, and threadpoolctl lets only one Python
+  thread change OpenBLAS's pool. Parallelism comes from ``n_jobs``.
 * **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
   fraction from the labeled rows. A float is accepted for a binary problem
   only; a multi-class model takes one fraction per class (in ``classes_``
@@ -98,6 +102,7 @@ Decisions
 """
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -111,12 +116,12 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
+from ..utils.validation import check_sparse_structure
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
 from ._potts import potts_annealing
 from ._rowblocks import thread_pool
-from ._threads import single_blas_thread
 from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
@@ -162,7 +167,8 @@ class _LinearFitMixin:
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        # 0 threads is meaningless (joblib fails deep inside); -1 is all cores, -2 all but one.
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
         "verbose": ["verbose"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
@@ -193,6 +199,23 @@ class _LinearFitMixin:
         """
         return self._fit(X, y, sample_weight)
 
+    def decision_function(self, X):
+        """Confidence scores: the signed distance of each row to each class's hyperplane.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to score; sparse input is checked (index arrays within
+            the matrix's shape) and used as CSR.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_.T + intercept_``; for a binary problem, positive
+            scores predict ``classes_[1]``.
+        """
+        return super().decision_function(check_sparse_structure(X))
+
     def _class_fractions(self, y_enc, mask, sample_weight=None):
         """Fraction of every class among the unlabeled rows, in ``classes_`` order (shape (n_classes,)).
 
@@ -201,6 +224,11 @@ class _LinearFitMixin:
         """
         n_classes = self.classes_.shape[0]
         given = getattr(self, "positive_fraction", None)
+        if isinstance(given, Mapping):
+            raise ValueError(
+                f"positive_fraction is a {type(given).__name__}; give the fractions as a float (binary problems) or "
+                "a sequence in classes_ order, e.g. [fractions[c] for c in sorted(fractions)]."
+            )
         if given is None:
             y_lab = y_enc[mask]
             if sample_weight is None:
@@ -215,7 +243,10 @@ class _LinearFitMixin:
                     "from the labeled rows."
                 )
             return np.array([1.0 - float(given), float(given)])
-        fractions = np.asarray(given, dtype=np.float64)
+        try:
+            fractions = np.asarray(given, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"positive_fraction must hold numbers, one per class; got {given!r}.") from exc
         if fractions.shape != (n_classes,) or (n_classes == 2 and not self._binary_fraction_pair):
             takes = (
                 f"y has {n_classes} classes, so it takes"
@@ -313,7 +344,6 @@ def _annealing_messages(res, estimator, what):
 class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
     """Shared one-vs-rest fit: validation, one problem per class, attributes. Subclasses give ``_solve``."""
 
-    @single_blas_thread
     def _fit(self, X, y, sample_weight=None):
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
@@ -898,7 +928,6 @@ class PottsDeterministicAnnealingSVC(
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    @single_blas_thread
     def _fit(self, X, y, sample_weight=None):
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask = data.X, data.y_enc, data.mask

@@ -218,7 +218,6 @@ from sklearn.exceptions import ConvergenceWarning
 from ._da import DA_ANNEALING_RATE, DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX, optimize_p
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
 from ._rowblocks import thread_pool
-from ._threads import single_blas_thread
 
 __all__ = [
     "P_TOL",
@@ -685,7 +684,6 @@ class _ClassProblem:
         )
 
 
-@single_blas_thread
 def potts_annealing(
     X,
     y,
