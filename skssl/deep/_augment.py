@@ -56,7 +56,8 @@ class GaussianNoise(BaseEstimator):
     The default augmentation of 2-D ``X`` (weak: small noise; strong: larger
     noise and feature masking). The noise of each feature is scaled by its
     standard deviation in the training rows, so unscaled features get
-    sensible noise.
+    sensible noise. ``aug(X, generator=None)`` draws from ``generator``
+    (torch's global generator when ``None``); the nets pass their own.
 
     Parameters
     ----------
@@ -86,6 +87,9 @@ class GaussianNoise(BaseEstimator):
     >>> aug = GaussianNoise(noise=0.3, mask_prob=0.2).fit(torch.randn(50, 3))
     >>> aug(torch.zeros(4, 3)).shape
     torch.Size([4, 3])
+    >>> a = aug(torch.zeros(4, 3), generator=torch.Generator().manual_seed(1))
+    >>> torch.equal(a, aug(torch.zeros(4, 3), generator=torch.Generator().manual_seed(1)))
+    True
     """
 
     _parameter_constraints: dict = {
@@ -141,6 +145,8 @@ class RandomShift(BaseEstimator):
 
     The default weak augmentation of images: each image is padded by ``pad``
     (reflecting its border) and cropped back at a random offset.
+    ``aug(X, generator=None)`` draws from ``generator`` (torch's global
+    generator when ``None``); the nets pass their own.
 
     Parameters
     ----------
@@ -205,7 +211,9 @@ class RandAugment(BaseEstimator):
     The default strong augmentation of images: per image, ``n_ops`` geometric
     or photometric ops at random magnitudes, then a random cutout square.
     Intensity ops work relative to each image's own range, so raw, unit and
-    standardised pixels all work.
+    standardised pixels all work. ``aug(X, generator=None)`` draws from
+    ``generator`` (torch's global generator when ``None``); the nets pass
+    their own.
 
     Parameters
     ----------

@@ -32,7 +32,19 @@ Threads (``n_jobs``)
     kernels by instruction set). ``GridSearchCV(n_jobs=k)`` already starts
     each joblib worker with ``OMP_NUM_THREADS = cores // k``; the net's own
     ``n_jobs`` overrides that inside the fit, so the parent and the workers
-    train the same net.
+    train the same net. Fits running at once in threads share one
+    reference-counted guard of torch's thread count; each gets its own
+    ``n_jobs`` (see :mod:`skssl.deep._threads`).
+
+Random numbers (``random_state``)
+    A fit draws every random number from generators of its own seeded from
+    ``random_state`` (:mod:`skssl.deep._random`), never from torch's global
+    generator, so fits running at once in threads give the same nets as
+    when run alone, and the caller's ``torch.get_rng_state()`` is left as it
+    was. Calls that can only draw from the global generator (building a user
+    module, a user module's forward during the fit, an augmentation without
+    a ``generator`` parameter) run under a process-wide lock with the global
+    generator seeded from the fit and restored.
 
 Progress (``verbose``)
     Decision: silent by default (``verbose=0``), as scikit-learn estimators
@@ -472,7 +484,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             NeuralNetClassifier.partial_fit(self, X_in, y_enc[mask], **fit_params)
         finally:
             self._labeled_sampler = None
-            self._fit_rng = None
+            self.__dict__.pop("_fit_rng", None)  # back to the class's None
             self._end_fit()
         predicted = y_enc.copy()
         if not mask.all():
