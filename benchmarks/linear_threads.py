@@ -39,6 +39,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import linear_subprocess as lsp  # noqa: E402
+from _results import ResultsFile  # noqa: E402
 
 from skssl.svm._objective import transductive_cost  # noqa: E402
 
@@ -177,10 +178,10 @@ def main(argv=None):
                 f"{wall[None] / wall[1]:.2f} | {F[None]:.6f} | {F[1]:.6f} | {'met' if ratio <= 1.10 else 'NOT met'} |"
             )
     suffix = "" if args.corpus == "sms" else f"_{args.corpus}"
-    out = Path(args.out or lsp.REPO / f"benchmarks/results/linear_threads{suffix}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print(f"written to {out}", file=sys.stderr)
+    reduced = [f"--repeats {args.repeats} (full run: 3)"] if args.repeats < 3 else []
+    ResultsFile(lsp.REPO / f"benchmarks/results/linear_threads{suffix}.md", args.out, reduced=reduced).finish(
+        "\n".join(lines) + "\n"
+    )
 
 
 if __name__ == "__main__":
