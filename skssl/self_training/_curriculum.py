@@ -83,6 +83,9 @@ Decisions
   shape, dtype) in its own ``fit`` and ``predict``, as in sklearn's
   ``Pipeline``; ``n_features_in_`` and ``feature_names_in_`` are read from
   ``estimator_``.
+  Sparse ``X`` alone is checked first
+  (:func:`skssl.utils.validation.check_sparse_structure`): selecting rows
+  runs scipy's C++ code, which trusts the index arrays.
 """
 
 import copy
@@ -99,6 +102,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter, indexable
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
+from ..utils.validation import check_sparse_structure
 
 __all__ = ["CurriculumLabelingClassifier"]
 
@@ -335,7 +339,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         """
         y = _as_1d_target(y)
         # Only rows of X are selected here; the wrapped estimator validates X itself.
-        X, y = indexable(X, y)
+        X, y = indexable(check_sparse_structure(X), y)
         self.classes_, y_enc, labeled = encode_semi_supervised_target(y)
         base = self._base_estimator()
         if not hasattr(base, "predict_proba"):
@@ -498,7 +502,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
     def _check_X(self, X):
         # The wrapped estimator validates X (shape, features, NaN); COO becomes CSR.
         check_is_fitted(self)
-        (X,) = indexable(X)
+        (X,) = indexable(check_sparse_structure(X))
         return X
 
     @property

@@ -151,7 +151,9 @@ _CHILD = textwrap.dedent(
     import numpy as np
     sys.path.insert(0, {tests_dir!r})
     from test_validation import MALFORMATIONS, _sound_csr
+    from sklearn.linear_model import LogisticRegression
     from skssl.model_selection import SemiSupervisedKFold, labeled_scorer
+    from skssl.self_training import CurriculumLabelingClassifier
     from skssl.svm import (DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC,
                            TransductiveSVC)
 
@@ -162,6 +164,7 @@ _CHILD = textwrap.dedent(
     fitted = {{Est: Est(max_iter=3, n_jobs=n_jobs).fit(X_good, y)
               for Est in (LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC,
                           PottsDeterministicAnnealingSVC)}}
+    curriculum = CurriculumLabelingClassifier(LogisticRegression()).fit(X_good, y)
     failures = []
 
     def expect_value_error(what, call):
@@ -184,6 +187,9 @@ _CHILD = textwrap.dedent(
                                    lambda: Est(max_iter=3, n_jobs=n_jobs).fit(X, y))
                 expect_value_error(f"{{kind}} {{fmt}} {{name}}.predict", lambda: est.predict(X))
                 expect_value_error(f"{{kind}} {{fmt}} {{name}}.score", lambda: est.score(X, y))
+            expect_value_error(f"{{kind}} {{fmt}} Curriculum.fit",
+                               lambda: CurriculumLabelingClassifier(LogisticRegression()).fit(X, y))
+            expect_value_error(f"{{kind}} {{fmt}} Curriculum.predict", lambda: curriculum.predict(X))
             expect_value_error(f"{{kind}} {{fmt}} split", lambda: list(SemiSupervisedKFold(3).split(X, y)))
             expect_value_error(f"{{kind}} {{fmt}} scorer",
                                lambda: labeled_scorer("accuracy")(fitted[LinearL2SVC], X, y))
