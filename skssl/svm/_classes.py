@@ -97,6 +97,27 @@ Decisions
   only.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
+* **Smallest alpha.** ``fit`` refuses ``alpha`` below float64's machine
+  epsilon (2.2e-16) with a ``ValueError``. The labeled costs sum to 1, so
+  the Newton system's entry for the bias is ``alpha + 1`` at the start of
+  every fit, and below epsilon that is 1 to the bit: the regularization
+  does not exist in float64. Its effect is the solvers': the CGLS residual
+  ``X^T z - alpha w`` must resolve ``alpha w`` against ``z``, which cannot
+  fall below the rounding of the outputs, so CGLS runs to its cap of 10,000
+  iterations in every Newton step, its steps along the null space of the
+  active rows are rounding noise divided by ``alpha``, and the model grows
+  without bound: NaN or infinite weights or objectives (CSR and dense input
+  add in different orders, so they break at different ``alpha``), weights
+  of 1e30 with an objective of 1e30 where ``w = 0`` scores 1, and fits of
+  minutes on 8 rows (CGLS and the Potts p-step at their caps, over and
+  over). The bound
+  is relative to the bias, whose column of ones no scaling of ``X``
+  changes, so it holds for any data; above it, the weights of rows of
+  unit norm are accurate down to ``alpha`` of about 1e-20. The fitted
+  weights, bias, objective, training outputs and (DA) beliefs are still
+  checked before they are stored: a non-finite value raises a
+  ``ValueError`` that asks for a larger ``alpha`` or scaled data, and so
+  does a solver's ``FloatingPointError``.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
@@ -129,6 +150,45 @@ __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnneal
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
 POSITIVE_FRACTION_SUM_TOL = 1e-6
+
+#: Smallest ``alpha`` the estimators accept: float64's machine epsilon, below
+#: which ``1 + alpha == 1`` (see the module's decisions).
+ALPHA_MIN = float(np.finfo(np.float64).eps)
+
+_ALPHA_ADVICE = (
+    "Use a larger alpha (typical values are 1e-6 to 1 for rows of norm about 1; alpha >= 1e-12 is safe there) "
+    "or scale X (e.g. with sklearn.preprocessing.MaxAbsScaler or StandardScaler)."
+)
+
+
+def _check_alpha(estimator):
+    """Refuse an ``alpha`` below :data:`ALPHA_MIN` with a ``ValueError`` that says why."""
+    if estimator.alpha < ALPHA_MIN:
+        raise ValueError(
+            f"alpha={estimator.alpha!r} is too small for float64 arithmetic: below {ALPHA_MIN:.3g} (float64's "
+            "machine epsilon) 1 + alpha == 1, so the regularization is lost to rounding next to the loss, whose "
+            "curvature along the bias is 1, and the solver's Newton systems are singular to working precision. "
+            + _ALPHA_ADVICE
+        )
+
+
+def _check_finite_fit(estimator, values):
+    """Raise a ``ValueError`` unless every array of ``values`` (name -> array) is finite."""
+    for name, value in values.items():
+        if not np.all(np.isfinite(value)):
+            raise ValueError(
+                f"{type(estimator).__name__}: the fit produced a non-finite {name}; alpha={estimator.alpha!r} is "
+                "too small for float64 arithmetic on this data (the Newton systems are singular to working "
+                "precision and their solutions overflow). " + _ALPHA_ADVICE
+            )
+
+
+def _alpha_error(estimator, error):
+    """The ``ValueError`` raised in place of a solver's ``FloatingPointError``."""
+    return ValueError(
+        f"{type(estimator).__name__}: {error} With alpha={estimator.alpha!r} this may also mean that alpha is too "
+        "small for float64 arithmetic on this data. " + _ALPHA_ADVICE
+    )
 
 
 _MFN_CAP_MESSAGE = (
@@ -345,6 +405,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     """Shared one-vs-rest fit: validation, one problem per class, attributes. Subclasses give ``_solve``."""
 
     def _fit(self, X, y, sample_weight=None):
+        _check_alpha(self)
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
         n_classes = self.classes_.shape[0]
@@ -353,12 +414,18 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         targets = [data.rows(np.where(y_enc == k, 1.0, -1.0)) for k in positives]
         X_fit, mask_fit = data.rows(X), data.rows(mask)
         n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
-        results = Parallel(n_jobs=n_outer, prefer="threads")(
-            delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
-        )
+        try:
+            results = Parallel(n_jobs=n_outer, prefer="threads")(
+                delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
+            )
+        except FloatingPointError as error:
+            raise _alpha_error(self, error) from error
         if X_fit is not X:
             for res in results:
-                res["outputs"] = X @ res["w"] + res["b"]
+                with np.errstate(over="ignore", invalid="ignore"):
+                    res["outputs"] = X @ res["w"] + res["b"]
+        for res in results:
+            _check_finite_fit(self, {k: res[k] for k in ("w", "b", "objective", "outputs", "beliefs") if k in res})
         self.coef_ = np.vstack([res["w"] for res in results])
         self.intercept_ = np.array([res["b"] for res in results])
         self.objective_ = np.array([res["objective"] for res in results])
@@ -387,7 +454,10 @@ class LinearL2SVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda``. Must be > 0. The loss is averaged over the
+        Regularization ``lambda``. Must be at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``. The loss is averaged over the
         ``l`` labeled rows here, and SVMlin's supervised mode (``-A 1``)
         sums it, so SVMlin's ``-W W`` is ``alpha = W / l`` (its
         semi-supervised modes average, and there ``alpha`` is ``-W``).
@@ -510,7 +580,10 @@ class TransductiveSVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` (SVMlin ``-W``). Must be > 0.
+        Regularization ``lambda`` (SVMlin ``-W``). Must be at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``.
     unlabeled_weight : float, default=1.0
         ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -667,7 +740,10 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` (SVMlin ``-W``). Must be > 0.
+        Regularization ``lambda`` (SVMlin ``-W``). Must be at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``.
     unlabeled_weight : float, default=1.0
         ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -783,6 +859,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             "b": res.b,
             "outputs": res.outputs,
             "objective": res.objective,
+            "beliefs": res.p,
             # Without unlabeled rows DA is one supervised solve: one iteration.
             "n_iter": max(res.n_outer, 1),
             "warnings": messages,
@@ -815,8 +892,11 @@ class PottsDeterministicAnnealingSVC(
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` of every class's weights and bias. Must
-        be > 0.
+        Regularization ``lambda`` of every class's weights and bias. Must be
+        at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``.
     unlabeled_weight : float, default=1.0
         ``lambda_u``, the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -929,6 +1009,7 @@ class PottsDeterministicAnnealingSVC(
         self.verbose = verbose
 
     def _fit(self, X, y, sample_weight=None):
+        _check_alpha(self)
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask = data.X, data.y_enc, data.mask
         n_classes = self.classes_.shape[0]
@@ -937,19 +1018,25 @@ class PottsDeterministicAnnealingSVC(
             # Given fractions may sum to 1 within 1e-6; the transport problem needs 1.
             fractions = fractions / fractions.sum()
         X_fit, mask_fit = data.rows(X), data.rows(mask)
-        res = potts_annealing(
-            X_fit,
-            data.rows(y_enc),
-            mask_fit,
-            alpha=self.alpha,
-            unlabeled_weight=self.unlabeled_weight,
-            class_fractions=fractions,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            max_inner_iter=self.max_inner_iter,
-            n_jobs=self.n_jobs,
-            verbose=self.verbose,
-            sample_weight=data.sample_weight,
+        try:
+            res = potts_annealing(
+                X_fit,
+                data.rows(y_enc),
+                mask_fit,
+                alpha=self.alpha,
+                unlabeled_weight=self.unlabeled_weight,
+                class_fractions=fractions,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                max_inner_iter=self.max_inner_iter,
+                n_jobs=self.n_jobs,
+                verbose=self.verbose,
+                sample_weight=data.sample_weight,
+            )
+        except FloatingPointError as error:
+            raise _alpha_error(self, error) from error
+        _check_finite_fit(
+            self, {"W": res.W, "b": res.b, "objective": res.objective, "outputs": res.outputs, "beliefs": res.P}
         )
         for message in _annealing_messages(res, self, "distributions"):
             warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
