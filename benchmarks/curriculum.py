@@ -28,11 +28,15 @@ Run from the repository root (CPU is shared: keep one thread):
     OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
 
 Writes ``benchmarks/results/curriculum.md``; with ``--only``, replaces the
-sections it ran and keeps the others.
+sections it ran and keeps the others. A run with ``--quick``, or one that
+skipped a section for lack of its data set (or of torch for the MLP), writes
+``benchmarks/results/curriculum.partial.md`` instead and leaves the committed
+file alone (``benchmarks/README.md``).
 """
 
 import argparse
 import platform
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -48,6 +52,9 @@ from sklearn.utils.validation import has_fit_parameter
 
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, fetch_mnist, make_semi_supervised
 from skssl.self_training import CurriculumLabelingClassifier
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import ResultsFile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "curriculum.md"
@@ -174,7 +181,7 @@ def table(title, runs):
     return "\n".join(lines) + "\n"
 
 
-def mnist_sections(which, seeds, n_mnist):
+def mnist_sections(which, seeds, n_mnist, results):
     X, y, X_test, y_test = load_mnist(n_mnist, seed=0)
     setups = []
     if "mnist-lr" in which:
@@ -184,6 +191,7 @@ def mnist_sections(which, seeds, n_mnist):
         setups.append(("default MLP (skssl.deep.SupervisedNetClassifier)", net))
     elif "mnist-mlp" in which:
         print("skipping the MLP runs: skssl.deep needs torch and skorch (pip install 'skssl[deep]')")
+        results.degrade("MNIST MLP section skipped (no torch/skorch)")
     sections = []
     for name, est in setups:
         runs = []
@@ -239,17 +247,20 @@ def main():
     seeds = [0] if args.quick else [0, 1, 2]
     n_mnist = 3000 if args.quick else 10000
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    results = ResultsFile(RESULTS, reduced=["--quick (one seed, 3000 MNIST images)"] if args.quick else [])
     sections = []
     if which & {"mnist-lr", "mnist-mlp"}:
         try:
-            sections += mnist_sections(which, seeds, n_mnist)
+            sections += mnist_sections(which, seeds, n_mnist, results)
         except DatasetUnavailableError as exc:
             print(f"skipping MNIST: {exc}")
+            results.degrade(f"MNIST skipped ({exc})")
     if "20ng" in which:
         try:
             sections += newsgroups_section(seeds)
         except DatasetUnavailableError as exc:
             print(f"skipping 20 Newsgroups: {exc}")
+            results.degrade(f"20 Newsgroups skipped ({exc})")
     if not sections:
         print("nothing was run; results file left unchanged")
         return
@@ -265,11 +276,9 @@ def main():
         "number of unlabeled rows used by the last fit. sklearn's SelfTrainingClassifier is shown "
         "at its final round only.\n\n"
     )
-    if args.only and RESULTS.exists():
+    if args.only and results.complete and RESULTS.exists():
         sections = merge(RESULTS.read_text(), sections)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(header + "\n".join(sections))
-    print(RESULTS.read_text())
+    print(results.finish(header + "\n".join(sections)).read_text())
 
 
 if __name__ == "__main__":

@@ -34,9 +34,10 @@ rate (fraction of the unlabeled images of digit ``k`` that pass), the
 pseudo-label precision (fraction of the passing images labeled ``k`` that are
 digit ``k``) and the policy's per-class thresholds.
 
-MNIST comes from ``../shared/data/mnist/mnist_{train,test}.npz`` (arrays ``X``
-uint8 (n, 28, 28) and ``y``); without them the script prints one line saying
-so and exits.
+MNIST comes from :func:`skssl.datasets.fetch_mnist` (``$SKSSL_DATA/mnist/``, a
+``shared/data/mnist/`` folder beside the repository, else OpenML's download;
+see ``benchmarks/_mnist.py``); when it is neither local nor downloadable the
+script prints one line and exits.
 """
 
 import json
@@ -47,8 +48,11 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _mnist import load_mnist  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / ".." / "shared" / "data" / "mnist"
+TRAIN = TEST = None  # MNIST splits (dicts with X and y), set by need_data()
 OUT = ROOT / "benchmarks" / "results" / "deep_long_tail.jsonl"
 N1, M1, GAMMA, K = 1500, 3000, 100, 10
 TAIL = [7, 8, 9]
@@ -58,11 +62,9 @@ METHODS = ("supervised", "FixMatch", "Adsh")
 
 
 def need_data():
-    files = [DATA / "mnist_train.npz", DATA / "mnist_test.npz"]
-    missing = [str(f.resolve()) for f in files if not f.exists()]
-    if missing:
-        print(f"deep_long_tail: needs MNIST as {' and '.join(missing)} (arrays X uint8 (n, 28, 28), y); not found.")
-        sys.exit(0)
+    """Load MNIST (skssl.datasets.fetch_mnist); print one line and exit when it is unavailable."""
+    global TRAIN, TEST, OUT
+    TRAIN, TEST, OUT = load_mnist("deep_long_tail", OUT)
 
 
 def class_counts(total, gamma=GAMMA, k=K):
@@ -72,7 +74,7 @@ def class_counts(total, gamma=GAMMA, k=K):
 
 def split(seed):
     """Long-tailed labeled/unlabeled training rows and a balanced test set for one seed."""
-    tr, te = np.load(DATA / "mnist_train.npz"), np.load(DATA / "mnist_test.npz")
+    tr, te = TRAIN, TEST
     rng = np.random.default_rng(seed)
     y_tr = tr["y"].astype(int)
     lab, unl = [], []

@@ -11,9 +11,13 @@ on a small pool; the paper's protocol is ``benchmarks/deep_long_tail.py``),
 Each part appends its rows as JSON lines to ``benchmarks/results/deep_ssl.jsonl``;
 the tables in ``benchmarks/results/deep_ssl.md`` are written from them.
 
-MNIST comes from ``../shared/data/mnist/mnist_{train,test}.npz`` (uint8
-images scaled to [0, 1], shape (n, 1, 28, 28), default SmallCNN); without
-those files the script prints one line saying what it needs and exits. Everything is subsampled so
+MNIST comes from :func:`skssl.datasets.fetch_mnist`: ``$SKSSL_DATA/mnist/``, a
+``shared/data/mnist/`` folder beside the repository, else OpenML's download
+(``benchmarks/_mnist.py``; rows from OpenML's copy go to
+``deep_ssl.partial.jsonl``, since its row order makes the seeded subsamples
+differ); uint8 images scaled to [0, 1], shape (n, 1, 28, 28), default
+SmallCNN. When MNIST is neither local nor downloadable the script prints one
+line and exits. Everything is subsampled so
 one run takes a couple of minutes on one shared CPU core: an unlabeled pool
 of ``N_POOL`` training images, ``N_TEST`` test images, ``EPOCHS x ITERS``
 steps with ``batch_size=32`` and ``mu=3`` (the defaults ``mu=7, batch_size=64``
@@ -40,8 +44,11 @@ from skssl.deep import (
     SupervisedNetClassifier,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _mnist import load_mnist  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / ".." / "shared" / "data" / "mnist"
+TRAIN = TEST = None  # MNIST splits (dicts with X and y), set by need_data()
 OUT = ROOT / "benchmarks" / "results" / "deep_ssl.jsonl"
 N_POOL, N_TEST = 5000, 2000
 EPOCHS, ITERS, BATCH, MU = 10, 40, 32, 3
@@ -59,17 +66,13 @@ class CPUTimer(Callback):
 
 
 def need_data():
-    """Print one line naming the missing MNIST files and exit (no traceback) when they are absent."""
-    files = [DATA / "mnist_train.npz", DATA / "mnist_test.npz"]
-    missing = [str(f.resolve()) for f in files if not f.exists()]
-    if missing:
-        print(f"deep_ssl: needs MNIST as {' and '.join(missing)} (arrays X uint8 (n, 28, 28), y); not found.")
-        sys.exit(0)
+    """Load MNIST (skssl.datasets.fetch_mnist); print one line and exit when it is unavailable."""
+    global TRAIN, TEST, OUT
+    TRAIN, TEST, OUT = load_mnist("deep_ssl", OUT)
 
 
 def load():
-    tr = np.load(DATA / "mnist_train.npz")
-    te = np.load(DATA / "mnist_test.npz")
+    tr, te = TRAIN, TEST
     rng = np.random.default_rng(SEED)
     i_tr = rng.permutation(tr["y"].shape[0])[:N_POOL]
     i_te = rng.permutation(te["y"].shape[0])[:N_TEST]
@@ -140,7 +143,7 @@ def part_labels(per_classes=(1, 4, 10), variants=("sup", "fixmatch", "freematch+
 def part_longtail(n1=50, m1=600, gamma=100, epochs=EPOCHS):
     """Paper 000 section 5.1: n_k = n_1 gamma^(-(k-1)/(K-1)), classes 0..9 by decreasing size."""
     X, y, X_te, y_te = load()
-    tr = np.load(DATA / "mnist_train.npz")
+    tr = TRAIN
     rng = np.random.default_rng(SEED + 100)
     # draw the long-tailed pool from the full training set (the 5000 pool is too small for m1)
     Xf, yf = tr["X"], tr["y"].astype(int)
@@ -324,6 +327,9 @@ def part_report():
             f"| {r['skorch_cpu_s']} | {r['bare_cpu_s']} | {100 * r['overhead']:.1f}% | "
             f"{100 * r.get('overhead_min', float('nan')):.1f}% |",
         ]
+    notes = OUT.parent / "deep_ssl_notes.md"  # hand-written, kept across reports
+    if notes.exists():
+        out += ["", notes.read_text().rstrip()]
     (OUT.parent / "deep_ssl.md").write_text("\n".join(out) + "\n")
 
 

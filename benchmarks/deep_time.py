@@ -23,8 +23,10 @@ the process's own (``time.process_time``; with more than one thread they add
 up the threads' time); the machine is shared with other jobs, so wall times
 are inflated and every comparison alternates its arms within one run.
 
-MNIST comes from ``../shared/data/mnist/mnist_{train,test}.npz``; without it
-the script prints one line saying what it needs and exits.
+MNIST comes from :func:`skssl.datasets.fetch_mnist` (``$SKSSL_DATA/mnist/``, a
+``shared/data/mnist/`` folder beside the repository, else OpenML's download;
+see ``benchmarks/_mnist.py``); when it is neither local nor downloadable the
+script prints one line and exits.
 """
 
 import json
@@ -35,22 +37,23 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _mnist import load_mnist  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / ".." / "shared" / "data" / "mnist"
+TRAIN = TEST = None  # MNIST splits (dicts with X and y), set by need_data()
 OUT = ROOT / "benchmarks" / "results" / "deep_time.jsonl"
 N_POOL, PER_CLASS = 4000, 4
 
 
 def need_data():
-    files = [DATA / "mnist_train.npz", DATA / "mnist_test.npz"]
-    missing = [str(f.resolve()) for f in files if not f.exists()]
-    if missing:
-        print(f"deep_time: needs MNIST as {' and '.join(missing)} (arrays X uint8 (n, 28, 28), y); not found.")
-        sys.exit(0)
+    """Load MNIST (skssl.datasets.fetch_mnist); print one line and exit when it is unavailable."""
+    global TRAIN, TEST, OUT
+    TRAIN, TEST, OUT = load_mnist("deep_time", OUT)
 
 
 def load(seed=0):
-    tr, te = np.load(DATA / "mnist_train.npz"), np.load(DATA / "mnist_test.npz")
+    tr, te = TRAIN, TEST
     rng = np.random.default_rng(seed)
     idx = rng.permutation(tr["y"].shape[0])[:N_POOL]
     X = (tr["X"][idx].astype(np.float32) / 255.0)[:, None]

@@ -23,6 +23,7 @@ from sklearn.svm import LinearSVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import linear_subprocess as lsp  # noqa: E402
+from _results import ResultsFile  # noqa: E402
 
 from skssl.datasets import load_pcmac  # noqa: E402
 from skssl.svm import LinearL2SVC  # noqa: E402
@@ -34,12 +35,17 @@ def rel_diff(w, b, w_ref, b_ref):
     return float(np.abs(a - r).max() / np.abs(r).max())
 
 
+DEFAULT_W = [0.05, 0.5, 5.0]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC))
-    parser.add_argument("--W", type=float, nargs="+", default=[0.05, 0.5, 5.0])
-    parser.add_argument("--out", default=str(lsp.REPO / "benchmarks/results/linear_alpha_mapping.md"))
+    parser.add_argument("--W", type=float, nargs="+", default=DEFAULT_W)
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_alpha_mapping.md")
     args = parser.parse_args(argv)
+    reduced = [] if set(DEFAULT_W) <= set(args.W) else ["--W " + " ".join(f"{w:g}" for w in args.W)]
+    results = ResultsFile(lsp.REPO / "benchmarks/results/linear_alpha_mapping.md", args.out, reduced=reduced)
     with tempfile.TemporaryDirectory(prefix="skssl-svmlin-") as workdir:
         svmlin, how = lsp.build_svmlin(args.svmlin_src, workdir)
         if svmlin is None:
@@ -84,9 +90,7 @@ def main(argv=None):
             "SVMlin's supervised costs are 1 per row (not 1/l), so its objective is l times LinearL2SVC's "
             "at alpha = W / l; LinearSVC's is 1/(2 alpha) times it at C = 1 / (2 alpha l) = 1 / (2 W).",
         ]
-    out = Path(args.out)
-    out.write_text("\n".join(lines) + "\n")
-    print(f"written to {out}", file=sys.stderr)
+    results.finish("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

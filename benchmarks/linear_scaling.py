@@ -56,6 +56,7 @@ import sklearn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import linear_subprocess as lsp  # noqa: E402
+from _results import ResultsFile  # noqa: E402
 
 ALPHA, LAM_U = 1e-3, 1.0
 RCV1_ROWS, RCV1_FEATURES, RCV1_NNZ_PER_ROW = 804_414, 47_236, 76
@@ -128,13 +129,32 @@ def fmt(v, spec):
     return "–" if v is None else format(v, spec)
 
 
+DEFAULT_ROWS = [13_000, 52_000, 200_000, RCV1_ROWS]
+
+
+def reductions(args):
+    """How a run leaves out or changes rows of the default run (empty for the full run)."""
+    out = []
+    if not set(DEFAULT_ROWS) <= set(args.rows):
+        out.append("--rows " + " ".join(map(str, args.rows)))
+    if args.stack < 7:
+        out.append(f"--stack {args.stack} (full run: 7)")
+    if args.max_da_nnz < 16e6:
+        out.append(f"--max-da-nnz {args.max_da_nnz:g} (full run: 1.6e7 or more)")
+    if args.n_jobs != 1:
+        out.append(f"--n-jobs {args.n_jobs} (the default table is n_jobs=1)")
+    if args.tsvm_switch_fraction:
+        out.append(f"--tsvm-switch-fraction {args.tsvm_switch_fraction:g}")
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--rows",
         type=int,
         nargs="+",
-        default=[13_000, 52_000, 200_000, RCV1_ROWS],
+        default=DEFAULT_ROWS,
         help="RCV1-shaped sizes (rows; 76 nnz each): default about 1M, 4M, 15M and 61M nnz; 0 for none",
     )
     parser.add_argument("--max-da-nnz", type=float, default=16e6, help="skip DA above this many nnz")
@@ -148,8 +168,9 @@ def main(argv=None):
         help="give TSVM max_switches = this fraction of the unlabeled rows (default: the estimator's 10,000)",
     )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per fit before it is abandoned")
-    parser.add_argument("--out", default=str(lsp.REPO / "benchmarks/results/linear_scaling.md"))
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_scaling.md")
     args = parser.parse_args(argv)
+    results = ResultsFile(lsp.REPO / "benchmarks/results/linear_scaling.md", args.out, reduced=reductions(args))
     lines = []
 
     def log(s=""):
@@ -179,8 +200,6 @@ def main(argv=None):
     )
     log("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     timings = {m: [] for m in METHODS}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
 
     def slopes():
         notes = []
@@ -208,9 +227,10 @@ def main(argv=None):
             notes.append(text + ".")
         return notes
 
-    def save():
-        # Written after every fit, so that a run stopped early keeps its rows.
-        out.write_text("\n".join(lines + [""] + slopes()) + "\n")
+    def save(final=False):
+        # Saved after every fit (to the partial file), so that a run stopped early keeps its rows.
+        text = "\n".join(lines + [""] + slopes()) + "\n"
+        return results.finish(text) if final else results.save_progress(text)
 
     with tempfile.TemporaryDirectory(prefix="skssl-scaling-") as workdir:
         problems = []
@@ -227,6 +247,7 @@ def main(argv=None):
             ng, reason = load_20ng(args.data_20ng)
             if ng is None:
                 print(f"skipping stacked 20 Newsgroups: {reason}")
+                results.degrade(f"stacked 20NG rows skipped: {reason}")
             else:
                 X = sp.vstack([ng.X_train] * args.stack, format="csr")
                 y = np.tile(ng.y_train, args.stack)
@@ -250,6 +271,7 @@ def main(argv=None):
                 try:
                     res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
                 except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on
+                    results.degrade(f"{name} {X.shape[0]} rows {method} failed")
                     log(
                         f"| {name} | {X.shape[0]} | {X.nnz} | {csr_mb:.0f} | {method} | "
                         f"failed: {str(exc).splitlines()[0]} |"
@@ -271,8 +293,7 @@ def main(argv=None):
             del X, y_semi, y
     for text in slopes():
         print(text)
-    save()
-    print(f"written to {out}", file=sys.stderr)
+    save(final=True)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ repository root::
 
     python benchmarks/linear_threads.py
 
-Corpus: the SMS Spam Collection (``../shared/data/sms.tsv``, ``--sms`` to
-override; 5,574 messages, 747 spam) or, with ``--corpus reuters``,
-Reuters-21578 (``../shared/data/reuters21578.tgz``; every article with a
+Corpus: the SMS Spam Collection (``sms.tsv`` in ``$SKSSL_DATA`` or
+``../shared/data``, ``--sms`` to override; 5,574 messages, 747 spam) or, with
+``--corpus reuters``, Reuters-21578 (``reuters21578.tgz``, found the same way,
+``--reuters`` to override; every article with a
 body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)`` on all
 documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both
 classes present), ``positive_fraction`` = the true spam fraction of the
@@ -39,7 +40,9 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import linear_subprocess as lsp  # noqa: E402
+from _results import ResultsFile  # noqa: E402
 
+from skssl.datasets._locate import find_data_file  # noqa: E402
 from skssl.svm._objective import transductive_cost  # noqa: E402
 
 ALPHA, LAM_U, N_LABELED = 1e-3, 1.0, 300
@@ -102,11 +105,16 @@ def thread_pools():
         return "?"
 
 
+def _local(name):
+    """A data file found as skssl's readers find theirs ($SKSSL_DATA, then ../shared/data), else that default."""
+    return str(find_data_file(name) or lsp.REPO.parent / "shared" / "data" / name)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=["sms", "reuters"], default="sms")
-    parser.add_argument("--sms", default=str(lsp.REPO.parent / "shared" / "data" / "sms.tsv"))
-    parser.add_argument("--reuters", default=str(lsp.REPO.parent / "shared" / "data" / "reuters21578.tgz"))
+    parser.add_argument("--sms", default=_local("sms.tsv"))
+    parser.add_argument("--reuters", default=_local("reuters21578.tgz"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--label", default="", help="a note for the table title (e.g. the skssl revision)")
     parser.add_argument(
@@ -177,10 +185,10 @@ def main(argv=None):
                 f"{wall[None] / wall[1]:.2f} | {F[None]:.6f} | {F[1]:.6f} | {'met' if ratio <= 1.10 else 'NOT met'} |"
             )
     suffix = "" if args.corpus == "sms" else f"_{args.corpus}"
-    out = Path(args.out or lsp.REPO / f"benchmarks/results/linear_threads{suffix}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print(f"written to {out}", file=sys.stderr)
+    reduced = [f"--repeats {args.repeats} (full run: 3)"] if args.repeats < 3 else []
+    ResultsFile(lsp.REPO / f"benchmarks/results/linear_threads{suffix}.md", args.out, reduced=reduced).finish(
+        "\n".join(lines) + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """Potts-glass DA against one-vs-rest S3VMs on 20 Newsgroups, all 20 classes.
 
-Run from the repository root with the data directory as argument::
+Run from the repository root, optionally with the folder holding ``20news-bydate.tgz``::
 
-    python benchmarks/potts_newsgroups.py ../shared/data [--seeds 0 1 2] [--labels 5 20] [--train-rows N]
+    python benchmarks/potts_newsgroups.py [DATA_DIR] [--seeds 0 1 2] [--labels 5 20] [--train-rows N]
 
-Data: the 20 Newsgroups "bydate" archive read by
-:func:`skssl.datasets.load_20newsgroups_archive` (latin-1, header block
+Data: the 20 Newsgroups "bydate" archive, from ``DATA_DIR`` when given, else
+found or downloaded by :func:`skssl.datasets.fetch_20newsgroups_bydate`
+(``$SKSSL_DATA``, ``../shared/data``, scikit-learn's download; the same
+documents either way) and read as :func:`skssl.datasets.load_20newsgroups_archive` does (latin-1, header block
 dropped, groups sorted, files in numeric order), ``TfidfVectorizer(min_df=2)``
 fitted on the training split (11,314 x 53,724), the test split (7,532 rows)
 through the same vectorizer. ``--train-rows N`` keeps a random subset of N
@@ -47,7 +49,10 @@ they come (so an interrupted run keeps its rows) and the table
 ``benchmarks/results/potts_newsgroups.md`` is rewritten from that file after
 every fit, so several runs (say ``--labels 5`` and ``--labels 20``, one per
 core, the second with ``--no-pcmac``) can write to it side by side.
-When the archive is absent the script prints one line and exits cleanly.
+When 20 Newsgroups is neither local nor downloadable the script prints one line and exits cleanly.
+Every line of the log is one finished fit keyed by its data, labels, seed and
+method, and the table is rebuilt from the whole log, so a run with fewer seeds
+or labels only adds rows (``benchmarks/README.md``).
 """
 
 import argparse
@@ -80,7 +85,12 @@ from sklearn.svm import LinearSVC
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skssl.datasets import load_20newsgroups_archive, load_pcmac, make_semi_supervised  # noqa: E402
+from skssl.datasets import (  # noqa: E402
+    DatasetUnavailableError,
+    fetch_20newsgroups_bydate,
+    load_pcmac,
+    make_semi_supervised,
+)
 from skssl.svm import (  # noqa: E402
     DeterministicAnnealingSVC,
     LinearL2SVC,
@@ -150,9 +160,7 @@ def timed_fit(est, X, y):
     return cpu, (peak[0] - base) / 2**20
 
 
-def run_20ng(data_dir, seeds, labels, methods, done, train_rows=None):
-    archive = Path(data_dir) / "20news-bydate.tgz"
-    raw = load_20newsgroups_archive(archive)
+def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
     vectorizer = TfidfVectorizer(min_df=2)
     X = vectorizer.fit_transform(raw.data_train).tocsr()
     X_test = vectorizer.transform(raw.data_test).tocsr()
@@ -353,7 +361,7 @@ def write_md(done):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", nargs="?", default=str(ROOT / ".." / "shared" / "data"))
+    parser.add_argument("data_dir", nargs="?", default=None, help="folder holding 20news-bydate.tgz")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--labels", type=int, nargs="+", default=[5, 20])
     parser.add_argument("--methods", nargs="+", default=METHODS)
@@ -361,15 +369,16 @@ def main():
     parser.add_argument("--fresh", action="store_true", help="ignore the rows already in the .jsonl")
     parser.add_argument("--no-pcmac", action="store_true", help="skip the binary pcmac row")
     args = parser.parse_args()
-    archive = Path(args.data_dir) / "20news-bydate.tgz"
-    if not archive.exists():
-        print(f"20 Newsgroups archive not found at {archive}; nothing to benchmark.")
+    try:
+        raw = fetch_20newsgroups_bydate(None if args.data_dir is None else Path(args.data_dir) / "20news-bydate.tgz")
+    except DatasetUnavailableError as exc:
+        print(f"potts_newsgroups: nothing to benchmark: {exc}")
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
     done = {} if args.fresh else _read_done()
     if not args.no_pcmac:
         run_pcmac(done)
-    run_20ng(args.data_dir, args.seeds, args.labels, args.methods, done, args.train_rows)
+    run_20ng(raw, args.seeds, args.labels, args.methods, done, args.train_rows)
     write_md(done)
 
 

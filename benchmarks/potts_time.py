@@ -10,9 +10,14 @@ the other and alternating which goes first, and reports CPU seconds of
 ``fit`` (one BLAS thread, ``n_jobs=None``) and their ratio. Run it with
 nothing else on the machine::
 
-    python benchmarks/potts_time.py ../shared/data --runs 20:1 5:2 [--repeats 3]
+    python benchmarks/potts_time.py [DATA_DIR] --runs 20:1 5:2 [--repeats 3]
 
-where ``20:1`` means 20 labels per class, seed 1.
+where ``20:1`` means 20 labels per class, seed 1. 20 Newsgroups is read from
+``DATA_DIR/20news-bydate.tgz`` when a folder is given, else found by
+:func:`skssl.datasets.fetch_20newsgroups_bydate` (``$SKSSL_DATA``,
+``../shared/data``, or scikit-learn's download). A run with fewer repeats or
+without the default runs writes ``benchmarks/results/potts_time.partial.md``
+unless ``--out`` names its own file (``benchmarks/README.md``).
 """
 
 import argparse
@@ -29,26 +34,34 @@ from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from skssl.datasets import load_20newsgroups_archive, make_semi_supervised  # noqa: E402
+from _results import ResultsFile  # noqa: E402
+
+from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, make_semi_supervised  # noqa: E402
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC  # noqa: E402
 
 ALPHA, LAM_U = 1e-3, 1.0
 OUT = ROOT / "benchmarks" / "results" / "potts_time.md"
+DEFAULT_RUNS = ["20:1", "5:2"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", nargs="?", default=str(ROOT / ".." / "shared" / "data"))
-    parser.add_argument("--runs", nargs="+", default=["20:1", "5:2"], help="labels:seed pairs")
+    parser.add_argument("data_dir", nargs="?", default=None, help="folder holding 20news-bydate.tgz")
+    parser.add_argument("--runs", nargs="+", default=DEFAULT_RUNS, help="labels:seed pairs")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/potts_time.md")
     args = parser.parse_args()
-    archive = Path(args.data_dir) / "20news-bydate.tgz"
-    if not archive.exists():
-        print(f"20 Newsgroups archive not found at {archive}; nothing to time.")
+    reduced = [] if set(DEFAULT_RUNS) <= set(args.runs) else ["--runs " + " ".join(args.runs)]
+    if args.repeats < 3:
+        reduced.append(f"--repeats {args.repeats} (full run: 3)")
+    results = ResultsFile(OUT, args.out, reduced=reduced)
+    try:
+        raw = fetch_20newsgroups_bydate(None if args.data_dir is None else Path(args.data_dir) / "20news-bydate.tgz")
+    except DatasetUnavailableError as exc:
+        print(f"potts_time: nothing to time: {exc}")
         return
-    raw = load_20newsgroups_archive(archive)
     X = TfidfVectorizer(min_df=2).fit_transform(raw.data_train).tocsr()
     y = raw.target_train
     K = len(raw.target_names)
@@ -84,7 +97,8 @@ def main():
                 print(f"{n}:{seed} {name} {times[name][-1]:.1f}s", flush=True)
         p, o = min(times["potts"]), min(times["ovr"])
         lines.append(f"| {n} | {seed} | {p:.1f} | {o:.1f} | {p / o:.2f} |")
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        results.save_progress("\n".join(lines) + "\n")
+    results.finish("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

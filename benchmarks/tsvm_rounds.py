@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import linear_subprocess as lsp  # noqa: E402
+from _results import ResultsFile  # noqa: E402
 from linear_scaling import make_rcv1_like, slope  # noqa: E402
 
 import skssl.svm._tsvm as tsvm_mod  # noqa: E402
@@ -77,12 +78,17 @@ def svmlin_counts(binary, X, y_semi, r, workdir):
     }
 
 
+DEFAULT_ROWS = [13_000, 52_000, 200_000]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=[13_000, 52_000, 200_000])
+    parser.add_argument("--rows", type=int, nargs="+", default=DEFAULT_ROWS)
     parser.add_argument("--svmlin-src", default=str(lsp.REPO.parent / "shared" / "reference" / "svmlin"))
-    parser.add_argument("--out", default=str(lsp.REPO / "benchmarks" / "results" / "tsvm_rounds.md"))
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/tsvm_rounds.md")
     args = parser.parse_args(argv)
+    reduced = [] if set(DEFAULT_ROWS) <= set(args.rows) else ["--rows " + " ".join(map(str, args.rows))]
+    results = ResultsFile(lsp.REPO / "benchmarks" / "results" / "tsvm_rounds.md", args.out, reduced=reduced)
     lines = [
         "# TSVM's switching rounds against n: skssl and SVMlin",
         "",
@@ -124,7 +130,7 @@ def main(argv=None):
             f"{slope(nnz, [max(t[1]['rounds'], 1) for t in rows_out]):.2f}, SVMlin "
             f"{slope(nnz, [max(t[2]['rounds'], 1) for t in rows_out]):.2f}.",
         ]
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    results.finish("\n".join(lines) + "\n")
     print("\n".join(lines[-2:]))
 
 

@@ -22,11 +22,15 @@ Run from the repository root (CPU is shared: keep one thread):
 
 Writes ``benchmarks/results/when_to_use.md`` (with ``--only``, replaces the
 sections it ran and keeps the others). A data set that is neither local nor
-downloadable is skipped with one line.
+downloadable is skipped with one line; such a run writes
+``benchmarks/results/when_to_use.partial.md`` instead and leaves the committed
+file alone, and a run in progress saves its sections there too
+(``benchmarks/README.md``).
 """
 
 import argparse
 import platform
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -49,6 +53,9 @@ from skssl.datasets import (
 )
 from skssl.model_selection import SemiSupervisedKFold
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import ResultsFile  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "when_to_use.md"
 SEEDS = (0, 1, 2)
@@ -230,23 +237,25 @@ def main():
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), help="run these sections only")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    results = ResultsFile(RESULTS)
     done = {}
     for key in args.only or list(SECTIONS):
         try:
             done[key] = SECTIONS[key]()
         except DatasetUnavailableError as exc:
             print(f"skipping {key}: {exc}")
+            results.degrade(f"section {key} skipped ({exc})")
             continue
-        write(done, keep_others=bool(args.only))  # after every section: a long run keeps what it measured
+        results.save_progress(text(done))  # after every section: a long run keeps what it measured
     if not done:
         print("nothing was run; results file left unchanged")
         return
-    print(RESULTS.read_text())
-
-
-def write(done, keep_others):
-    if keep_others and RESULTS.exists():
+    if args.only and results.complete and RESULTS.exists():
         done = merge(RESULTS.read_text(), done)
+    print(results.finish(text(done)).read_text())
+
+
+def text(done):
     header = (
         "# When to use which: measured cases\n\n"
         "Produced by `OMP_NUM_THREADS=1 python benchmarks/when_to_use.py` (sections rerun alone with "
@@ -254,8 +263,8 @@ def write(done, keep_others):
         f"Python {platform.python_version()}; a 2-core machine shared with other jobs (CPU times are inflated "
         "and indicative only).\n\n"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(header + "\n".join(f"<!-- section: {k} -->\n{v}" for k, v in done.items()))
+    # rstrip: a merged section keeps its trailing blank lines, which would grow with every rerun
+    return header + "\n".join(f"<!-- section: {k} -->\n{v.rstrip()}\n" for k, v in done.items())
 
 
 if __name__ == "__main__":

@@ -16,45 +16,34 @@ computer-hardware groups and two religion/atheism groups), 250 training
 documents of each and 5 labeled documents per topic, with the remaining
 training documents unlabeled; the
 benchmark ``benchmarks/potts_newsgroups.py`` runs all 20 groups. The data
-are read from the 20 Newsgroups archive kept beside the repository
-(``../shared/data/20news-bydate.tgz``); when it is absent the example says
-so and stops.
+come from :func:`~skssl.datasets.fetch_20newsgroups_bydate`: a local copy of
+the archive (in ``$SKSSL_DATA`` or ``../shared/data`` beside the repository),
+else scikit-learn's download; without either the example says so and stops.
 """
 
 # %%
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics import ConfusionMatrixDisplay, accuracy_score
 
-from skssl.datasets import load_20newsgroups_archive, make_semi_supervised
+from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, make_semi_supervised
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC
 
 try:
-    HERE = Path(__file__).resolve().parent
-except NameError:  # run by sphinx-gallery
-    HERE = Path.cwd()
-ARCHIVE = next(
-    (
-        p / "shared" / "data" / "20news-bydate.tgz"
-        for p in [HERE, *HERE.parents]
-        if (p / "shared" / "data" / "20news-bydate.tgz").exists()
-    ),
-    None,
-)
-HAVE_DATA = ARCHIVE is not None
-if not HAVE_DATA:
-    print("20news-bydate.tgz not found next to the repository (../shared/data/); skipping this example.")
+    news = fetch_20newsgroups_bydate()
+except DatasetUnavailableError as exc:
+    news = None
+    print(f"skipping this example: {exc}")
+HAVE_DATA = news is not None
 
 # %%
 # Four topics, five labels each
 # -----------------------------
 groups = ["alt.atheism", "comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "soc.religion.christian"]
 if HAVE_DATA:
-    news = load_20newsgroups_archive(ARCHIVE)
     codes = [news.target_names.index(g) for g in groups]
 
     def subset(texts, targets):

@@ -38,6 +38,10 @@ Decisions
 * A ``y`` with no unlabeled row is allowed: a :class:`NoUnlabeledDataWarning`
   is emitted and the estimator fits the supervised problem. This is what
   ``GridSearchCV`` with a plain splitter, and sklearn's own checks, do.
+* Sparse ``X`` goes through
+  :func:`skssl.utils.validation.check_sparse_structure` before any scipy or
+  compiled routine reads it (``fit``, ``score``): scipy does not check a
+  matrix's index arrays, and a wrong one crashes those routines.
 * ``score`` drops the rows with ``y == -1`` before computing the accuracy, so
   ``GridSearchCV`` without a ``scoring`` is not silently wrong when a test
   fold holds unlabeled rows.
@@ -50,6 +54,8 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils import _safe_indexing, column_or_1d, indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
+
+from .utils.validation import check_sparse_structure
 
 __all__ = [
     "UNLABELED",
@@ -369,6 +375,7 @@ class SemiSupervisedClassifierMixin:
             ``True`` for labeled rows.
         """
         y = _as_1d_target(y)
+        X = check_sparse_structure(X)
         X = validate_data(self, X, accept_sparse=accept_sparse, dtype=dtype, reset=True, **check_params)
         check_consistent_length(X, y)
         self.classes_, y_encoded, mask = encode_semi_supervised_target(y, warn_no_unlabeled=self._uses_unlabeled_rows)
@@ -408,7 +415,7 @@ class SemiSupervisedClassifierMixin:
         """
         check_is_fitted(self)
         y = _as_1d_target(y)
-        X, y = indexable(X, y)
+        X, y = indexable(check_sparse_structure(X), y)
         mask = labeled_mask(y)
         if not mask.any():
             raise ValueError("Cannot score: every row of y is -1 (unlabeled).")

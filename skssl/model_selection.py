@@ -48,6 +48,7 @@ from sklearn.utils.validation import _num_samples
 
 from .base import SemiSupervisedClassifierMixin, UnlabeledAsClassWarning
 from .base import NoUnlabeledDataWarning, _as_1d_target, encode_semi_supervised_target, labeled_mask
+from .utils.validation import check_sparse_structure
 
 __all__ = ["SemiSupervisedKFold", "labeled_scorer"]
 
@@ -118,7 +119,7 @@ class SemiSupervisedKFold(BaseCrossValidator):
         if y.shape[0] != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
         # COO matrices cannot be row-indexed: indexable converts them to CSR, as sklearn's CV does.
-        X, y, groups = indexable(X, y, groups)
+        X, y, groups = indexable(check_sparse_structure(X), y, groups)
         if not labeled_mask(y).any():
             raise ValueError("y has no labeled row: every entry is -1, nothing to test on.")
         # Encode the labeled part: the inner splitter must not choke on an
@@ -183,7 +184,7 @@ class _LabeledScorer:
     def __call__(self, estimator, X, y_true, **kwargs):
         _warn_if_unlabeled_class(estimator)
         y_true = _as_1d_target(y_true)
-        X, y_true = indexable(X, y_true)
+        X, y_true = indexable(check_sparse_structure(X), y_true)
         mask = labeled_mask(y_true)
         if not mask.any():
             raise ValueError("Cannot score: every row of y is -1 (unlabeled).")

@@ -11,7 +11,9 @@
 * augmentations :class:`GaussianNoise`, :class:`RandomShift`,
   :class:`RandAugment`; default modules :class:`MLPModule`, :class:`SmallCNN`.
 
-Modules: ``_samplers`` (seeded endless index streams), ``_ema`` (weight
+Modules: ``_random`` (each fit's own random streams, so that fits in threads
+are repeatable), ``_threads`` (torch's thread count during a fit),
+``_samplers`` (seeded endless index streams), ``_ema`` (weight
 averaging), ``_losses`` (the loss terms as pure functions), ``_thresholds``
 (masking policies), ``_augment``, ``_modules``, ``_docs`` (shared docstring
 text), ``_base`` (what every net shares), ``_core`` (the semi-supervised core),

@@ -3,10 +3,14 @@
 An augmentation is any callable ``aug(X) -> X`` on a float tensor batch; users
 may pass their own. skssl's augmentations are scikit-learn style parameter
 objects (``get_params``/``set_params``, ``clone``, a readable ``repr``), so a
-search tunes them through the net, e.g. ``strong_augment__noise``. An
-augmentation draws its randomness from torch's global generator, which the
-nets fork and seed from ``random_state`` for the duration of ``fit``, so a fit
-is reproducible without threading a generator through user code. An
+search tunes them through the net, e.g. ``strong_augment__noise``. They take
+their random numbers from a ``generator`` keyword, ``aug(X, generator=g)``
+(torch's global generator when it is ``None``); the nets pass the generator of
+the fit, seeded from ``random_state``, so a fit is reproducible and leaves the
+global generator alone, also when several fits run in threads. A callable of
+your own that has a ``generator`` parameter gets it too; one without draws from
+torch's global generator, which the net seeds for each call under a
+process-wide lock (:mod:`skssl.deep._random`). An
 augmentation may also define ``fit(X)`` (``X`` a float tensor of the training
 rows): the nets call it on a clone (``weak_augment_``,
 ``strong_augment_``) before training, so scale statistics are learned without
@@ -52,7 +56,8 @@ class GaussianNoise(BaseEstimator):
     The default augmentation of 2-D ``X`` (weak: small noise; strong: larger
     noise and feature masking). The noise of each feature is scaled by its
     standard deviation in the training rows, so unscaled features get
-    sensible noise.
+    sensible noise. ``aug(X, generator=None)`` draws from ``generator``
+    (torch's global generator when ``None``); the nets pass their own.
 
     Parameters
     ----------
@@ -82,6 +87,9 @@ class GaussianNoise(BaseEstimator):
     >>> aug = GaussianNoise(noise=0.3, mask_prob=0.2).fit(torch.randn(50, 3))
     >>> aug(torch.zeros(4, 3)).shape
     torch.Size([4, 3])
+    >>> a = aug(torch.zeros(4, 3), generator=torch.Generator().manual_seed(1))
+    >>> torch.equal(a, aug(torch.zeros(4, 3), generator=torch.Generator().manual_seed(1)))
+    True
     """
 
     _parameter_constraints: dict = {
@@ -114,13 +122,13 @@ class GaussianNoise(BaseEstimator):
         self.scale_ = torch.where(scale > 0, scale, torch.ones_like(scale)).numpy()
         return self
 
-    def __call__(self, X):
+    def __call__(self, X, generator=None):
         fitted = hasattr(self, "scale_")
         scale = torch.as_tensor(self.scale_, device=X.device, dtype=X.dtype) if fitted else 1.0
-        out = X + self.noise * scale * torch.randn_like(X)
+        out = X + self.noise * scale * torch.randn_like(X, generator=generator)
         if self.mask_prob > 0:
             mean = torch.as_tensor(self.mean_, device=X.device, dtype=X.dtype).expand_as(X) if fitted else 0.0
-            drop = torch.rand_like(X) < self.mask_prob
+            drop = torch.rand_like(X, generator=generator) < self.mask_prob
             out = torch.where(drop, mean, out)
         return out
 
@@ -137,6 +145,8 @@ class RandomShift(BaseEstimator):
 
     The default weak augmentation of images: each image is padded by ``pad``
     (reflecting its border) and cropped back at a random offset.
+    ``aug(X, generator=None)`` draws from ``generator`` (torch's global
+    generator when ``None``); the nets pass their own.
 
     Parameters
     ----------
@@ -170,20 +180,20 @@ class RandomShift(BaseEstimator):
         self.pad = pad
         self.flip = flip
 
-    def __call__(self, X):
+    def __call__(self, X, generator=None):
         n, _, h, w = X.shape
         p = int(round(self.pad * min(h, w))) if self.pad < 1 else int(self.pad)
         out = X
         if self.flip:
-            do = (torch.rand(n, device=X.device) < 0.5).view(-1, 1, 1, 1)
+            do = (torch.rand(n, generator=generator, device=X.device) < 0.5).view(-1, 1, 1, 1)
             out = torch.where(do, out.flip(-1), out)
         if p <= 0:
             return out
         # reflect padding needs pad < side; replicate covers tiny images
         mode = "reflect" if p < min(h, w) else "replicate"
         padded = F.pad(out, (p, p, p, p), mode=mode)
-        dy = torch.randint(0, 2 * p + 1, (n,), device=X.device)
-        dx = torch.randint(0, 2 * p + 1, (n,), device=X.device)
+        dy = torch.randint(0, 2 * p + 1, (n,), generator=generator, device=X.device)
+        dx = torch.randint(0, 2 * p + 1, (n,), generator=generator, device=X.device)
         rows = (dy[:, None] + torch.arange(h, device=X.device)).view(n, 1, h, 1)
         cols = (dx[:, None] + torch.arange(w, device=X.device)).view(n, 1, 1, w)
         idx_n = torch.arange(n, device=X.device).view(n, 1, 1, 1)
@@ -201,7 +211,9 @@ class RandAugment(BaseEstimator):
     The default strong augmentation of images: per image, ``n_ops`` geometric
     or photometric ops at random magnitudes, then a random cutout square.
     Intensity ops work relative to each image's own range, so raw, unit and
-    standardised pixels all work.
+    standardised pixels all work. ``aug(X, generator=None)`` draws from
+    ``generator`` (torch's global generator when ``None``); the nets pass
+    their own.
 
     Parameters
     ----------
@@ -294,13 +306,13 @@ class RandAugment(BaseEstimator):
             out = torch.where(sel, outs[name], out)
         return out
 
-    def _cutout(self, X):
+    def _cutout(self, X, generator):
         n, _, h, w = X.shape
-        side = torch.rand(n, device=X.device) * self.cutout
+        side = torch.rand(n, generator=generator, device=X.device) * self.cutout
         sh = (side * h).round().long()
         sw = (side * w).round().long()
-        cy = torch.randint(0, h, (n,), device=X.device)
-        cx = torch.randint(0, w, (n,), device=X.device)
+        cy = torch.randint(0, h, (n,), generator=generator, device=X.device)
+        cx = torch.randint(0, w, (n,), generator=generator, device=X.device)
         ys = torch.arange(h, device=X.device).view(1, h, 1)
         xs = torch.arange(w, device=X.device).view(1, 1, w)
         inside = (
@@ -312,14 +324,14 @@ class RandAugment(BaseEstimator):
         fill = X.mean(dim=(1, 2, 3), keepdim=True).expand_as(X)
         return torch.where(inside, fill, X)
 
-    def __call__(self, X):
+    def __call__(self, X, generator=None):
         n = X.shape[0]
         out = X
         n_geo = len(_GEOMETRIC)
         for _ in range(int(self.n_ops)):
-            op = torch.randint(0, len(self.ops), (n,), device=X.device)
-            mag = torch.rand(n, device=X.device, dtype=X.dtype)
-            sign = torch.where(torch.rand(n, device=X.device) < 0.5, -1.0, 1.0).to(X.dtype)
+            op = torch.randint(0, len(self.ops), (n,), generator=generator, device=X.device)
+            mag = torch.rand(n, generator=generator, device=X.device, dtype=X.dtype)
+            sign = torch.where(torch.rand(n, generator=generator, device=X.device) < 0.5, -1.0, 1.0).to(X.dtype)
             is_geo = op < n_geo
             if bool(is_geo.any()):
                 geo = self._geometric(out, torch.where(is_geo, op, -1), mag, sign)
@@ -327,7 +339,7 @@ class RandAugment(BaseEstimator):
             if bool((~is_geo).any()):
                 out = self._photometric(out, torch.where(is_geo, -1, op - n_geo), mag, sign)
         if self.cutout > 0:
-            out = self._cutout(out)
+            out = self._cutout(out, generator)
         return out
 
 

@@ -32,7 +32,19 @@ Threads (``n_jobs``)
     kernels by instruction set). ``GridSearchCV(n_jobs=k)`` already starts
     each joblib worker with ``OMP_NUM_THREADS = cores // k``; the net's own
     ``n_jobs`` overrides that inside the fit, so the parent and the workers
-    train the same net.
+    train the same net. Fits running at once in threads share one
+    reference-counted guard of torch's thread count; each gets its own
+    ``n_jobs`` (see :mod:`skssl.deep._threads`).
+
+Random numbers (``random_state``)
+    A fit draws every random number from generators of its own seeded from
+    ``random_state`` (:mod:`skssl.deep._random`), never from torch's global
+    generator, so fits running at once in threads give the same nets as
+    when run alone, and the caller's ``torch.get_rng_state()`` is left as it
+    was. Calls that can only draw from the global generator (building a user
+    module, a user module's forward during the fit, an augmentation without
+    a ``generator`` parameter) run under a process-wide lock with the global
+    generator seeded from the fit and restored.
 
 Progress (``verbose``)
     Decision: silent by default (``verbose=0``), as scikit-learn estimators
@@ -46,13 +58,13 @@ Progress (``verbose``)
 """
 
 from abc import ABCMeta, abstractmethod
+import contextlib
 import types
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.base import _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EpochScoring, PrintLog
@@ -63,8 +75,9 @@ from torch.utils.data import DataLoader
 from ..base import SemiSupervisedClassifierMixin
 from ._docs import fill_doc, inherit_method_docs
 from ._losses import weighted_mean
-from ._modules import default_module_for
+from ._modules import MLPModule, SmallCNN, default_module_for
 from ._params import NetParamsMixin, clone_param, merged_signature
+from ._random import FitRandomness, seed_from
 from ._samplers import EndlessSampler
 from ._threads import torch_threads
 from ._validation import NetDataMixin
@@ -77,8 +90,8 @@ def _encoded_accuracy(net, X, y):
     return float(np.mean(np.argmax(net.predict_proba(X), axis=1) == np.asarray(y).reshape(-1)))
 
 
-def _seed_from(random_state):
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+#: module classes built on the meta device and initialised from the fit's generator; their forward draws nothing
+_GENERATOR_MODULES = (MLPModule, SmallCNN)
 
 
 class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, NeuralNetClassifier, metaclass=ABCMeta):
@@ -102,6 +115,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     history_ = None
     initialized_ = False
     virtual_params_ = types.MappingProxyType({})
+    # the random streams of the fit in progress (skssl.deep._random); None outside fit
+    _fit_rng = None
 
     def __init__(
         self,
@@ -232,14 +247,56 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             This net, with ``module_`` set.
         """
         kwargs = self.get_params_for("module")
-        if self.module is None:
-            shape = getattr(self, "input_shape_", None)
-            if shape is None:
-                raise ValueError("The default module is sized at fit time; call fit(X, y) first.")
-            module_cls, sizing = default_module_for(shape, len(self.classes_))
-            self.module_ = module_cls(**{**sizing, **kwargs})
+        rng = self._fit_rng if self._fit_rng is not None else FitRandomness(seed_from(self.random_state), self.device)
+        if self.module is None or self.module in _GENERATOR_MODULES:
+            sizing = {}
+            module_cls = self.module
+            if module_cls is None:
+                shape = getattr(self, "input_shape_", None)
+                if shape is None:
+                    raise ValueError("The default module is sized at fit time; call fit(X, y) first.")
+                module_cls, sizing = default_module_for(shape, len(self.classes_))
+            # built on the meta device (no draws), then initialised from the fit's own generator
+            with torch.device("meta"):
+                module = module_cls(**{**sizing, **kwargs})
+            self.module_ = module.to_empty(device="cpu").reset_parameters(generator=rng.init)
             return self
-        return super().initialize_module()
+        # a user module draws its initial weights from torch's global generator
+        with rng.global_section():
+            return super().initialize_module()
+
+    def _module_section(self):
+        """During a fit, a user module's calls run in the fit's global-generator section (else nothing).
+
+        A user module may draw from torch's global generator in ``forward``
+        (dropout ...); the default modules draw nothing (skssl.deep._random).
+        """
+        rng = self._fit_rng
+        if rng is None or type(self.module_) in _GENERATOR_MODULES:
+            return contextlib.nullcontext()
+        return rng.global_section()
+
+    def infer(self, x, **fit_params):
+        """Run the module on a batch; during a fit, a user module runs with the fit's seeded global generator.
+
+        Parameters
+        ----------
+        x : tensor, array or dict
+            A batch of rows.
+        **fit_params : dict
+            Passed to the module's ``forward``.
+
+        Returns
+        -------
+        y_infer : tensor
+            The module's output.
+        """
+        with self._module_section():
+            return super().infer(x, **fit_params)
+
+    def _augment(self, aug, X):
+        """``aug(X)`` with the fit's augmentation generator (skssl.deep._random)."""
+        return self._fit_rng.augment_batch(aug, X)
 
     @property
     def _default_callbacks(self):
@@ -267,16 +324,22 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         iterator : DataLoader
             Batches of ``dataset``.
         """
+        iterator = self.iterator_train if training else self.iterator_valid
+        kwargs = self.get_params_for("iterator_train" if training else "iterator_valid")
+        if isinstance(iterator, type) and issubclass(iterator, DataLoader) and "generator" not in kwargs:
+            # a DataLoader draws its base seed from torch's global generator unless given one
+            rng = self._fit_rng
+            kwargs["generator"] = rng.loader_generator() if rng is not None else torch.Generator()
         spec = getattr(self, "_labeled_sampler", None)
-        if training and spec is not None:
-            kwargs = self.get_params_for("iterator_train")
-            if "sampler" not in kwargs and "batch_sampler" not in kwargs:
-                kwargs.pop("shuffle", None)
-                kwargs.setdefault("batch_size", self.batch_size)
-                # sized from the dataset skorch hands over (a train_split may have shrunk it)
-                num_samples, seed = spec
-                return self.iterator_train(dataset, sampler=EndlessSampler(len(dataset), num_samples, seed), **kwargs)
-        return super().get_iterator(dataset, training=training)
+        if training and spec is not None and "sampler" not in kwargs and "batch_sampler" not in kwargs:
+            kwargs.pop("shuffle", None)
+            # sized from the dataset skorch hands over (a train_split may have shrunk it)
+            num_samples, seed = spec
+            kwargs["sampler"] = EndlessSampler(len(dataset), num_samples, seed)
+        kwargs.setdefault("batch_size", self.batch_size)
+        if kwargs["batch_size"] == -1:
+            kwargs["batch_size"] = len(dataset)
+        return iterator(dataset, **kwargs)
 
     @staticmethod
     def _split_batch(batch):
@@ -332,9 +395,6 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         ema.module.eval()
         with torch.no_grad():
             return ema.module(to_tensor(Xi, device=self.device))
-
-    def _torch_devices(self):
-        return None if str(self.device).startswith("cuda") else []
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -409,21 +469,23 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def _fit_with_threads(self, X, y, sample_weight, reset, **fit_params):
         X, y_enc, mask, weight = self._validate_fit_data(X, y, sample_weight, reset)
         self.input_shape_ = tuple(X.shape[1:])
-        seed = _seed_from(self.random_state)
+        seed = seed_from(self.random_state)
         X_lab = X[mask]
-        with torch.random.fork_rng(devices=self._torch_devices()):
-            torch.manual_seed(seed)
-            self._labeled_sampler = (self._steps_per_epoch(X_lab.shape[0]) * self.batch_size, seed + 1)
-            try:
-                self._start_fit(X, y_enc, mask, reset, seed)
-                if reset and not (self.warm_start and self.initialized_):
-                    self.initialize()
+        # every draw of the fit comes from these streams, never from torch's global generator
+        self._fit_rng = FitRandomness(seed, self.device)
+        self._labeled_sampler = (self._steps_per_epoch(X_lab.shape[0]) * self.batch_size, seed + 1)
+        try:
+            self._start_fit(X, y_enc, mask, reset, seed)
+            if reset and not (self.warm_start and self.initialized_):
+                self.initialize()
+            with self._module_section():
                 self._check_module_accepts(X_lab)
-                X_in = X_lab if weight is None else {"X": X_lab, "sample_weight": weight[mask]}
-                NeuralNetClassifier.partial_fit(self, X_in, y_enc[mask], **fit_params)
-            finally:
-                self._labeled_sampler = None
-                self._end_fit()
+            X_in = X_lab if weight is None else {"X": X_lab, "sample_weight": weight[mask]}
+            NeuralNetClassifier.partial_fit(self, X_in, y_enc[mask], **fit_params)
+        finally:
+            self._labeled_sampler = None
+            self.__dict__.pop("_fit_rng", None)  # back to the class's None
+            self._end_fit()
         predicted = y_enc.copy()
         if not mask.all():
             predicted[~mask] = np.argmax(self.predict_proba(X[~mask]), axis=1)
@@ -473,9 +535,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         """
         if not isinstance(X, torch.utils.data.Dataset):  # skorch's scoring callbacks pass the validation Dataset
             X = self._validate_predict_X(X)
-        # skorch's DataLoader draws a base seed from torch's global generator:
-        # fork it so that predicting leaves the caller's random stream alone
-        with torch.random.fork_rng(devices=self._torch_devices()), torch_threads(self.n_jobs):
+        # the loader draws its base seed from a generator of its own (get_iterator)
+        with torch_threads(self.n_jobs):
             return np.asarray(super().predict_proba(X), dtype=np.float64)
 
     def predict(self, X):

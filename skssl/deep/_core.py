@@ -167,7 +167,7 @@ class SemiSupervisedNet(BaseNet):
         Xi = to_tensor(Xi, device=self.device)
         yi = to_tensor(yi, device=self.device)
         X_loss = Xi if weight is None else {"X": Xi, "sample_weight": weight}
-        x_l = self.weak_augment_(Xi)
+        x_l = self._augment(self.weak_augment_, Xi)
         n_l = x_l.shape[0]
         record = self.history.record_batch
         if self._X_unl_t.shape[0] == 0:
@@ -177,7 +177,8 @@ class SemiSupervisedNet(BaseNet):
         else:
             Xu = self._unlabeled_batch(n_l)
             n_u = Xu.shape[0]
-            logits = self.infer(torch.cat([x_l, self.weak_augment_(Xu), self.strong_augment_(Xu)]), **fit_params)
+            x_w, x_s = self._augment(self.weak_augment_, Xu), self._augment(self.strong_augment_, Xu)
+            logits = self.infer(torch.cat([x_l, x_w, x_s]), **fit_params)
             logits_l, logits_w, logits_s = logits[:n_l], logits[n_l : n_l + n_u], logits[n_l + n_u :]
             loss_x = self.get_loss(logits_l, yi, X=X_loss, training=True)
             probs_w = torch.softmax(logits_w.detach().float(), dim=1)
@@ -223,10 +224,11 @@ class SemiSupervisedNet(BaseNet):
         was_training = module.training
         module.eval()
         bs = max(self.batch_size * 8, 256)
-        chunks = [
-            torch.softmax(module(self.weak_augment_(self._X_unl_t[start : start + bs])).float(), dim=1)
-            for start in range(0, self._X_unl_t.shape[0], bs)
-        ]
+        with self._module_section():
+            chunks = [
+                torch.softmax(module(self._augment(self.weak_augment_, self._X_unl_t[start : start + bs])).float(), 1)
+                for start in range(0, self._X_unl_t.shape[0], bs)
+            ]
         module.train(was_training)
         return torch.cat(chunks)
 

@@ -46,8 +46,16 @@ _NET_PARAMETERS = """\
 iterations_per_epoch : {iterations_type}, default={iterations_per_epoch}
     Training steps per epoch{iterations_note}.
 random_state : int, RandomState instance or None, default=None
-    Seeds the batch samplers, the augmentations and the weight
-    initialisation (the caller's global torch generator is left alone).
+    Seeds the weight initialisation, the batch samplers and the
+    augmentations. The fit draws from generators of its own, never from
+    torch's global one, so the caller's ``torch.get_rng_state()`` is left
+    alone, and the same ``random_state`` (and ``n_jobs``) gives the same net,
+    bit for bit, whether it is fitted alone or in threads next to other
+    fits. A user ``module`` or an augmentation without a ``generator``
+    parameter can only draw from the global generator: those calls take
+    turns with other fits under a process-wide lock, with the global
+    generator seeded from the fit and restored. ``None`` draws the seed from
+    numpy's global random state, as in scikit-learn.
 criterion : torch loss class, default=torch.nn.CrossEntropyLoss
     Loss of the labeled rows, on logits. It is built with
     ``reduction="none"`` (unless ``criterion__reduction`` says otherwise) so
@@ -86,7 +94,11 @@ n_jobs : int or None, default=1
     core). One thread is the default because torch's thread pool costs more
     than it gives on the small batches of CPU training, and because the
     trained net depends on the thread count: the same ``random_state`` and
-    ``n_jobs`` give the same net for a given torch build and CPU.
+    ``n_jobs`` give the same net for a given torch build and CPU. In
+    threads, each fit runs with its own ``n_jobs`` (torch's CPU builds keep
+    the count per thread), also next to fits with another ``n_jobs``; the
+    thread that ran a fit and the process's default for new threads get the
+    count back that the first of the overlapping fits found.
 **kwargs
     The routed skorch parameters: ``module__*``, ``optimizer__*``,
     ``criterion__*``, ``callbacks__*``, ``iterator_train__*`` ..."""

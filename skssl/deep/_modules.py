@@ -22,14 +22,62 @@
   (``benchmarks/deep_time.py steps``).
 
 Both return logits; the nets pair them with ``torch.nn.CrossEntropyLoss``.
+Their ``reset_parameters(generator)`` redraws the weights with torch's
+default initialisation (that of ``nn.Linear`` and ``nn.Conv2d``) from the
+generator given: the nets build them on torch's ``meta`` device, which draws
+nothing, and initialise them from the fit's own generator, so building a
+module never touches torch's global generator (:mod:`skssl.deep._random`).
 """
 
+import math
 from numbers import Integral
 
 import torch
 from torch import nn
 
 __all__ = ["MLPModule", "SmallCNN", "default_module_for"]
+
+
+def _reset_layers(module, generator):
+    """torch's default initialisation of every layer of ``module``, drawn from ``generator``.
+
+    ``nn.Linear`` and ``nn.Conv2d``: ``kaiming_uniform_(a=sqrt(5))`` weights and
+    biases uniform in ``+-1/sqrt(fan_in)``, as their own ``reset_parameters``
+    draws them from the global generator; BatchNorm draws nothing.
+    """
+    for layer in module.modules():
+        if isinstance(layer, (nn.Linear, nn.Conv2d)):
+            # drawn in the default (contiguous) layout, then copied into a channels-last weight,
+            # so the numbers are those a freshly built layer gets
+            weight = torch.empty(layer.weight.shape, dtype=layer.weight.dtype, device=layer.weight.device)
+            nn.init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
+            with torch.no_grad():
+                layer.weight.copy_(weight)
+            if layer.bias is not None:
+                fan_in, _ = nn.init._calculate_fan_in_and_fan_out(layer.weight)
+                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+                nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
+        elif isinstance(layer, nn.BatchNorm2d):
+            layer.reset_parameters()
+        elif next(layer.parameters(recurse=False), None) is not None:  # pragma: no cover - guards future layers
+            raise TypeError(f"no generator-driven initialisation for {type(layer).__name__}")
+    return module
+
+
+_RESET_DOC = """Redraw every weight with torch's default initialisation, from ``generator``.
+
+        Parameters
+        ----------
+        generator : torch.Generator or None, default=None
+            Source of the random numbers; ``None`` is torch's global generator
+            (the numbers a freshly built module gets after
+            ``torch.manual_seed``).
+
+        Returns
+        -------
+        self : object
+            This module, re-initialised in place.
+        """
 
 
 def _widths(value):
@@ -75,6 +123,11 @@ class MLPModule(nn.Module):
             width = int(units)
         layers.append(nn.Linear(width, int(n_classes)))
         self.net = nn.Sequential(*layers)
+
+    def reset_parameters(self, generator=None):
+        return _reset_layers(self, generator)
+
+    reset_parameters.__doc__ = _RESET_DOC
 
     def forward(self, X):
         """Return the logits of a batch.
@@ -147,6 +200,11 @@ class SmallCNN(nn.Module):
         # channels-last weights make the convolutions return channels-last maps, which
         # oneDNN's CPU batch norm, ReLU and pooling handle faster than NCHW
         self.to(memory_format=torch.channels_last)
+
+    def reset_parameters(self, generator=None):
+        return _reset_layers(self, generator)
+
+    reset_parameters.__doc__ = _RESET_DOC
 
     def forward(self, X):
         """Return the logits of a batch of images.

@@ -5,9 +5,8 @@ A semi-supervised epoch is a fixed number of steps, not one pass over the
 an endless stream of seeded permutations: every row is seen once before any
 row is seen twice, and consecutive epochs continue where the last one stopped.
 torch's ``RandomSampler(replacement=False, num_samples=k)`` restarts its
-permutation at every epoch and draws from torch's generator, which the nets
-keep for the augmentations, hence this small sampler with its own numpy
-generator.
+permutation at every epoch, hence this small sampler with its own numpy
+generator, seeded from the fit's seed.
 """
 
 import numpy as np

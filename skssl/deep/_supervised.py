@@ -5,6 +5,8 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from skorch.utils import to_tensor
+
 from ._augment import default_augmentations
 from ._base import BaseNet
 
@@ -103,7 +105,7 @@ class SupervisedNetClassifier(BaseNet):
         Xi, yi, weight = self._split_batch(batch)
         X_loss = Xi if weight is None else {"X": Xi, "sample_weight": weight}
         if self.augment_ is not None:
-            Xi = self.augment_(Xi)
+            Xi = self._augment(self.augment_, to_tensor(Xi, device=self.device))
         logits = self.infer(Xi, **fit_params)
         loss = self.get_loss(logits, yi, X=X_loss, training=True)
         loss.backward()

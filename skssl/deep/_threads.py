@@ -20,14 +20,45 @@ context manager sets it directly. joblib's worker processes (``GridSearchCV(n_jo
 already start torch with ``cpu_count // n_jobs`` threads through
 ``OMP_NUM_THREADS``; with ``n_jobs=1`` on the net, a fit gives the same
 model in the parent process and in any worker.
+
+Fits in threads (one guard for the process)
+    ``torch.set_num_threads`` does two things. In torch's OpenMP builds (the
+    CPU wheels), it sets the pool size of the *calling* thread, which is what
+    that thread's operators use and what ``torch.get_num_threads()`` reports
+    there; and it sets the process-wide count that a thread starts with when
+    it first runs a parallel operator. A save/restore per fit gets the second
+    wrong when fits overlap: in the order A saves, B saves (already A's
+    count), A restores, B restores, the process keeps A's count. So
+    :func:`torch_threads` is one reference-counted guard for the process,
+    under a lock: the first fit to enter saves the count of its thread (the
+    process's setting, as no fit is running), every fit sets its own thread
+    to its ``n_jobs``, a fit that leaves while others still run puts its
+    thread back to the saved count, and the last one to leave puts back the
+    saved count, for its thread and for the process. A single fit thus
+    restores exactly the caller's count.
+
+    Decision, what a concurrent fit with a different ``n_jobs`` gets: in the
+    OpenMP builds, its own ``n_jobs``, because the pool size is kept per
+    thread; overlapping fits with different ``n_jobs`` each stay repeatable.
+    torch builds with the native thread pool share one pool per process;
+    there a fit runs with the count of whichever fit set it last (the result
+    is correct, but the summation order, hence the last bits of the weights,
+    can then differ from a fit run alone). A thread that ran a fit while
+    others overlapped it ends with the saved count, not a count it may have
+    set itself before.
 """
 
 import os
+import threading
 from contextlib import contextmanager
 
 import torch
 
 __all__ = ["torch_threads"]
+
+_GUARD = threading.Lock()
+#: the guard's state: fits inside, the count saved by the first of them, whether any fit changed a count
+_STATE = {"active": 0, "saved": None, "changed": False}
 
 
 def resolve_n_threads(n_jobs):
@@ -58,6 +89,10 @@ def resolve_n_threads(n_jobs):
 def torch_threads(n_jobs):
     """Run the body with ``n_jobs`` torch intra-op threads, then restore the previous count.
 
+    One reference-counted guard for the process (see the module docstring):
+    when several threads are inside at once, the count saved by the first is
+    restored by each as it leaves, and the last restores the process's.
+
     Parameters
     ----------
     n_jobs : int or None
@@ -75,13 +110,25 @@ def torch_threads(n_jobs):
     True
     """
     n = resolve_n_threads(n_jobs)
-    before = torch.get_num_threads()
-    # touch torch's global setting only when the count changes
-    changed = n is not None and n != before
-    if changed:
-        torch.set_num_threads(n)
+    with _GUARD:
+        if _STATE["active"] == 0:
+            _STATE["saved"] = torch.get_num_threads()
+        _STATE["active"] += 1
+        # touch torch's setting only when this thread's count changes
+        changed = n is not None and n != torch.get_num_threads()
+        if changed:
+            torch.set_num_threads(n)
+            _STATE["changed"] = True
     try:
         yield
     finally:
-        if changed:
-            torch.set_num_threads(before)
+        with _GUARD:
+            _STATE["active"] -= 1
+            saved = _STATE["saved"]
+            if _STATE["active"] == 0:
+                # the last to leave puts the process's count back (and its thread's)
+                if _STATE["changed"]:
+                    torch.set_num_threads(saved)
+                _STATE.update(saved=None, changed=False)
+            elif changed:
+                torch.set_num_threads(saved)

@@ -8,10 +8,9 @@ Data and labels (the skorch traps)
     to float32; 2-D ``X`` gets the default MLP, 4-D ``X`` the default CNN, any
     other dimensionality raises. Sparse input is refused (a net densifies
     every batch anyway; pass ``X.toarray()`` deliberately). Every source of
-    randomness is seeded from ``random_state``: the samplers have their own
-    numpy generators, and the module initialisation and augmentations run
-    under a forked torch generator seeded for the fit, so the caller's global
-    torch generator is left as it was.
+    randomness is seeded from ``random_state`` through generators of the
+    fit's own (:mod:`skssl.deep._random`), so the caller's global torch
+    generator is left as it was.
 
 """
 

@@ -26,8 +26,12 @@ Decisions
   (no synchronisation per product); the leftover threads go to the
   products, so a binary problem uses all of them. The default stays one
   thread, as in scikit-learn.
-* **BLAS threads**: every fit runs with the BLAS pools limited to one thread
-  (see :mod:`skssl.svm._threads`); parallelism comes from ``n_jobs`` only.
+* **BLAS threads**: a fit changes no process-wide setting. The solvers'
+  many vector dot products are summed by numpy's own loop rather than BLAS
+  (:func:`skssl.svm._kernels.dot`), so they never wake the BLAS thread pool,
+  and no BLAS thread limit is set: one would be process-wide, shared by
+  fits running at once in threads, and threadpoolctl lets only one Python
+  thread change OpenBLAS's pool. Parallelism comes from ``n_jobs``.
 * **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
   fraction from the labeled rows. A float is accepted for a binary problem
   only; a multi-class model takes one fraction per class (in ``classes_``
@@ -93,11 +97,33 @@ Decisions
   only.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
+* **Smallest alpha.** ``fit`` refuses ``alpha`` below float64's machine
+  epsilon (2.2e-16) with a ``ValueError``. The labeled costs sum to 1, so
+  the Newton system's entry for the bias is ``alpha + 1`` at the start of
+  every fit, and below epsilon that is 1 to the bit: the regularization
+  does not exist in float64. Its effect is the solvers': the CGLS residual
+  ``X^T z - alpha w`` must resolve ``alpha w`` against ``z``, which cannot
+  fall below the rounding of the outputs, so CGLS runs to its cap of 10,000
+  iterations in every Newton step, its steps along the null space of the
+  active rows are rounding noise divided by ``alpha``, and the model grows
+  without bound: NaN or infinite weights or objectives (CSR and dense input
+  add in different orders, so they break at different ``alpha``), weights
+  of 1e30 with an objective of 1e30 where ``w = 0`` scores 1, and fits of
+  minutes on 8 rows (CGLS and the Potts p-step at their caps, over and
+  over). The bound
+  is relative to the bias, whose column of ones no scaling of ``X``
+  changes, so it holds for any data; above it, the weights of rows of
+  unit norm are accurate down to ``alpha`` of about 1e-20. The fitted
+  weights, bias, objective, training outputs and (DA) beliefs are still
+  checked before they are stored: a non-finite value raises a
+  ``ValueError`` that asks for a larger ``alpha`` or scaled data, and so
+  does a solver's ``FloatingPointError``.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -111,12 +137,12 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
+from ..utils.validation import check_sparse_structure
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
 from ._objective import transductive_cost
 from ._potts import potts_annealing
 from ._rowblocks import thread_pool
-from ._threads import single_blas_thread
 from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
@@ -124,6 +150,45 @@ __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnneal
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
 POSITIVE_FRACTION_SUM_TOL = 1e-6
+
+#: Smallest ``alpha`` the estimators accept: float64's machine epsilon, below
+#: which ``1 + alpha == 1`` (see the module's decisions).
+ALPHA_MIN = float(np.finfo(np.float64).eps)
+
+_ALPHA_ADVICE = (
+    "Use a larger alpha (typical values are 1e-6 to 1 for rows of norm about 1; alpha >= 1e-12 is safe there) "
+    "or scale X (e.g. with sklearn.preprocessing.MaxAbsScaler or StandardScaler)."
+)
+
+
+def _check_alpha(estimator):
+    """Refuse an ``alpha`` below :data:`ALPHA_MIN` with a ``ValueError`` that says why."""
+    if estimator.alpha < ALPHA_MIN:
+        raise ValueError(
+            f"alpha={estimator.alpha!r} is too small for float64 arithmetic: below {ALPHA_MIN:.3g} (float64's "
+            "machine epsilon) 1 + alpha == 1, so the regularization is lost to rounding next to the loss, whose "
+            "curvature along the bias is 1, and the solver's Newton systems are singular to working precision. "
+            + _ALPHA_ADVICE
+        )
+
+
+def _check_finite_fit(estimator, values):
+    """Raise a ``ValueError`` unless every array of ``values`` (name -> array) is finite."""
+    for name, value in values.items():
+        if not np.all(np.isfinite(value)):
+            raise ValueError(
+                f"{type(estimator).__name__}: the fit produced a non-finite {name}; alpha={estimator.alpha!r} is "
+                "too small for float64 arithmetic on this data (the Newton systems are singular to working "
+                "precision and their solutions overflow). " + _ALPHA_ADVICE
+            )
+
+
+def _alpha_error(estimator, error):
+    """The ``ValueError`` raised in place of a solver's ``FloatingPointError``."""
+    return ValueError(
+        f"{type(estimator).__name__}: {error} With alpha={estimator.alpha!r} this may also mean that alpha is too "
+        "small for float64 arithmetic on this data. " + _ALPHA_ADVICE
+    )
 
 
 _MFN_CAP_MESSAGE = (
@@ -162,7 +227,8 @@ class _LinearFitMixin:
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        # 0 threads is meaningless (joblib fails deep inside); -1 is all cores, -2 all but one.
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
         "verbose": ["verbose"],
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
@@ -193,6 +259,23 @@ class _LinearFitMixin:
         """
         return self._fit(X, y, sample_weight)
 
+    def decision_function(self, X):
+        """Confidence scores: the signed distance of each row to each class's hyperplane.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to score; sparse input is checked (index arrays within
+            the matrix's shape) and used as CSR.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_.T + intercept_``; for a binary problem, positive
+            scores predict ``classes_[1]``.
+        """
+        return super().decision_function(check_sparse_structure(X))
+
     def _class_fractions(self, y_enc, mask, sample_weight=None):
         """Fraction of every class among the unlabeled rows, in ``classes_`` order (shape (n_classes,)).
 
@@ -201,6 +284,11 @@ class _LinearFitMixin:
         """
         n_classes = self.classes_.shape[0]
         given = getattr(self, "positive_fraction", None)
+        if isinstance(given, Mapping):
+            raise ValueError(
+                f"positive_fraction is a {type(given).__name__}; give the fractions as a float (binary problems) or "
+                "a sequence in classes_ order, e.g. [fractions[c] for c in sorted(fractions)]."
+            )
         if given is None:
             y_lab = y_enc[mask]
             if sample_weight is None:
@@ -215,7 +303,10 @@ class _LinearFitMixin:
                     "from the labeled rows."
                 )
             return np.array([1.0 - float(given), float(given)])
-        fractions = np.asarray(given, dtype=np.float64)
+        try:
+            fractions = np.asarray(given, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"positive_fraction must hold numbers, one per class; got {given!r}.") from exc
         if fractions.shape != (n_classes,) or (n_classes == 2 and not self._binary_fraction_pair):
             takes = (
                 f"y has {n_classes} classes, so it takes"
@@ -313,8 +404,8 @@ def _annealing_messages(res, estimator, what):
 class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
     """Shared one-vs-rest fit: validation, one problem per class, attributes. Subclasses give ``_solve``."""
 
-    @single_blas_thread
     def _fit(self, X, y, sample_weight=None):
+        _check_alpha(self)
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
         n_classes = self.classes_.shape[0]
@@ -323,12 +414,18 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         targets = [data.rows(np.where(y_enc == k, 1.0, -1.0)) for k in positives]
         X_fit, mask_fit = data.rows(X), data.rows(mask)
         n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
-        results = Parallel(n_jobs=n_outer, prefer="threads")(
-            delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
-        )
+        try:
+            results = Parallel(n_jobs=n_outer, prefer="threads")(
+                delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
+            )
+        except FloatingPointError as error:
+            raise _alpha_error(self, error) from error
         if X_fit is not X:
             for res in results:
-                res["outputs"] = X @ res["w"] + res["b"]
+                with np.errstate(over="ignore", invalid="ignore"):
+                    res["outputs"] = X @ res["w"] + res["b"]
+        for res in results:
+            _check_finite_fit(self, {k: res[k] for k in ("w", "b", "objective", "outputs", "beliefs") if k in res})
         self.coef_ = np.vstack([res["w"] for res in results])
         self.intercept_ = np.array([res["b"] for res in results])
         self.objective_ = np.array([res["objective"] for res in results])
@@ -357,7 +454,10 @@ class LinearL2SVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda``. Must be > 0. The loss is averaged over the
+        Regularization ``lambda``. Must be at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``. The loss is averaged over the
         ``l`` labeled rows here, and SVMlin's supervised mode (``-A 1``)
         sums it, so SVMlin's ``-W W`` is ``alpha = W / l`` (its
         semi-supervised modes average, and there ``alpha`` is ``-W``).
@@ -480,7 +580,10 @@ class TransductiveSVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` (SVMlin ``-W``). Must be > 0.
+        Regularization ``lambda`` (SVMlin ``-W``). Must be at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``.
     unlabeled_weight : float, default=1.0
         ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -637,7 +740,10 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` (SVMlin ``-W``). Must be > 0.
+        Regularization ``lambda`` (SVMlin ``-W``). Must be at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``.
     unlabeled_weight : float, default=1.0
         ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -753,6 +859,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             "b": res.b,
             "outputs": res.outputs,
             "objective": res.objective,
+            "beliefs": res.p,
             # Without unlabeled rows DA is one supervised solve: one iteration.
             "n_iter": max(res.n_outer, 1),
             "warnings": messages,
@@ -785,8 +892,11 @@ class PottsDeterministicAnnealingSVC(
     Parameters
     ----------
     alpha : float, default=1e-3
-        Regularization ``lambda`` of every class's weights and bias. Must
-        be > 0.
+        Regularization ``lambda`` of every class's weights and bias. Must be
+        at least 2.2e-16 (float64's machine
+        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
+        rounding next to the loss (whose curvature along the bias is 1) and
+        ``fit`` raises a ``ValueError``.
     unlabeled_weight : float, default=1.0
         ``lambda_u``, the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -898,8 +1008,8 @@ class PottsDeterministicAnnealingSVC(
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    @single_blas_thread
     def _fit(self, X, y, sample_weight=None):
+        _check_alpha(self)
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask = data.X, data.y_enc, data.mask
         n_classes = self.classes_.shape[0]
@@ -908,19 +1018,25 @@ class PottsDeterministicAnnealingSVC(
             # Given fractions may sum to 1 within 1e-6; the transport problem needs 1.
             fractions = fractions / fractions.sum()
         X_fit, mask_fit = data.rows(X), data.rows(mask)
-        res = potts_annealing(
-            X_fit,
-            data.rows(y_enc),
-            mask_fit,
-            alpha=self.alpha,
-            unlabeled_weight=self.unlabeled_weight,
-            class_fractions=fractions,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            max_inner_iter=self.max_inner_iter,
-            n_jobs=self.n_jobs,
-            verbose=self.verbose,
-            sample_weight=data.sample_weight,
+        try:
+            res = potts_annealing(
+                X_fit,
+                data.rows(y_enc),
+                mask_fit,
+                alpha=self.alpha,
+                unlabeled_weight=self.unlabeled_weight,
+                class_fractions=fractions,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                max_inner_iter=self.max_inner_iter,
+                n_jobs=self.n_jobs,
+                verbose=self.verbose,
+                sample_weight=data.sample_weight,
+            )
+        except FloatingPointError as error:
+            raise _alpha_error(self, error) from error
+        _check_finite_fit(
+            self, {"W": res.W, "b": res.b, "objective": res.objective, "outputs": res.outputs, "beliefs": res.P}
         )
         for message in _annealing_messages(res, self, "distributions"):
             warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)

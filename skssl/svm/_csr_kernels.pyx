@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3
 """Compiled kernels of the linear solvers: CGLS on CSR row blocks with OpenMP threads, its line search,
 and deterministic annealing's mean belief.
 

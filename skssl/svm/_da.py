@@ -60,11 +60,10 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
-from ._kernels import belief_mean
+from ._kernels import belief_mean, dot
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, RowSlicer, l2_svm_mfn
 from ._objective import transductive_cost
 from ._rowblocks import thread_pool
-from ._threads import single_blas_thread
 
 __all__ = [
     "DA_ANNEALING_RATE",
@@ -208,7 +207,7 @@ def entropy_bits(p, weight=None):
     h = -(q * np.log2(q) + (1 - q) * np.log2(1 - q))
     if weight is None:
         return float(h.sum() / p.size)
-    return float(weight[inside] @ h / weight.sum())
+    return dot(weight[inside], h) / float(weight.sum())
 
 
 def kl_bits(p, q, weight=None):
@@ -218,7 +217,6 @@ def kl_bits(p, q, weight=None):
     return float(np.average(p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q)), weights=weight))
 
 
-@single_blas_thread
 def deterministic_annealing(
     X,
     y,

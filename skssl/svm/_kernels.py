@@ -21,6 +21,8 @@ mean). ``COMPILED`` says which is in use (reported by
 ``skssl.show_versions()``).
 """
 
+import numpy as np
+
 try:
     from ._csr_kernels import (
         belief_mean,
@@ -57,6 +59,18 @@ except ImportError:  # a source checkout that was never built
 else:
     COMPILED = True
 
+
+def dot(a, b):
+    """``a @ b`` of two 1-D float64 arrays, summed by numpy's own loop instead of BLAS.
+
+    BLAS's ``ddot`` on long vectors wakes the BLAS thread pool on every
+    call; the solvers make thousands of such calls, and on a busy machine
+    each wake-up can cost milliseconds. ``einsum`` (without ``optimize``)
+    never calls BLAS, so the solvers need no process-wide BLAS thread limit.
+    """
+    return float(np.einsum("i,i->", a, b))
+
+
 __all__ = [
     "COMPILED",
     "belief_mean",
@@ -64,6 +78,7 @@ __all__ = [
     "cgls_step_features",
     "cgls_step_rows",
     "csr_cgls",
+    "dot",
     "csr_matvec_blocks",
     "csr_matvec_subset",
     "line_search_terms",

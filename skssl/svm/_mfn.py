@@ -100,8 +100,11 @@ Decisions
   0.7 costs +2.4% and +9.4%. DA's active rows held 94-100% of the
   non-zeros on 20NG and 100% on the RCV1-shaped problem of 200k rows, so DA
   rarely slices at all.
-* The function runs with the BLAS pools limited to one thread (see
-  :mod:`skssl.svm._threads`): its 1-D dot products are tiny BLAS calls.
+* Its 1-D dot products go through :func:`skssl.svm._kernels.dot`, not BLAS:
+  thousands of tiny BLAS calls wake the BLAS thread pool each time, which
+  doubled a 20 Newsgroups TSVM fit's CPU time on a busy machine, and a
+  process-wide BLAS limit around the fit would change state that fits
+  running at once in threads share.
 * The solver works in float64. ``float32`` input is upcast once by the
   caller (:func:`as_float64_design`): scipy's mixed-precision products would
   upcast the data on every product, and CGLS needs float64 accumulation to
@@ -168,10 +171,10 @@ from ._kernels import (
     cgls_step_rows,
     csr_cgls,
     csr_matvec_subset,
+    dot,
     line_search_terms,
 )
 from ._rowblocks import gram_product, indptr_like_indices, kernel_rows, row_blocks, transposed
-from ._threads import single_blas_thread
 
 try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
     from scipy.sparse._sparsetools import csr_row_index as _csr_row_index
@@ -411,7 +414,7 @@ def mfn_objective(w, b, outputs, y, cost, alpha, rows=None):
     """
     o = outputs if rows is None else outputs[rows]
     slack = np.maximum(0.0, 1.0 - y * o)
-    return 0.5 * (alpha * (w @ w + b * b) + cost @ (slack * slack))
+    return 0.5 * (alpha * (dot(w, w) + b * b) + dot(cost, slack * slack))
 
 
 def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
@@ -467,9 +470,9 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
     xtz = XT @ z
     r = xtz - alpha * w
     rb = z.sum() - alpha * b
-    omega1 = r @ r + rb * rb
+    omega1 = dot(r, r) + rb * rb
     eps2 = eps * eps
-    if omega1 <= eps2 * (z @ z):
+    if omega1 <= eps2 * dot(z, z):
         return b, True, 0
     p = r.copy()
     pb = rb
@@ -530,8 +533,8 @@ def line_search(w, w_bar, b, b_bar, alpha, o, o_bar, y, cost):
     """
     dw = w_bar - w
     db = b_bar - b
-    L = alpha * (w @ dw + b * db)
-    R = alpha * (w_bar @ dw + b_bar * db)
+    L = alpha * (dot(w, dw) + b * db)
+    R = alpha * (dot(w_bar, dw) + b_bar * db)
     if line_search_terms is not None:
         c = np.ascontiguousarray
         return line_search_terms(c(o), c(o_bar), c(y, dtype=np.float64), c(cost, dtype=np.float64), L, R)
@@ -544,8 +547,8 @@ def _line_search_sorted(L, R, o, o_bar, y, cost):
     active = yo < 1.0
     do = o_bar - o
     cdo = cost * do
-    L += (o[active] - y[active]) @ cdo[active]
-    R += (o_bar[active] - y[active]) @ cdo[active]
+    L += dot(o[active] - y[active], cdo[active])
+    R += dot(o_bar[active] - y[active], cdo[active])
     slope = y * do
     leaving = active & (slope > 0)
     entering = ~active & (slope < 0)
@@ -606,7 +609,6 @@ def _active_system(outputs, y, cost, rows, n_rows):
     return active, J, cJ, tJ
 
 
-@single_blas_thread
 def l2_svm_mfn(
     X,
     y,

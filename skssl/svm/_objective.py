@@ -11,6 +11,8 @@ The bias is regularized like a weight, as in SVMlin.
 
 import numpy as np
 
+from ._kernels import dot
+
 __all__ = ["transductive_cost"]
 
 
@@ -53,14 +55,14 @@ def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample
     o_unl = outputs[~labeled]
     s_lab = np.maximum(0.0, 1.0 - y[labeled] * o_lab)
     if sample_weight is None:
-        F = alpha * (w @ w + b * b) + (s_lab @ s_lab) / o_lab.size
+        F = alpha * (dot(w, w) + b * b) + dot(s_lab, s_lab) / o_lab.size
         if o_unl.size:
             s_unl = np.maximum(0.0, 1.0 - np.abs(o_unl))
-            F += unlabeled_weight * (s_unl @ s_unl) / o_unl.size
+            F += unlabeled_weight * dot(s_unl, s_unl) / o_unl.size
         return float(0.5 * F)
     sw_lab, sw_unl = sample_weight[labeled], sample_weight[~labeled]
-    F = alpha * (w @ w + b * b) + (sw_lab @ (s_lab * s_lab)) / sw_lab.sum()
+    F = alpha * (dot(w, w) + b * b) + dot(sw_lab, s_lab * s_lab) / sw_lab.sum()
     if o_unl.size and sw_unl.sum() > 0:
         s_unl = np.maximum(0.0, 1.0 - np.abs(o_unl))
-        F += unlabeled_weight * (sw_unl @ (s_unl * s_unl)) / sw_unl.sum()
+        F += unlabeled_weight * dot(sw_unl, s_unl * s_unl) / sw_unl.sum()
     return float(0.5 * F)

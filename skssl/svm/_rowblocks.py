@@ -64,7 +64,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import csr_cgls, csr_matvec_blocks
+from ._kernels import csr_cgls, csr_matvec_blocks, dot
 
 __all__ = ["MIN_BLOCK_NNZ", "RowBlocks", "gram_product", "kernel_rows", "row_blocks", "thread_pool", "transposed"]
 
@@ -266,7 +266,7 @@ def gram_product(A, p, pb, p_norm, cost):
     q += pb
     q /= p_norm
     cq = cost * q
-    return q, A.T @ cq, float(cq.sum()), float(q @ cq)
+    return q, A.T @ cq, float(cq.sum()), dot(q, cq)
 
 
 def row_blocks(X, executor, n_threads):

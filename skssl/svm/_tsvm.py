@@ -47,7 +47,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._rowblocks import thread_pool
-from ._threads import single_blas_thread
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, RowSlicer, l2_svm_mfn
 
 __all__ = [
@@ -155,7 +154,6 @@ def _smallest(idx, keys, k):
     return idx[order]
 
 
-@single_blas_thread
 def tsvm(
     X,
     y,

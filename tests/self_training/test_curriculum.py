@@ -513,3 +513,59 @@ def test_four_dimensional_images_around_the_skssl_image_net():
     assert isinstance(clf.estimator_.module_, deep.SmallCNN)
     assert clf.predict_proba(X).shape == (40, 2)
     assert clf.transduction_.shape == (40,)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("n_bad", [1, 3])
+def test_non_finite_probabilities_raise(bad, n_bad):
+    # One NaN row used to make every percentile NaN: nothing was pseudo-labeled and the fit
+    # silently stayed supervised.
+    tables = _tables()
+    tables[0][N_LAB : N_LAB + n_bad] = [bad, 0.5]
+    clf = CurriculumLabelingClassifier(TableClassifier(tables))
+    with pytest.raises(ValueError, match=rf"TableClassifier.predict_proba returned non-finite.*{n_bad} of {N_UNL}"):
+        clf.fit(X_IDS, Y_SEMI)
+    assert len(FIT_LOG) == 1, "the fit must stop at the first round that scores a non-finite probability"
+
+
+def test_non_finite_probabilities_in_a_later_round_raise():
+    tables = _tables()
+    tables[2][N_LAB + 4] = [np.nan, np.nan]
+    with pytest.raises(ValueError, match=r"1 of 10 unlabeled rows.*round 2"):
+        CurriculumLabelingClassifier(TableClassifier(tables)).fit(X_IDS, Y_SEMI)
+    assert len(FIT_LOG) == 3
+
+
+def test_non_finite_probabilities_of_a_real_estimator_raise():
+    # A real sklearn estimator whose predict_proba gives one NaN row (as a diverged fit can).
+    X, _, y_semi = _blobs()
+
+    class NaNRowGaussianNB(GaussianNB):
+        def predict_proba(self, X):
+            proba = super().predict_proba(X)
+            proba[0] = np.nan
+            return proba
+
+    with pytest.raises(ValueError, match="NaNRowGaussianNB.predict_proba returned non-finite.*1 of"):
+        CurriculumLabelingClassifier(NaNRowGaussianNB()).fit(X, y_semi)
+
+
+@pytest.mark.parametrize("sample_weight", [[-1.0] + [1.0] * 15, [1.0] * 15 + [-1e-9]])
+def test_negative_sample_weight_raises_without_mutating(sample_weight):
+    sw = np.asarray(sample_weight)
+    sw_copy = sw.copy()
+    with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
+        CurriculumLabelingClassifier(TableClassifier(_tables())).fit(X_IDS, Y_SEMI, sample_weight=sw)
+    np.testing.assert_array_equal(sw, sw_copy)
+    assert FIT_LOG == [], "nothing may be fitted with negative weights"
+
+
+def test_sample_weight_is_not_mutated_by_class_weighting():
+    # Every unlabeled row is pseudo-labeled 0, so the pools are unbalanced and the class weights differ from 1.
+    table = _two_class_table(np.r_[np.full(N_LAB, 0.99), CONF0], np.r_[LAB_LABEL, np.zeros(N_UNL, dtype=int)])
+    sw = np.linspace(0.5, 2.0, N_LAB + N_UNL)
+    sw_copy = sw.copy()
+    CurriculumLabelingClassifier(TableClassifier([table])).fit(X_IDS, Y_SEMI, sample_weight=sw)
+    np.testing.assert_array_equal(sw, sw_copy)
+    np.testing.assert_array_equal(FIT_LOG[0]["w"], sw[:N_LAB])
+    assert all(not np.allclose(rec["w"], sw[rec["ids"]]) for rec in FIT_LOG[1:])

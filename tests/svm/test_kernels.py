@@ -1,5 +1,8 @@
 """The compiled kernels (CGLS loop, line search, DA's mean belief) against the Python versions they replace."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -147,3 +150,22 @@ def test_compiled_cgls_takes_int64_indices_and_read_only_data(index_dtype, monke
     np.testing.assert_allclose(w, w_ref, rtol=1e-8, atol=1e-12)
     for a, b0 in zip((X.data, X.indices, X.indptr, cost, target), before):
         np.testing.assert_array_equal(a, b0)
+
+
+@pytest.mark.skipif(
+    os.environ.get("SKSSL_CHECKED_KERNELS") != "1",
+    reason="needs the kernels built with bounds checks (SKSSL_CHECKED_KERNELS=1 python setup.py build_ext "
+    "--inplace); in a release build this call would read and write out of bounds",
+)
+def test_the_checked_build_catches_an_index_out_of_bounds(monkeypatch):
+    """The build that CI runs the kernel tests under does see a bad index: the test run can fail."""
+    caught = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: caught.append(info.exc_type))
+    X = sp.random(50, 10, density=0.3, format="csr", random_state=0)
+    X.indices[3] = 10  # w has 10 entries
+    n = X.shape[0]
+    bounds = np.array([0, 25, 50], dtype=np.intp)
+    csr_cgls(
+        X.data, X.indices, X.indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-6, 3, 2
+    )
+    assert IndexError in caught

@@ -1,11 +1,14 @@
-"""The solvers run with one BLAS thread whatever the user's environment."""
+"""A fit changes no process-wide thread setting, also when fits overlap in threads."""
+
+import threading
 
 import numpy as np
+import pytest
+import threadpoolctl
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
-from skssl.svm import _da, _mfn
-from skssl.svm._threads import single_blas_thread
+from skssl.svm._kernels import dot
 
 
 def _blas_threads():
@@ -20,31 +23,64 @@ def _data():
     return X, y
 
 
-def test_single_blas_thread_limits_and_restores():
+@pytest.mark.parametrize("Est", [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC])
+def test_a_fit_leaves_the_blas_pools_alone(Est):
+    X, y = _data()
     with threadpool_limits(limits=2, user_api="blas"):
         before = _blas_threads()
-        seen = single_blas_thread(_blas_threads)()
-        assert all(n == 1 for n in seen)
+        Est(n_jobs=2).fit(X, y)
         assert _blas_threads() == before
 
 
-def test_estimators_fit_under_one_blas_thread(monkeypatch):
-    seen = []
-    original = _mfn.cgls
+@pytest.mark.parametrize("a_leaves_first", [True, False])
+def test_overlapping_fits_leave_the_blas_pools_as_they_were(a_leaves_first, monkeypatch):
+    """Two fits in threads, forced into the order A enters, B enters, then A (or B) leaves first.
 
-    def spy(*args, **kwargs):
-        seen.extend(_blas_threads())
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(_mfn, "cgls", spy)
+    A limit saved and restored by each fit on its own leaves the process at
+    one BLAS thread after "A enters, B enters, A leaves, B leaves" (B
+    restores what it found: A's limit).
+    """
     X, y = _data()
-    with threadpool_limits(limits=2, user_api="blas"):
-        for Est in (LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC):
-            Est(n_jobs=2).fit(X, y)
-        # The direct solver entry points limit it too.
-        _mfn.l2_svm_mfn(X, np.where(y == 1, 1.0, -1.0), np.full(40, 0.025), alpha=1e-2)
-        _da.deterministic_annealing(
-            X, np.where(y == 1, 1.0, -1.0), y != -1, alpha=1e-2, unlabeled_weight=1.0, positive_fraction=0.5
-        )
-        assert seen and all(n == 1 for n in seen)
-        assert all(n == 2 for n in _blas_threads())
+    inside = {"A": threading.Event(), "B": threading.Event()}
+    may_leave = {"A": threading.Event(), "B": threading.Event()}
+    solve = TransductiveSVC._solve
+
+    def held_solve(self, *args, **kwargs):
+        name = threading.current_thread().name
+        inside[name].set()
+        assert may_leave[name].wait(30)
+        return solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(TransductiveSVC, "_solve", held_solve)
+    models = {}
+
+    def fit(name):
+        models[name] = TransductiveSVC().fit(X, y)
+
+    # threadpoolctl (3.8 and later) lets only one live Python thread change OpenBLAS's pool; start with none,
+    # as in a fresh process, so that the fits' threads could change it.
+    release = getattr(threadpoolctl.OpenBLASController, "clear_controlling_thread", None)
+    if release is not None:
+        release(force=True)
+    before = _blas_threads()
+    if not any(n > 1 for n in before):
+        pytest.skip("the BLAS pools have one thread here: a fit that left them at one could not be seen")
+    threads = {name: threading.Thread(target=fit, args=(name,), name=name) for name in ("A", "B")}
+    threads["A"].start()
+    assert inside["A"].wait(30)
+    threads["B"].start()
+    assert inside["B"].wait(30)
+    order = ("A", "B") if a_leaves_first else ("B", "A")
+    for name in order:
+        may_leave[name].set()
+        threads[name].join(60)
+        assert not threads[name].is_alive()
+    assert _blas_threads() == before
+    np.testing.assert_array_equal(models["A"].coef_, models["B"].coef_)
+
+
+def test_dot_matches_blas_to_rounding():
+    rng = np.random.RandomState(0)
+    for n in (0, 1, 7, 10_001, 60_000):
+        a, b = rng.randn(n), rng.randn(n)
+        assert dot(a, b) == pytest.approx(float(a @ b), rel=1e-12, abs=1e-12 * np.sqrt(n))

@@ -1,0 +1,108 @@
+"""Where a benchmark writes its table: the one rule every script in ``benchmarks/`` follows.
+
+A file in ``benchmarks/results/`` is what the README and the docs quote, so a
+script replaces it only after a **complete run**:
+
+* every data set the run needs was found (locally or downloaded);
+* every figure was measured in this run (no reference figures recorded on
+  another day standing in for a program that could not be built);
+* no fit failed or was abandoned, and the run reached its end;
+* none of the default rows or repeats was left out (``--quick``, fewer
+  ``--repeats``, a subset of rows, methods or data sets).
+
+Any other run is **partial**: it writes ``<name>.partial.md`` beside the file
+it would have replaced (``benchmarks/results/*.partial.*`` is ignored by git),
+with a banner saying why, and leaves the committed file untouched. A long run
+saves its progress in the partial file too, and a complete run moves its table
+into place at the end (removing the partial file of the same name).
+
+``--out PATH`` (how the committed variant tables such as
+``linear_vs_svmlin_l100.md`` were made) is honoured for a run that is reduced
+on purpose, since the file then records the command that made it; a run that
+lacked data or measured figures always goes to the ``.partial`` name, whatever
+``--out`` says.
+"""
+
+import sys
+from pathlib import Path
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+PARTIAL = ".partial"
+
+__all__ = ["RESULTS_DIR", "ResultsFile", "partial_path"]
+
+
+def partial_path(path):
+    """``results/x.md`` -> ``results/x.partial.md`` (a partial path is returned unchanged)."""
+    path = Path(path)
+    if path.stem.endswith(PARTIAL):
+        return path
+    return path.with_name(f"{path.stem}{PARTIAL}{path.suffix}")
+
+
+class ResultsFile:
+    """The table one run writes, and whether the run may replace the committed file.
+
+    Parameters
+    ----------
+    default : path-like
+        The file a complete run of the script writes (``benchmarks/results/<script>.md``).
+    out : path-like or None
+        The user's ``--out``; ``None`` (or the default path itself) means the default.
+    reduced : iterable of str
+        How the run was reduced on purpose (``"--quick"``, ``"--repeats 1 (full run: 3)"``).
+    """
+
+    def __init__(self, default, out=None, *, reduced=()):
+        self.default = Path(default)
+        explicit = out is not None and Path(out).resolve() != self.default.resolve()
+        self.target = Path(out) if explicit else self.default
+        self.explicit = explicit
+        self.reduced = [str(r) for r in reduced]
+        self.degraded = []
+
+    def degrade(self, reason):
+        """Record that data or a measurement was missing (the run can no longer be complete)."""
+        self.degraded.append(str(reason))
+
+    @property
+    def reasons(self):
+        """Why the run is partial; empty for a complete run."""
+        return self.degraded + ([] if self.explicit else self.reduced)
+
+    @property
+    def complete(self):
+        return not self.reasons
+
+    @property
+    def partial(self):
+        return partial_path(self.target)
+
+    def _banner(self, note):
+        return (
+            f"> **{note}: not the committed results.** `{self.target.name}` is replaced only by a complete "
+            "run (see `benchmarks/README.md`). This run: " + "; ".join(self.reasons or ["still running"]) + ".\n\n"
+        )
+
+    def save_progress(self, text):
+        """Write an unfinished table to the partial file (a run stopped early keeps its rows)."""
+        self.partial.parent.mkdir(parents=True, exist_ok=True)
+        self.partial.write_text(self._banner("Run in progress or stopped early") + text)
+        return self.partial
+
+    def finish(self, text):
+        """Write the finished table where the rule says; return the path written."""
+        if self.complete:
+            self.target.parent.mkdir(parents=True, exist_ok=True)
+            self.target.write_text(text)
+            if self.partial.exists():
+                self.partial.unlink()
+            print(f"written to {self.target}", file=sys.stderr)
+            return self.target
+        self.partial.parent.mkdir(parents=True, exist_ok=True)
+        self.partial.write_text(self._banner("Partial run") + text)
+        print(
+            f"partial run ({'; '.join(self.reasons)}): written to {self.partial}; {self.target} is unchanged",
+            file=sys.stderr,
+        )
+        return self.partial

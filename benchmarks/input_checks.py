@@ -1,0 +1,96 @@
+"""What checking a sparse matrix's structure costs, against the fit it protects.
+
+Every entry point of skssl passes sparse ``X`` through
+:func:`skssl.utils.validation.check_sparse_structure` (one compiled pass over
+``indptr`` and the stored indices). This script times that check (minimum of
+``--repeats`` calls) and one ``TransductiveSVC()`` fit (which includes it) on
+
+* 20 Newsgroups, comp.* + sci.* against the rest, tf-idf, 100 labeled rows
+  (``skssl.datasets``; ``$SKSSL_DATA`` or ``../shared/data``);
+* the RCV1-shaped problem of ``linear_scaling.py`` (``--rows`` rows, 76
+  non-zeros each; 804,414 rows is RCV1's size).
+
+Goal: the check costs at most 2% of a fit. Writes
+``benchmarks/results/input_checks.md`` after a complete run (see
+``benchmarks/README.md``)::
+
+    python benchmarks/input_checks.py
+"""
+
+import argparse
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _results import RESULTS_DIR, ResultsFile  # noqa: E402
+from linear_scaling import RCV1_ROWS, make_rcv1_like  # noqa: E402
+
+from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, newsgroups_labeled_subset  # noqa: E402
+from skssl.svm import TransductiveSVC  # noqa: E402
+from skssl.utils.validation import check_sparse_structure  # noqa: E402
+
+
+def _cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(name, X, y_semi, repeats):
+    check = min(_timed(lambda: check_sparse_structure(X)) for _ in range(repeats))
+    start, cpu = time.perf_counter(), _cpu()
+    TransductiveSVC().fit(X, y_semi)
+    fit, fit_cpu = time.perf_counter() - start, _cpu() - cpu
+    row = f"| {name} | {X.shape[0]:,} | {X.nnz / 1e6:.1f}M | {check * 1e3:.2f} | {fit:.2f} | {fit_cpu:.2f} | "
+    row += f"{100 * check / fit:.3f}% |"
+    print(row, flush=True)
+    return row
+
+
+def _timed(call):
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=RCV1_ROWS, help="rows of the RCV1-shaped problem (0: none)")
+    parser.add_argument("--repeats", type=int, default=5, help="timings of the check (the minimum is reported)")
+    parser.add_argument("--out", default=None, help="the results file (default benchmarks/results/input_checks.md)")
+    args = parser.parse_args(argv)
+    reduced = []
+    if args.rows != RCV1_ROWS:
+        reduced.append(f"--rows {args.rows} (full run: {RCV1_ROWS})")
+    if args.repeats < 5:
+        reduced.append(f"--repeats {args.repeats} (full run: 5)")
+    results = ResultsFile(RESULTS_DIR / "input_checks.md", args.out, reduced=reduced)
+    rows = []
+    try:
+        data = load_newsgroups_binary(download_if_missing=False)
+        y_semi, _ = newsgroups_labeled_subset(data.y_train, 100, 0)
+        rows.append(measure("20 Newsgroups (100 labels)", data.X_train, y_semi, args.repeats))
+    except DatasetUnavailableError as exc:
+        results.degrade(f"20 Newsgroups unavailable ({exc})")
+    if args.rows:
+        X, y_semi, _ = make_rcv1_like(args.rows)
+        rows.append(measure("RCV1-shaped (1% labels)", X, y_semi, args.repeats))
+    text = (
+        "# The sparse structure check against a fit\n\n"
+        "`python benchmarks/input_checks.py` "
+        + " ".join(sys.argv[1:] if argv is None else argv)
+        + f"\n\nOne run on {platform.machine()}, {platform.python_version()}; check: minimum of {args.repeats} calls "
+        "of `check_sparse_structure`; fit: one `TransductiveSVC()` fit (defaults, `n_jobs=None`), which includes "
+        "one check. Goal: check <= 2% of the fit.\n\n"
+        "| problem | rows | nnz | check ms | fit wall s | fit CPU s | check / fit |\n"
+        "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
+    results.finish(text)
+
+
+if __name__ == "__main__":
+    main()

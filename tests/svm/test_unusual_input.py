@@ -1,0 +1,69 @@
+"""Valid but unusual input (index types, strided arrays) fits the same model; invalid parameters get clear errors."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
+
+
+def _problem():
+    rng = np.random.RandomState(0)
+    X = sp.random(200, 30, density=0.2, format="csr", random_state=rng)
+    y = (X @ rng.randn(30) > 0).astype(int)
+    return X, np.where(rng.rand(200) < 0.2, y, -1)
+
+
+def _variants(X):
+    """The same matrix with index arrays of other integer types, and with strided (non-contiguous) arrays."""
+    for dtype in (np.int16, np.uint32, np.uint64, np.int8):
+        if np.iinfo(dtype).max < max(X.shape[1], X.nnz):
+            continue
+        Y = X.copy()
+        Y.indices = Y.indices.astype(dtype)
+        yield f"indices {np.dtype(dtype).name}", Y
+    for name in ("data", "indices", "indptr"):
+        Y = X.copy()
+        setattr(Y, name, np.repeat(getattr(Y, name), 2)[::2])
+        assert not getattr(Y, name).flags.c_contiguous
+        yield f"strided {name}", Y
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_unusual_but_valid_sparse_input_fits_the_same_model(Est):
+    X, y = _problem()
+    reference = Est(max_iter=5).fit(X, y)
+    for name, Y in _variants(X):
+        before = {a: getattr(Y, a).copy() for a in ("data", "indices", "indptr")}
+        model = Est(max_iter=5).fit(Y, y)
+        np.testing.assert_array_equal(model.coef_, reference.coef_, err_msg=name)
+        np.testing.assert_array_equal(model.predict(Y), reference.predict(X), err_msg=name)
+        for a, values in before.items():  # the caller's arrays are not changed
+            np.testing.assert_array_equal(getattr(Y, a), values, err_msg=name)
+            assert getattr(Y, a).dtype == values.dtype
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_n_jobs_zero_is_rejected_before_fitting(Est):
+    X, y = _problem()
+    with pytest.raises(InvalidParameterError, match="n_jobs"):
+        Est(n_jobs=0).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
+def test_positive_fraction_as_a_mapping_gets_a_clear_error(Est):
+    X, y = _problem()
+    with pytest.raises(ValueError, match="positive_fraction is a dict"):
+        Est(positive_fraction={0: 0.4, 1: 0.6}).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", [DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
+def test_positive_fraction_that_is_not_numbers_gets_a_clear_error(Est):
+    X, y = _problem()
+    with pytest.raises(ValueError, match="positive_fraction must hold numbers"):
+        Est(positive_fraction=["a", "b"]).fit(X, y)
