@@ -29,7 +29,11 @@ Decisions
   :class:`CurriculumLabelingClassifier`: raw texts for a pipeline starting
   with a vectorizer, DataFrames and image arrays work, and the wrapped
   estimator validates ``X`` (NaN, shape, dtype) itself. ``n_features_in_``
-  and ``feature_names_in_`` are read from ``estimator_``.
+  and ``feature_names_in_`` are read from ``estimator_``. Sparse ``X`` alone
+  is checked first, in ``fit`` and in every prediction method
+  (:func:`skssl.utils.validation.check_sparse_structure`): selecting rows,
+  and the wrapped estimator's products, run scipy's C++ code, which trusts
+  the index arrays.
 * **Metadata.** ``sample_weight`` is an explicit ``fit`` parameter, as in
   :class:`CurriculumLabelingClassifier` and skssl's other estimators, so the
   baseline is fitted with the same call as the models it is compared with
@@ -80,6 +84,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, has_fit_parameter
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
+from ..utils.validation import check_sparse_structure
 
 __all__ = ["LabeledOnlyClassifier"]
 
@@ -201,9 +206,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
         """
         _raise_for_params(params, self, "fit")
         y = _as_1d_target(y)
-        # TODO: pass a sparse X through skssl.utils.validation.check_sparse_structure before selecting
-        # rows, once that helper is available here (it checks the index arrays that scipy trusts).
-        X, y = indexable(X, y)
+        X, y = indexable(check_sparse_structure(X), y)
         self.classes_, y_encoded, labeled = encode_semi_supervised_target(y, warn_no_unlabeled=False)
         rows = np.flatnonzero(labeled)
         all_labeled = rows.shape[0] == y.shape[0]
@@ -268,7 +271,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
             Predicted labels, taken from ``classes_``.
         """
         routed = self._routed("predict", params)  # checks that the estimator is fitted
-        return self.estimator_.predict(X, **routed)
+        return self.estimator_.predict(check_sparse_structure(X), **routed)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X, **params):
@@ -288,7 +291,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
             Class probabilities.
         """
         routed = self._routed("predict_proba", params)  # checks that the estimator is fitted
-        return self.estimator_.predict_proba(X, **routed)
+        return self.estimator_.predict_proba(check_sparse_structure(X), **routed)
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X, **params):
@@ -308,7 +311,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
             Log class probabilities.
         """
         routed = self._routed("predict_log_proba", params)  # checks that the estimator is fitted
-        return self.estimator_.predict_log_proba(X, **routed)
+        return self.estimator_.predict_log_proba(check_sparse_structure(X), **routed)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X, **params):
@@ -328,7 +331,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
             Decision values.
         """
         routed = self._routed("decision_function", params)  # checks that the estimator is fitted
-        return self.estimator_.decision_function(X, **routed)
+        return self.estimator_.decision_function(check_sparse_structure(X), **routed)
 
     @property
     def n_features_in_(self):

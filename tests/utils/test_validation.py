@@ -153,7 +153,7 @@ _CHILD = textwrap.dedent(
     from test_validation import MALFORMATIONS, _sound_csr
     from sklearn.linear_model import LogisticRegression
     from skssl.model_selection import SemiSupervisedKFold, labeled_scorer
-    from skssl.self_training import CurriculumLabelingClassifier
+    from skssl.self_training import CurriculumLabelingClassifier, LabeledOnlyClassifier
     from skssl.svm import (DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC,
                            TransductiveSVC)
 
@@ -165,6 +165,7 @@ _CHILD = textwrap.dedent(
               for Est in (LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC,
                           PottsDeterministicAnnealingSVC)}}
     curriculum = CurriculumLabelingClassifier(LogisticRegression()).fit(X_good, y)
+    baseline = LabeledOnlyClassifier(LogisticRegression()).fit(X_good, y)
     failures = []
 
     def expect_value_error(what, call):
@@ -190,6 +191,10 @@ _CHILD = textwrap.dedent(
             expect_value_error(f"{{kind}} {{fmt}} Curriculum.fit",
                                lambda: CurriculumLabelingClassifier(LogisticRegression()).fit(X, y))
             expect_value_error(f"{{kind}} {{fmt}} Curriculum.predict", lambda: curriculum.predict(X))
+            expect_value_error(f"{{kind}} {{fmt}} LabeledOnly.fit",
+                               lambda: LabeledOnlyClassifier(LogisticRegression()).fit(X, y))
+            for method in ("predict", "predict_proba", "decision_function"):
+                expect_value_error(f"{{kind}} {{fmt}} LabeledOnly.{{method}}", lambda: getattr(baseline, method)(X))
             expect_value_error(f"{{kind}} {{fmt}} split", lambda: list(SemiSupervisedKFold(3).split(X, y)))
             expect_value_error(f"{{kind}} {{fmt}} scorer",
                                lambda: labeled_scorer("accuracy")(fitted[LinearL2SVC], X, y))
