@@ -46,8 +46,14 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.validation import _num_samples
 
-from .base import SemiSupervisedClassifierMixin, UnlabeledAsClassWarning
-from .base import NoUnlabeledDataWarning, _as_1d_target, encode_semi_supervised_target, labeled_mask
+from .base import (
+    NoUnlabeledDataWarning,
+    SemiSupervisedClassifierMixin,
+    UnlabeledAsClassWarning,
+    _as_1d_target,
+    encode_semi_supervised_target,
+    labeled_mask,
+)
 from .utils.validation import check_sparse_structure
 
 __all__ = ["SemiSupervisedKFold", "labeled_scorer"]
