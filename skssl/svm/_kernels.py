@@ -11,6 +11,8 @@
   times per p-step by brentq (see :mod:`skssl.svm._da`);
 * ``csr_matvec_blocks`` and ``csr_matvec_subset``: ``X @ v`` over row blocks
   on OpenMP threads, and the outputs of a subset of rows read in place;
+* ``ThreadSchedule``: how many OpenMP threads run a fit's blocks, chosen by
+  timing CGLS's iterations (see :mod:`skssl.svm._rowblocks`);
 * CGLS's vector updates for the Python loop (dense ``X``), each one pass
   over its vectors instead of numpy's one pass per operation.
 
@@ -23,6 +25,8 @@ mean). ``COMPILED`` says which is in use (reported by
 
 try:
     from ._csr_kernels import (
+        ThreadSchedule,
+        active_schedule,
         belief_mean,
         cgls_step_direction,
         cgls_step_features,
@@ -35,7 +39,10 @@ try:
 except ImportError:  # a source checkout that was never built
     COMPILED = False
     csr_cgls = csr_matvec_blocks = csr_matvec_subset = None
-    belief_mean = line_search_terms = None
+    belief_mean = line_search_terms = ThreadSchedule = None
+
+    def active_schedule():
+        return None
 
     def cgls_step_features(w, xtz, p, u, step_w, t, alpha):
         w += step_w * p
@@ -59,6 +66,8 @@ else:
 
 __all__ = [
     "COMPILED",
+    "ThreadSchedule",
+    "active_schedule",
     "belief_mean",
     "cgls_step_direction",
     "cgls_step_features",

@@ -58,18 +58,23 @@ Decisions
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import csr_cgls, csr_matvec_blocks
+from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks
 
-__all__ = ["MIN_BLOCK_NNZ", "RowBlocks", "gram_product", "kernel_rows", "row_blocks", "thread_pool", "transposed"]
+__all__ = ["MIN_BLOCK_NNZ", "THREAD_MODE", "RowBlocks", "gram_product", "kernel_rows", "row_blocks", "thread_pool", "transposed"]
 
 #: Fewest stored values per block for blocking to pay off.
 MIN_BLOCK_NNZ = 50_000
+
+#: How a fit's OpenMP threads are chosen (:class:`~skssl.svm._kernels.ThreadSchedule`'s ``mode``):
+#: ``"adaptive"`` times CGLS's iterations on one thread and on all and keeps the faster; ``"fixed"``
+#: always runs all ``n_jobs`` threads (the behaviour before, kept for benchmarks).
+THREAD_MODE = "adaptive"
 
 
 def _block_bounds(X, n_blocks):
@@ -294,17 +299,27 @@ def row_blocks(X, executor, n_threads):
     return RowBlocks(X, executor, n_blocks)
 
 
+@contextmanager
 def thread_pool(n_threads):
-    """A ``ThreadPoolExecutor`` of ``n_threads`` as a context manager, or ``None`` for one thread.
+    """A fit's threads: a ``ThreadPoolExecutor`` of ``n_threads`` and its OpenMP thread schedule.
+
+    Inside the ``with`` block the compiled kernels run their row blocks on
+    the number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of
+    mode :data:`THREAD_MODE` chooses (see the module's decisions).
 
     Parameters
     ----------
     n_threads : int
         Number of threads.
 
-    Returns
-    -------
-    context : context manager
-        Yields the executor (``None`` when ``n_threads < 2``) and shuts it down on exit.
+    Yields
+    ------
+    executor : ThreadPoolExecutor or None
+        ``None`` when ``n_threads < 2``; shut down on exit.
     """
-    return ThreadPoolExecutor(n_threads) if n_threads > 1 else nullcontext()
+    if n_threads < 2:
+        yield None
+        return
+    schedule = ThreadSchedule(n_threads, mode=THREAD_MODE) if ThreadSchedule is not None else nullcontext()
+    with ThreadPoolExecutor(n_threads) as executor, schedule:
+        yield executor
