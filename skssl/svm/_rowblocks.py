@@ -55,6 +55,38 @@ Decisions
   after each parallel loop, so a ``n_jobs=2`` fit uses more CPU time than
   wall time on both cores (on 20 Newsgroups TSVM: 3.2 CPU s for 1.6 s of
   wall time) while it finishes sooner.
+* **How many threads run the blocks is chosen at run time**, per fit, by a
+  :class:`~skssl.svm._kernels.ThreadSchedule` (in the compiled kernels),
+  which :func:`thread_pool` makes and activates for the fit's thread (a
+  context variable: the kernels called in that thread see it, a
+  one-vs-rest problem in another thread has its own). Why: each CGLS
+  iteration is three parallel loops, each ending at a barrier. libgomp's
+  waiting threads spin (``GOMP_SPINCOUNT``, 300,000 spins unless
+  ``OMP_WAIT_POLICY`` says otherwise; both are read once when the library
+  loads, and skssl sets no environment variable) and then sleep. When
+  other processes keep every core busy, one of the fit's two threads is
+  often descheduled while the other waits for it, and a barrier can cost a
+  scheduler time slice: on 20 Newsgroups with a busy loop per core,
+  ``n_jobs=2`` took 3-4x the wall time of ``n_jobs=1`` (TSVM 13.0-16.1 s
+  against 3.6-3.8 s), and up to 5x for DA, whose p-step also calls
+  ``belief_mean`` a dozen times. The number of *blocks* follows ``n_jobs``
+  and fixes the order of every sum; each block keeps its own partial sums,
+  so running the same blocks on fewer threads gives bitwise the same
+  result, and the thread count is free to change between any two
+  iterations. The rule: a *probe* runs pairs of CGLS iterations, one on one
+  thread and the next on all (3 pairs; a pair cut by the end of a CGLS call
+  is dropped), on the fit's own solves; the side with the smaller summed
+  time wins (a tie goes to one thread: the same wall time for less CPU
+  time). The winner is kept until its iterations have taken 50 times the
+  probe's cost (the loser's excess time, at least the winner's own time),
+  which bounds the probes' share of CGLS's time to about 2%; then the next
+  probe. A fit starts on all threads and probes in its first iterations.
+  ``csr_matvec_blocks``, ``csr_matvec_subset`` and DA's ``belief_mean``
+  follow the current choice (they are too short to time). Only one thread
+  or all are tried (with ``n_jobs=4`` on a half-busy machine two might be
+  best). :data:`THREAD_MODE` ``= "fixed"`` restores the fixed thread count
+  (for benchmarks). Measured cost and gain: ``benchmarks/busy_machine.py``
+  (``benchmarks/results/busy_machine.md``).
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +98,16 @@ import scipy.sparse as sp
 
 from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks
 
-__all__ = ["MIN_BLOCK_NNZ", "THREAD_MODE", "RowBlocks", "gram_product", "kernel_rows", "row_blocks", "thread_pool", "transposed"]
+__all__ = [
+    "MIN_BLOCK_NNZ",
+    "THREAD_MODE",
+    "RowBlocks",
+    "gram_product",
+    "kernel_rows",
+    "row_blocks",
+    "thread_pool",
+    "transposed",
+]
 
 #: Fewest stored values per block for blocking to pay off.
 MIN_BLOCK_NNZ = 50_000
