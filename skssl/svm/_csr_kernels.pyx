@@ -126,9 +126,10 @@ cdef class ThreadSchedule:
     then used until its iterations have taken ``probe_spacing`` times the
     probe's cost (the loser's excess time, at least the winner's time), and
     the next probe follows. A fit starts on all threads with a probe at its
-    first CGLS iterations. ``"fixed"`` always uses ``max_threads`` (skssl up
-    to 0.x); ``"alternate"`` switches between one thread and all at every
-    iteration and kernel call (for tests of determinism).
+    first CGLS iterations. ``"fixed"`` always uses ``max_threads`` (the
+    behaviour before the schedule, kept for benchmarks); ``"alternate"``
+    switches between one thread and all at every iteration and kernel call
+    (for tests of determinism).
 
     Parameters
     ----------

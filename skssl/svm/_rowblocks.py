@@ -66,10 +66,12 @@ Decisions
   loads, and skssl sets no environment variable) and then sleep. When
   other processes keep every core busy, one of the fit's two threads is
   often descheduled while the other waits for it, and a barrier can cost a
-  scheduler time slice: on 20 Newsgroups with a busy loop per core,
-  ``n_jobs=2`` took 3-4x the wall time of ``n_jobs=1`` (TSVM 13.0-16.1 s
-  against 3.6-3.8 s), and up to 5x for DA, whose p-step also calls
-  ``belief_mean`` a dozen times. The number of *blocks* follows ``n_jobs``
+  scheduler time slice: on 20 Newsgroups (2 cores, a busy loop per core,
+  other jobs running too) ``n_jobs=2`` took 3.4x the wall time of
+  ``n_jobs=1`` for TSVM (136 s against 40 s, medians of 3) and 3.7x for DA
+  (258 s against 71 s), whose p-step also calls ``belief_mean`` a dozen
+  times; with the schedule 0.96x and 1.04x, at 1.04-1.05x the CPU time,
+  and bitwise the same ``coef_``. The number of *blocks* follows ``n_jobs``
   and fixes the order of every sum; each block keeps its own partial sums,
   so running the same blocks on fewer threads gives bitwise the same
   result, and the thread count is free to change between any two
@@ -85,8 +87,13 @@ Decisions
   follow the current choice (they are too short to time). Only one thread
   or all are tried (with ``n_jobs=4`` on a half-busy machine two might be
   best). :data:`THREAD_MODE` ``= "fixed"`` restores the fixed thread count
-  (for benchmarks). Measured cost and gain: ``benchmarks/busy_machine.py``
-  (``benchmarks/results/busy_machine.md``).
+  (for benchmarks). Cost: the probes ran 19 of 3,618 TSVM iterations and
+  41 of 7,485 DA iterations on the losing side on the busy machine; on an
+  idle one their extra time is at most about 2% of CGLS's time by
+  construction (not measured: no idle machine was at hand).
+  Measurements: ``benchmarks/busy_machine.py``
+  (``benchmarks/results/busy_machine.md``; its "idle" rows there were
+  taken with other jobs running, which is why they chose one thread).
 """
 
 from concurrent.futures import ThreadPoolExecutor
