@@ -481,7 +481,10 @@ class LinearL2SVC(_BaseLinearSVC):
         each running problem computes its sparse products ``X @ w`` and
         ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
         threads; a binary problem gets all ``n_jobs`` threads for its
-        products. The result is the same up to rounding.
+        products. The result is the same up to rounding. On a machine whose
+        cores are busy with other work, a fit times its iterations on one
+        thread and on all and keeps the faster (the result does not depend
+        on it), so ``n_jobs=2`` is then not much slower than ``n_jobs=1``.
     verbose : int, default=0
         Print a summary per binary problem when > 0.
 
@@ -612,7 +615,10 @@ class TransductiveSVC(_BaseLinearSVC):
         each running problem computes its sparse products ``X @ w`` and
         ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
         threads; a binary problem gets all ``n_jobs`` threads for its
-        products. The result is the same up to rounding.
+        products. The result is the same up to rounding. On a machine whose
+        cores are busy with other work, a fit times its iterations on one
+        thread and on all and keeps the faster (the result does not depend
+        on it), so ``n_jobs=2`` is then not much slower than ``n_jobs=1``.
     verbose : int, default=0
         Print the progress of the annealing of ``lambda_0`` when > 0.
 
@@ -774,7 +780,10 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         each running problem computes its sparse products ``X @ w`` and
         ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
         threads; a binary problem gets all ``n_jobs`` threads for its
-        products. The result is the same up to rounding.
+        products. The result is the same up to rounding. On a machine whose
+        cores are busy with other work, a fit times its iterations on one
+        thread and on all and keeps the faster (the result does not depend
+        on it), so ``n_jobs=2`` is then not much slower than ``n_jobs=1``.
     verbose : int, default=0
         Print the annealing progress (temperature, KL, entropy, objective)
         when > 0.
@@ -928,7 +937,10 @@ class PottsDeterministicAnnealingSVC(
         convention). Up to ``n_jobs`` classes have their weights solved at
         once, each with ``n_jobs // (classes at once)`` threads for its
         sparse products over row blocks. The result is the same up to
-        rounding.
+        rounding. On a machine whose cores are busy with other work, a fit
+        times its iterations on one thread and on all and keeps the faster
+        (the result does not depend on it), so ``n_jobs=2`` is then not much
+        slower than ``n_jobs=1``.
     verbose : int, default=0
         Print the annealing progress when > 0.
 

@@ -14,10 +14,19 @@ as the row is read, so one pass over the rows can do both products while the
 row is still in cache: X is read once per iteration, which is what limits
 the products once X outgrows the caches, and what limits two threads sharing
 the memory bus. scipy has no such fused product, hence this kernel.
+
+The number of blocks is fixed by the fit's ``n_jobs`` (it decides the order
+of the sums); how many OpenMP threads run them is chosen at run time by the
+fit's :class:`ThreadSchedule`, which times CGLS's iterations (see
+:mod:`skssl.svm._rowblocks`). Every block keeps its own partial sums, so the
+results do not depend on that choice.
 """
+
+from contextvars import ContextVar
 
 from cython.parallel cimport prange
 from libc.math cimport exp, sqrt
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 import numpy as np
 
@@ -82,6 +91,177 @@ cdef void _matvec_rows(
         out[i] = s
 
 
+# ---------------------------------------------------------------------------
+# How many threads run the blocks: the fit's ThreadSchedule.
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    _ADAPTIVE = 0
+    _FIXED = 1
+    _ALTERNATE = 2
+
+_MODES = {"adaptive": _ADAPTIVE, "fixed": _FIXED, "alternate": _ALTERNATE}
+
+# The schedule of the fit running in this thread (set by ``with schedule:``); None outside a fit.
+_active_schedule = ContextVar("skssl_thread_schedule", default=None)
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <double>ts.tv_sec + 1e-9 * <double>ts.tv_nsec
+
+
+cdef class ThreadSchedule:
+    """How many OpenMP threads run a fit's row blocks: all of them or one, chosen by timing.
+
+    Used as a context manager around a fit (``with ThreadSchedule(n):``); the
+    kernels called inside it run their blocks on ``min(their blocks,
+    threads)`` threads. ``threads`` never changes a result: the blocks and
+    the order of their sums are the same on any number of threads.
+
+    In ``"adaptive"`` mode (the default) a *probe* of ``probe_pairs`` pairs
+    of CGLS iterations, each pair one iteration on one thread and the next
+    on all, compares the summed times of the two sides; the faster side is
+    then used until its iterations have taken ``probe_spacing`` times the
+    probe's cost (the loser's excess time, at least the winner's time), and
+    the next probe follows. A fit starts on all threads with a probe at its
+    first CGLS iterations. ``"fixed"`` always uses ``max_threads`` (the
+    behaviour before the schedule, kept for benchmarks); ``"alternate"``
+    switches between one thread and all at every iteration and kernel call
+    (for tests of determinism).
+
+    Parameters
+    ----------
+    max_threads : int
+        The fit's threads (its ``n_jobs`` share).
+    mode : {"adaptive", "fixed", "alternate"}, default="adaptive"
+        How ``threads`` is chosen.
+    probe_pairs : int, default=3
+        Pairs of iterations per probe.
+    probe_spacing : float, default=50.0
+        Time on the chosen count between probes, in units of a probe's cost.
+
+    Attributes
+    ----------
+    threads : int
+        The threads the kernels use now: 1 or ``max_threads``.
+    n_probes : int
+        Probes completed.
+    n_switches : int
+        Probes that changed ``threads``.
+    iterations_one, iterations_many : int
+        CGLS iterations run on one thread and on more than one.
+    probe_one, probe_many : float
+        Seconds of the last completed probe's iterations on one thread and
+        on all.
+    """
+
+    cdef readonly int max_threads
+    cdef readonly int threads
+    cdef readonly int probe_pairs
+    cdef readonly double probe_spacing
+    cdef readonly Py_ssize_t n_probes, n_switches, iterations_one, iterations_many
+    cdef readonly double probe_one, probe_many
+    cdef int _mode
+    cdef int _pairs
+    cdef int _flip
+    cdef double _wait, _sum_one, _sum_many
+    cdef object _token
+
+    def __init__(self, int max_threads, *, mode="adaptive", int probe_pairs=3, double probe_spacing=50.0):
+        if max_threads < 1:
+            raise ValueError(f"max_threads must be at least 1, got {max_threads}.")
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {sorted(_MODES)}, got {mode!r}.")
+        if probe_pairs < 1:
+            raise ValueError(f"probe_pairs must be at least 1, got {probe_pairs}.")
+        if not probe_spacing >= 0.0:
+            raise ValueError(f"probe_spacing must be a non-negative number, got {probe_spacing}.")
+        self.max_threads = max_threads
+        self.threads = max_threads
+        self.probe_pairs = probe_pairs
+        self.probe_spacing = probe_spacing
+        self._mode = _MODES[mode]
+        self._wait = 0.0  # the first CGLS iterations probe
+        self._token = None
+
+    @property
+    def mode(self):
+        """{"adaptive", "fixed", "alternate"}: how ``threads`` is chosen."""
+        return {v: k for k, v in _MODES.items()}[self._mode]
+
+    def __enter__(self):
+        self._token = _active_schedule.set(self)
+        return self
+
+    def __exit__(self, *exc):
+        _active_schedule.reset(self._token)
+        self._token = None
+        return False
+
+    def record_pair(self, double t_one, double t_many):
+        """Add one probe pair: an iteration's seconds on one thread and on all (what CGLS reports).
+
+        Parameters
+        ----------
+        t_one, t_many : float
+            Seconds of the two iterations of the pair.
+        """
+        self._record_pair(t_one, t_many)
+
+    @property
+    def probe_due(self):
+        """bool: whether the next CGLS iterations probe."""
+        return self._mode == _ADAPTIVE and self._wait <= 0.0
+
+    cdef void _record_pair(self, double t_one, double t_many) noexcept nogil:
+        cdef double win, lose
+        cdef int before = self.threads
+        self._sum_one += t_one
+        self._sum_many += t_many
+        self._pairs += 1
+        if self._pairs < self.probe_pairs:
+            return
+        # The faster side wins; a tie goes to one thread (the same wall time for less CPU time).
+        if self._sum_one <= self._sum_many:
+            self.threads, win, lose = 1, self._sum_one, self._sum_many
+        else:
+            self.threads, win, lose = self.max_threads, self._sum_many, self._sum_one
+        self._wait = self.probe_spacing * max(lose - win, win)
+        self.probe_one = self._sum_one
+        self.probe_many = self._sum_many
+        self.n_probes += 1
+        self.n_switches += self.threads != before
+        self._pairs = 0
+        self._sum_one = 0.0
+        self._sum_many = 0.0
+
+    cdef int _call_threads(self, int n) noexcept nogil:
+        # Threads for a kernel call of n blocks outside CGLS's iterations.
+        if self._mode == _ALTERNATE:
+            self._flip = 1 - self._flip
+            return 1 if self._flip else n
+        return min(n, self.threads)
+
+
+cdef ThreadSchedule _schedule():
+    return _active_schedule.get()
+
+
+def active_schedule():
+    """The :class:`ThreadSchedule` of the fit running in this thread, or None."""
+    return _active_schedule.get()
+
+
+def _threads_for(int n_threads):
+    # The threads a kernel call of n_threads blocks uses under the active schedule.
+    cdef ThreadSchedule s = _schedule()
+    if s is None or n_threads < 2:
+        return n_threads
+    return s._call_threads(n_threads)
+
+
 def csr_matvec_blocks(
     const double[::1] data,
     const index_t[::1] indices,
@@ -91,8 +271,12 @@ def csr_matvec_blocks(
     double[::1] out,
     int n_threads,
 ):
-    """``out = X @ v`` over row blocks in parallel (each row summed as scipy sums it)."""
+    """``out = X @ v`` over row blocks in parallel (each row summed as scipy sums it).
+
+    ``n_threads`` is the most threads; the fit's :class:`ThreadSchedule` may use one.
+    """
     cdef Py_ssize_t blk, n_blocks = bounds.shape[0] - 1
+    n_threads = _threads_for(n_threads)
     with nogil:
         for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
             _matvec_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], v, out)
@@ -111,10 +295,12 @@ def csr_matvec_subset(
     """``out[r] = x_r . v + b`` for the rows ``r`` listed, on ``n_threads`` OpenMP threads.
 
     The rows are read where they are (no slice of X); each sum is summed as
-    scipy's CSR mat-vec sums it.
+    scipy's CSR mat-vec sums it. ``n_threads`` is the most threads; the fit's
+    :class:`ThreadSchedule` may use one.
     """
     cdef Py_ssize_t i, k, r
     cdef double s
+    n_threads = _threads_for(n_threads)
     with nogil:
         for i in prange(rows.shape[0], num_threads=n_threads, schedule="static"):
             r = rows[i]
@@ -340,8 +526,11 @@ def csr_cgls(
     The same iteration as :func:`skssl.svm._mfn.cgls` (see it for the
     system, the stopping rule and the unit-direction step), with the row
     blocks ``bounds`` and the features split into as many ranges, each
-    block's share of every product and update on one of ``n_threads`` OpenMP
-    threads. ``w`` and ``outputs`` are updated in place.
+    block's share of every product and update on one of at most
+    ``n_threads`` OpenMP threads. Inside a fit's :class:`ThreadSchedule`
+    each iteration runs on the threads the schedule chooses (and its probes
+    time the iterations); the result is the same on any number of threads.
+    ``w`` and ``outputs`` are updated in place.
 
     Returns
     -------
@@ -361,11 +550,19 @@ def csr_cgls(
     cdef Py_ssize_t[::1] fbounds = np.linspace(0, n_features, n_blocks + 1).astype(np.intp)
     cdef double eps2 = eps * eps, rb, pb, omega1, omega_p, omega_new, p_norm, t, scale, zz
     cdef bint converged = False
+    # The threads of each iteration: the schedule's choice, or one and all in turn while it probes.
+    cdef ThreadSchedule sched = _schedule()
+    cdef int n_max = <int>min(n_threads, n_blocks), nt = n_max
+    cdef bint timed = sched is not None and n_max > 1
+    cdef bint probing = False, half = False
+    cdef double t0 = 0.0, dt, t_one = 0.0
+    if timed:
+        nt = sched._call_threads(n_max)
     with nogil:
-        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+        for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
             _start_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], cost, target, outputs, z,
                         outs[blk], &parts[blk, 0])
-        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+        for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
             _start_features(fbounds[blk], fbounds[blk + 1], outs, w, alpha, xtz, p, &parts[blk, 0])
         rb = _parts_sum(parts, _ZS) - alpha * b
         omega1 = _parts_sum(parts, _RR) + rb * rb
@@ -376,12 +573,25 @@ def csr_cgls(
         it = 0
         while not converged and it < max_iter:
             it = it + 1
+            if timed:
+                # A probe pair is one iteration on one thread, then one on all; a pair cut by the end of
+                # the call is dropped (the next call's iterations may cost something else).
+                probing = sched._mode == _ADAPTIVE and sched._wait <= 0.0
+                if probing:
+                    nt = n_max if half else 1
+                else:
+                    nt = sched._call_threads(n_max)
+                if nt > 1:
+                    sched.iterations_many += 1
+                else:
+                    sched.iterations_one += 1
+                t0 = _now()
             p_norm = sqrt(omega_p)
-            for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+            for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
                 _gram_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
                            outs[blk], &parts[blk, _CQ])
             t = (omega1 / p_norm) / (alpha + _parts_sum(parts, _QCQ))
-            for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+            for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
                 _step(fbounds[blk], fbounds[blk + 1], bounds[blk], bounds[blk + 1], outs, p, w, xtz, t / p_norm, t,
                       alpha, q, cost, outputs, z, &parts[blk, 0])
             b = b + (t / p_norm) * pb
@@ -395,9 +605,19 @@ def csr_cgls(
             scale = omega_new / omega1
             omega1 = omega_new
             pb = rb + scale * pb
-            for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+            for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
                 _direction(fbounds[blk], fbounds[blk + 1], p, xtz, w, scale, alpha, &parts[blk, 0])
             omega_p = _parts_sum(parts, _PP) + pb * pb
+            if timed:
+                dt = _now() - t0
+                if not probing:
+                    sched._wait -= dt
+                elif not half:
+                    t_one = dt
+                    half = True
+                else:
+                    sched._record_pair(t_one, dt)
+                    half = False
         n_iter = it
     return b, bool(converged), n_iter
 
@@ -520,15 +740,18 @@ def belief_mean(double nu, const double[::1] g, double T, const double[::1] weig
     One pass and no temporaries (numpy's ``average(expit(...))`` makes three
     over the unlabeled rows); called a dozen times per p-step by brentq. The
     rows are split into ``n_threads`` contiguous blocks whose partial sums
-    are added in block order: the same value for the same ``n_threads``.
+    are added in block order: the same value for the same ``n_threads``,
+    whether the fit's :class:`ThreadSchedule` runs the blocks on that many
+    threads or on one.
     """
     cdef Py_ssize_t n = g.shape[0], blk, i, lo, hi
     cdef bint weighted = weight.shape[0] > 0
     cdef int n_blocks = max(1, min(n_threads, <int>(n // 4096)))
+    cdef int n_run = _threads_for(n_blocks)
     cdef double[:, ::1] parts = np.zeros((n_blocks, _N_PARTS))
     cdef double s, sw, v, total, total_w
     with nogil:
-        for blk in prange(n_blocks, num_threads=n_blocks, schedule="static", chunksize=1):
+        for blk in prange(n_blocks, num_threads=n_run, schedule="static", chunksize=1):
             lo = n * blk // n_blocks
             hi = n * (blk + 1) // n_blocks
             s = 0.0

@@ -11,6 +11,8 @@
   times per p-step by brentq (see :mod:`skssl.svm._da`);
 * ``csr_matvec_blocks`` and ``csr_matvec_subset``: ``X @ v`` over row blocks
   on OpenMP threads, and the outputs of a subset of rows read in place;
+* ``ThreadSchedule``: how many OpenMP threads run a fit's blocks, chosen by
+  timing CGLS's iterations (see :mod:`skssl.svm._rowblocks`);
 * CGLS's vector updates for the Python loop (dense ``X``), each one pass
   over its vectors instead of numpy's one pass per operation.
 
@@ -25,6 +27,8 @@ import numpy as np
 
 try:
     from ._csr_kernels import (
+        ThreadSchedule,
+        active_schedule,
         belief_mean,
         cgls_step_direction,
         cgls_step_features,
@@ -37,7 +41,10 @@ try:
 except ImportError:  # a source checkout that was never built
     COMPILED = False
     csr_cgls = csr_matvec_blocks = csr_matvec_subset = None
-    belief_mean = line_search_terms = None
+    belief_mean = line_search_terms = ThreadSchedule = None
+
+    def active_schedule():
+        return None
 
     def cgls_step_features(w, xtz, p, u, step_w, t, alpha):
         w += step_w * p
@@ -73,6 +80,8 @@ def dot(a, b):
 
 __all__ = [
     "COMPILED",
+    "ThreadSchedule",
+    "active_schedule",
     "belief_mean",
     "cgls_step_direction",
     "cgls_step_features",

@@ -58,7 +58,11 @@ Decisions
   between iterations. The Python loop in :func:`cgls` remains for dense
   ``X`` and an unbuilt kernel, and is the reference the compiled loop is
   tested against. Partial sums are added in block order, so a fit is
-  deterministic for a given ``n_jobs``; with one block the sums are the
+  deterministic for a given ``n_jobs``, whatever number of threads runs
+  the blocks: that number is chosen per iteration by the fit's thread
+  schedule, which times iterations on one thread and on all and keeps the
+  faster (on a machine whose cores are busy with other work, one thread;
+  see :mod:`skssl.svm._rowblocks`). With one block the sums are the
   Python loop's up to the order of a few dot products. On 20 Newsgroups
   (all 11,314 rows, two threads) an iteration's updates take ~0.07 ms and
   its product ~1.2 ms; a TSVM fit (l = 500) went from 1.90 to 1.84 s wall.

@@ -55,21 +55,74 @@ Decisions
   after each parallel loop, so a ``n_jobs=2`` fit uses more CPU time than
   wall time on both cores (on 20 Newsgroups TSVM: 3.2 CPU s for 1.6 s of
   wall time) while it finishes sooner.
+* **How many threads run the blocks is chosen at run time**, per fit, by a
+  :class:`~skssl.svm._kernels.ThreadSchedule` (in the compiled kernels),
+  which :func:`thread_pool` makes and activates for the fit's thread (a
+  context variable: the kernels called in that thread see it, a
+  one-vs-rest problem in another thread has its own). Why: each CGLS
+  iteration is three parallel loops, each ending at a barrier. libgomp's
+  waiting threads spin (``GOMP_SPINCOUNT``, 300,000 spins unless
+  ``OMP_WAIT_POLICY`` says otherwise; both are read once when the library
+  loads, and skssl sets no environment variable) and then sleep. When
+  other processes keep every core busy, one of the fit's two threads is
+  often descheduled while the other waits for it, and a barrier can cost a
+  scheduler time slice: on 20 Newsgroups (2 cores, a busy loop per core,
+  other jobs running too) ``n_jobs=2`` took 3.4x the wall time of
+  ``n_jobs=1`` for TSVM (136 s against 40 s, medians of 3) and 3.7x for DA
+  (258 s against 71 s), whose p-step also calls ``belief_mean`` a dozen
+  times; with the schedule 0.96x and 1.04x, at 1.04-1.05x the CPU time,
+  and bitwise the same ``coef_``. The number of *blocks* follows ``n_jobs``
+  and fixes the order of every sum; each block keeps its own partial sums,
+  so running the same blocks on fewer threads gives bitwise the same
+  result, and the thread count is free to change between any two
+  iterations. The rule: a *probe* runs pairs of CGLS iterations, one on one
+  thread and the next on all (3 pairs; a pair cut by the end of a CGLS call
+  is dropped), on the fit's own solves; the side with the smaller summed
+  time wins (a tie goes to one thread: the same wall time for less CPU
+  time). The winner is kept until its iterations have taken 50 times the
+  probe's cost (the loser's excess time, at least the winner's own time),
+  which bounds the probes' share of CGLS's time to about 2%; then the next
+  probe. A fit starts on all threads and probes in its first iterations.
+  ``csr_matvec_blocks``, ``csr_matvec_subset`` and DA's ``belief_mean``
+  follow the current choice (they are too short to time). Only one thread
+  or all are tried (with ``n_jobs=4`` on a half-busy machine two might be
+  best). :data:`THREAD_MODE` ``= "fixed"`` restores the fixed thread count
+  (for benchmarks). Cost: the probes ran 19 of 3,618 TSVM iterations and
+  41 of 7,485 DA iterations on the losing side on the busy machine; on an
+  idle one their extra time is at most about 2% of CGLS's time by
+  construction (not measured: no idle machine was at hand).
+  Measurements: ``benchmarks/busy_machine.py``
+  (``benchmarks/results/busy_machine.md``; its "idle" rows there were
+  taken with other jobs running, which is why they chose one thread).
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import csr_cgls, csr_matvec_blocks, dot
+from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks, dot
 
-__all__ = ["MIN_BLOCK_NNZ", "RowBlocks", "gram_product", "kernel_rows", "row_blocks", "thread_pool", "transposed"]
+__all__ = [
+    "MIN_BLOCK_NNZ",
+    "THREAD_MODE",
+    "RowBlocks",
+    "gram_product",
+    "kernel_rows",
+    "row_blocks",
+    "thread_pool",
+    "transposed",
+]
 
 #: Fewest stored values per block for blocking to pay off.
 MIN_BLOCK_NNZ = 50_000
+
+#: How a fit's OpenMP threads are chosen (:class:`~skssl.svm._kernels.ThreadSchedule`'s ``mode``):
+#: ``"adaptive"`` times CGLS's iterations on one thread and on all and keeps the faster; ``"fixed"``
+#: always runs all ``n_jobs`` threads (the behaviour before, kept for benchmarks).
+THREAD_MODE = "adaptive"
 
 
 def _block_bounds(X, n_blocks):
@@ -294,17 +347,27 @@ def row_blocks(X, executor, n_threads):
     return RowBlocks(X, executor, n_blocks)
 
 
+@contextmanager
 def thread_pool(n_threads):
-    """A ``ThreadPoolExecutor`` of ``n_threads`` as a context manager, or ``None`` for one thread.
+    """A fit's threads: a ``ThreadPoolExecutor`` of ``n_threads`` and its OpenMP thread schedule.
+
+    Inside the ``with`` block the compiled kernels run their row blocks on
+    the number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of
+    mode :data:`THREAD_MODE` chooses (see the module's decisions).
 
     Parameters
     ----------
     n_threads : int
         Number of threads.
 
-    Returns
-    -------
-    context : context manager
-        Yields the executor (``None`` when ``n_threads < 2``) and shuts it down on exit.
+    Yields
+    ------
+    executor : ThreadPoolExecutor or None
+        ``None`` when ``n_threads < 2``; shut down on exit.
     """
-    return ThreadPoolExecutor(n_threads) if n_threads > 1 else nullcontext()
+    if n_threads < 2:
+        yield None
+        return
+    schedule = ThreadSchedule(n_threads, mode=THREAD_MODE) if ThreadSchedule is not None else nullcontext()
+    with ThreadPoolExecutor(n_threads) as executor, schedule:
+        yield executor
