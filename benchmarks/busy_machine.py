@@ -45,6 +45,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from linear_subprocess import git_revision  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results" / "busy_machine.md"
 ESTIMATORS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
 CONFIGS = [("n_jobs=1", 1, "adaptive"), ("n_jobs=2 before", 2, "fixed"), ("n_jobs=2 after", 2, "adaptive")]
@@ -116,15 +120,6 @@ def _stop_busy(procs):
         p.terminate()
     for p in procs:
         p.wait()
-
-
-def _git_revision():
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True)
-        return (rev.stdout.strip() or "?") + ("+" if dirty.stdout.strip() else "")
-    except OSError:
-        return "?"
 
 
 def _fmt(values):
@@ -200,7 +195,7 @@ def _write(args, results, loads, estimators, scenarios, X):
     lines = [
         "# n_jobs=2 vs n_jobs=1 on a busy machine (`benchmarks/busy_machine.py`)",
         "",
-        f"git {_git_revision()}, {platform.platform()}, Python {platform.python_version()}, "
+        f"git {git_revision()}, {platform.platform()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} cores. 20 Newsgroups binary ({X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros), "
         f"{args.n_labeled} labeled rows (seed 0), alpha = 1e-3, unlabeled_weight = 1. {args.repeats} repeats, "
         "each fit in its own child process, configurations in a rotated order; median (min-max) of `fit`'s wall "

@@ -18,6 +18,7 @@ Goal: the check costs at most 2% of a fit. Writes
 """
 
 import argparse
+import os
 import platform
 import resource
 import sys
@@ -69,6 +70,7 @@ def main(argv=None):
     if args.repeats < 5:
         reduced.append(f"--repeats {args.repeats} (full run: 5)")
     results = ResultsFile(RESULTS_DIR / "input_checks.md", args.out, reduced=reduced)
+    load = os.getloadavg()[0]
     rows = []
     try:
         data = load_newsgroups_binary(download_if_missing=False)
@@ -83,7 +85,8 @@ def main(argv=None):
         "# The sparse structure check against a fit\n\n"
         "`python benchmarks/input_checks.py` "
         + " ".join(sys.argv[1:] if argv is None else argv)
-        + f"\n\nOne run on {platform.machine()}, {platform.python_version()}; check: minimum of {args.repeats} calls "
+        + f"\n\nOne run on {platform.machine()}, {platform.python_version()}, load average {load:.1f} at the start "
+        "(other jobs inflate the wall times, not the check's share); check: minimum of {args.repeats} calls "
         "of `check_sparse_structure`; fit: one `TransductiveSVC()` fit (defaults, `n_jobs=None`), which includes "
         "one check. Goal: check <= 2% of the fit.\n\n"
         "| problem | rows | nnz | check ms | fit wall s | fit CPU s | check / fit |\n"
