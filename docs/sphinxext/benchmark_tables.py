@@ -35,6 +35,7 @@ RESULTS = (
     "deep_long_tail",
     "curriculum",
     "when_to_use",
+    "user_value",
 )
 
 

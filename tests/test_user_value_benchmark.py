@@ -1,0 +1,178 @@
+"""The protocol helpers of benchmarks/user_value.py, on small synthetic data."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils import Bunch
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def uv():
+    if not BENCHMARKS.is_dir():
+        pytest.skip("benchmarks/ is not part of this installation")
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location("_bench_user_value", BENCHMARKS / "user_value.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+def _tabular(seed=0, n=300):
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 3, n)
+    X = pd.DataFrame(
+        {
+            "a": rng.randn(n) + y,
+            "b": np.where(rng.rand(n) < 0.1, np.nan, rng.randn(n) * 5 + 10),
+            "c": rng.choice(["x", "y", "z"], n).astype(object),
+        }
+    )
+    X.loc[rng.rand(n) < 0.05, "c"] = np.nan
+    return Bunch(X=X, y=y, categorical=["c"])
+
+
+def test_supervised_baseline_uses_the_labeled_rows_only(uv):
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 4)
+    y = (X[:, 0] > 0).astype(int)
+    y_semi = np.where(rng.rand(200) < 0.2, y, -1)
+    model = uv.LabeledRowsOnly(LogisticRegression()).fit(X, y_semi)
+    reference = LogisticRegression().fit(X[y_semi != -1], y_semi[y_semi != -1])
+    np.testing.assert_array_equal(model.classes_, [0, 1])
+    np.testing.assert_allclose(model.estimator_.coef_, reference.coef_)
+    np.testing.assert_array_equal(model.predict(X), reference.predict(X))
+    with pytest.raises(ValueError, match="labeled row"):
+        uv.LabeledRowsOnly(LogisticRegression()).fit(X, np.full(200, -1))
+
+
+@pytest.mark.parametrize("draw", range(5))
+def test_tabular_split_keeps_ten_percent_of_the_training_labels(uv, draw):
+    data = _tabular(draw)
+    before = data.X.copy()
+    split = uv.tabular_split(data, draw)
+    n = len(data.y)
+    assert len(split.y_semi) + len(split.y_test) == n
+    assert len(split.y_test) == pytest.approx(0.3 * n, abs=1)
+    labeled = split.y_semi[split.y_semi != -1]
+    assert len(labeled) == round(0.1 * len(split.y_semi))
+    assert set(labeled) == {0, 1, 2}
+    pd.testing.assert_frame_equal(data.X, before)  # the caller's data are untouched
+
+
+def test_preprocessing_is_fitted_on_all_training_rows_for_every_method(uv):
+    """The documented choice: the scaler sees labeled and unlabeled rows, also for the supervised baselines."""
+    data = _tabular(1)
+    split = uv.tabular_split(data, 0)
+    for method in ("logreg", "tsvm"):
+        model = uv.make_pipeline_for(split, method).fit(split.X_train, split.y_semi)
+        encoded = model[0].transform(split.X_train)
+        np.testing.assert_allclose(model[1].mean_, encoded.mean(axis=0))
+        labeled_mean = encoded[split.y_semi != -1].mean(axis=0)
+        assert not np.allclose(model[1].mean_, labeled_mean)
+
+
+def test_text_and_image_splits_draw_the_asked_number_of_labels(uv):
+    rng = np.random.RandomState(0)
+    words = np.array(["alpha beta", "beta gamma", "gamma delta", "delta alpha"], dtype=object)
+    text = Bunch(X=words[rng.randint(0, 4, 120)], y=np.arange(120) % 2)
+    split = uv.text_split(text, 0, 10)
+    assert np.sum(split.y_semi != -1) == 10
+    assert type(split.preprocess[0]).__name__ == "TfidfVectorizer"
+    images = Bunch(
+        X_train=rng.randint(0, 256, (60, 16)),
+        y_train=np.arange(60) % 3,
+        X_test=rng.randint(0, 256, (20, 16)),
+        y_test=np.arange(20) % 3,
+        top=255.0,
+    )
+    split = uv.image_split(images, 1, 9)
+    assert np.sum(split.y_semi != -1) == 9
+    scaled = split.preprocess[0].fit_transform(images.X_train)
+    assert scaled.min() >= 0 and scaled.max() <= 1
+
+
+def _records(accuracies, draws=2):
+    out = []
+    for (dataset, method), acc in accuracies.items():
+        for draw in range(draws):
+            out.append(
+                {"dataset": dataset, "method": method, "draw": draw, "status": "ok", "accuracy": acc, "fit_cpu_s": 1}
+            )
+    return out
+
+
+def test_gain_is_over_the_better_supervised_baseline_and_ties_are_within_one_point(uv):
+    acc = {
+        ("a", "logreg"): 0.80,
+        ("a", "linearsvc"): 0.70,
+        ("a", "tsvm"): 0.81,  # +1.0: a tie (the boundary counts as a tie)
+        ("b", "logreg"): 0.60,
+        ("b", "linearsvc"): 0.65,
+        ("b", "tsvm"): 0.70,  # +5.0 over linearsvc, the better baseline here
+        ("c", "logreg"): 0.90,
+        ("c", "linearsvc"): 0.90,
+        ("c", "tsvm"): 0.85,  # -5.0
+    }
+    cells = uv.summarize(_records(acc))
+    gains = uv.gains(cells, ["a", "b", "c"], "tsvm")
+    assert gains == pytest.approx({"a": 1.0, "b": 5.0, "c": -5.0})
+    assert uv.wins_ties_losses(gains.values()) == (1, 1, 1)
+    assert uv.wins_ties_losses([1.01, -1.01, 0.99, -1.0]) == (1, 2, 1)
+    assert cells[("a", "tsvm")]["cpu"] == 2
+
+
+def test_a_failed_draw_leaves_no_mean_and_no_gain(uv):
+    records = _records({("a", "logreg"): 0.8, ("a", "linearsvc"): 0.8, ("a", "da"): 0.9})
+    records[-1] = dict(records[-1], status="failed", error="boom")
+    cells = uv.summarize(records)
+    assert cells[("a", "da")]["status"] == "failed" and cells[("a", "da")]["acc"] is None
+    assert uv.gains(cells, ["a"], "da") == {}
+
+
+def test_skip_rules(uv):
+    assert uv.skip_reason("iris", "potts", 100, 2) == "binary"
+    assert uv.skip_reason("iris", "potts", 100, 3) is None
+    assert "6000" in uv.skip_reason("x", "labelspreading", 6001, 2)
+    assert uv.skip_reason("x", "labelspreading", 6000, 2) is None
+    assert uv.skip_reason("mnist-4k", "da", 4000, 10)
+
+
+def test_groups_are_fixed_and_cover_every_kind(uv):
+    groups = {d.group for d in uv.DATASETS}
+    assert groups == {"dev", "heldout"}
+    for group in groups:
+        assert {d.kind for d in uv.DATASETS if d.group == group} == {"tabular", "text", "images"}
+    assert len(uv.DATASETS) >= 20 and len(uv.BY_NAME) == len(uv.DATASETS)
+
+
+def test_a_reduced_run_with_a_failed_fit_writes_only_partial_files(uv, tmp_path, monkeypatch):
+    toy = uv.Dataset("toy", "tabular", "dev", lambda: _tabular(2), uv.tabular_split)
+    monkeypatch.setattr(uv, "DATASETS", [toy])
+    monkeypatch.setattr(uv, "BY_NAME", {"toy": toy})
+    results = tmp_path / "results" / "user_value.md"
+    monkeypatch.setattr(uv, "RESULTS", results)
+
+    def broken(method):
+        if method == "da":
+            raise RuntimeError("boom")
+        return uv.__dict__["_make_estimator_saved"](method)
+
+    monkeypatch.setitem(uv.__dict__, "_make_estimator_saved", uv.make_estimator)
+    monkeypatch.setattr(uv, "make_estimator", broken)
+    uv.main(["--draws", "1", "--methods", "logreg", "linearsvc", "da"])
+    assert not results.exists()
+    lines = [json.loads(x) for x in results.with_name("user_value.partial.jsonl").read_text().splitlines()]
+    assert [(r["method"], r["status"]) for r in lines] == [("logreg", "ok"), ("linearsvc", "ok"), ("da", "failed")]
+    text = results.with_name("user_value.partial.md").read_text()
+    assert "toy draw 0 da failed" in text and "FAILED (RuntimeError: boom)" in text
