@@ -324,11 +324,13 @@ def _mnist():
         # OpenML orders the rows differently: the seeded subsample would hold other images
         raise DatasetUnavailableError("MNIST: no local copy (OpenML's row order gives another subsample)")
     keep = _stratified_cap(data.y_train, MNIST_TRAIN)
+    # Stratified like the training rows: the local copy is sorted by class, so its first rows are all zeros and ones.
+    test = _stratified_cap(data.y_test, MNIST_TEST)
     return Bunch(
         X_train=data.X_train[keep].reshape(len(keep), -1),
         y_train=data.y_train[keep].astype(np.int64),
-        X_test=data.X_test[:MNIST_TEST].reshape(MNIST_TEST, -1),
-        y_test=data.y_test[:MNIST_TEST].astype(np.int64),
+        X_test=data.X_test[test].reshape(len(test), -1),
+        y_test=data.y_test[test].astype(np.int64),
         top=255.0,
     )
 

@@ -176,3 +176,14 @@ def test_a_reduced_run_with_a_failed_fit_writes_only_partial_files(uv, tmp_path,
     assert [(r["method"], r["status"]) for r in lines] == [("logreg", "ok"), ("linearsvc", "ok"), ("da", "failed")]
     text = results.with_name("user_value.partial.md").read_text()
     assert "toy draw 0 da failed" in text and "FAILED (RuntimeError: boom)" in text
+
+
+def test_the_mnist_subsample_holds_every_class_in_train_and_test(uv):
+    # The local copy is sorted by class: a subsample of its first rows would test on zeros and ones only.
+    data_dir = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
+    if not (data_dir / "mnist_test.npz").exists():
+        pytest.skip("../shared/data/mnist is absent")
+    data = uv._mnist()
+    for y in (data.y_train, data.y_test):
+        counts = np.bincount(y, minlength=10)
+        assert counts.min() > 0.5 * counts.mean(), counts
