@@ -59,7 +59,7 @@ def test_overlapping_fits_leave_the_blas_pools_as_they_were(a_leaves_first, monk
 
     # threadpoolctl (3.8 and later) lets only one live Python thread change OpenBLAS's pool; start with none,
     # as in a fresh process, so that the fits' threads could change it.
-    release = getattr(threadpoolctl.OpenBLASController, "clear_controlling_thread", None)
+    release = getattr(getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None)
     if release is not None:
         release(force=True)
     before = _blas_threads()
