@@ -98,11 +98,15 @@ def test_the_rule_keeps_the_faster_side_and_spaces_its_probes():
     assert (s.threads, s.n_probes, s.n_switches) == (1, 1, 1)
     assert (s.probe_one, s.probe_many) == pytest.approx((0.022, 0.075))
     assert not s.probe_due  # it waits 10 * (0.075 - 0.022) s of iterations
-    tie = ThreadSchedule(3, probe_pairs=1, probe_spacing=0.0)
-    tie.record_pair(0.02, 0.02)
-    assert tie.threads == 1  # a tie goes to one thread: the same wall time for less CPU
-    tie.record_pair(0.02, 0.01)
-    assert (tie.threads, tie.n_probes, tie.n_switches) == (3, 2, 2)
+    close = ThreadSchedule(3, probe_pairs=1, probe_spacing=0.0)
+    close.record_pair(0.02, 0.02)
+    assert close.threads == 3  # one thread must be clearly faster: timing noise must not halve an idle fit
+    close.record_pair(0.017, 0.02)
+    assert close.threads == 3  # 15% faster: within the margin
+    close.record_pair(0.015, 0.02)
+    assert (close.threads, close.n_probes, close.n_switches) == (1, 3, 1)
+    close.record_pair(0.02, 0.01)
+    assert (close.threads, close.n_probes, close.n_switches) == (3, 4, 2)
     assert not ThreadSchedule(2, mode="fixed").probe_due
 
 
@@ -149,6 +153,9 @@ def test_thread_pool_activates_a_schedule_for_its_thread_only(monkeypatch):
         ({"max_threads": 2, "probe_pairs": 0}, "probe_pairs"),
         ({"max_threads": 2, "probe_spacing": -1.0}, "probe_spacing"),
         ({"max_threads": 2, "probe_spacing": float("nan")}, "probe_spacing"),
+        ({"max_threads": 2, "one_thread_margin": 0.0}, "one_thread_margin"),
+        ({"max_threads": 2, "one_thread_margin": 1.5}, "one_thread_margin"),
+        ({"max_threads": 2, "one_thread_margin": float("nan")}, "one_thread_margin"),
     ],
 )
 def test_bad_schedule_parameters_raise(kwargs, match):
