@@ -49,6 +49,8 @@ def first_structure_error(
     cdef Py_ssize_t i, k, lo, hi, where = -1
     cdef long long value
     cdef int kind = 0
+    if n_major < 0:  # an empty indptr has no last entry to read; the caller's length check reports it
+        return 2, -1
     with nogil:
         # The pointers first: a bad pointer must not steer the index scan.
         for i in range(n_major):
