@@ -293,7 +293,8 @@ class _LinearFitMixin:
             return
         n_classes = self.classes_.shape[0]
         labeled = np.flatnonzero(mask & (weights > 0))
-        predictions = [self._predicted_indices(X[unlabeled])]
+        # Predictions on all rows, then indexed: slicing X by the unlabeled rows would copy most of it.
+        predictions = [self._predicted_indices(X)[unlabeled]]
         for fractions in candidate_fractions(data.fractions, weights[labeled].sum()):
             # The candidates and the supervised model are fitted on the encoded labels 0 .. n_classes - 1.
             candidate = clone(self).set_params(
@@ -302,10 +303,10 @@ class _LinearFitMixin:
                 safeguard=None,
                 verbose=0,
             )
-            predictions.append(candidate.fit(X, y_enc, sample_weight=sample_weight)._predicted_indices(X[unlabeled]))
+            predictions.append(candidate.fit(X, y_enc, sample_weight=sample_weight)._predicted_indices(X)[unlabeled])
         supervised = LinearL2SVC(alpha=self.alpha_, class_weight=self._encoded_class_weight(), n_jobs=self.n_jobs)
         supervised.fit(X, y_enc, sample_weight=sample_weight)
-        labels, agree = safe_labels(predictions, supervised._predicted_indices(X[unlabeled]))
+        labels, agree = safe_labels(predictions, supervised._predicted_indices(X)[unlabeled])
         # The semi-supervised objective with these labels fixed: labeled costs summing to 1, unlabeled
         # ones to unlabeled_weight; LinearL2SVC scales its costs to sum to 1, hence alpha / (1 + unlabeled_weight).
         lab_weights = weights[labeled]
@@ -318,9 +319,11 @@ class _LinearFitMixin:
         refit_weights[unlabeled] = self.unlabeled_weight * weights[unlabeled] / weights[unlabeled].sum()
         y_refit = y_enc.copy()
         y_refit[unlabeled] = labels
-        rows = np.flatnonzero(refit_weights > 0)
-        refit = LinearL2SVC(alpha=self.alpha_ / (1.0 + self.unlabeled_weight), n_jobs=self.n_jobs)
-        refit.fit(X[rows], y_refit[rows], sample_weight=refit_weights[rows])
+        y_refit[refit_weights == 0] = -1  # rows of weight 0 stay out, labeled or not
+        # (Never below ALPHA_MIN, which only an alpha_ within a factor 1 + unlabeled_weight of it reaches.)
+        refit_alpha = max(self.alpha_ / (1.0 + self.unlabeled_weight), ALPHA_MIN)
+        refit = LinearL2SVC(alpha=refit_alpha, n_jobs=self.n_jobs)
+        refit.fit(X, y_refit, sample_weight=refit_weights)
         self.coef_ = refit.coef_
         self.intercept_ = refit.intercept_
         self._set_transduction(y_enc, self._predicted_indices(X))
@@ -418,7 +421,7 @@ class _LinearFitMixin:
         check_design_scale(X)
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
         fractions = self._class_fractions(y_enc, mask, estimate_weights)
-        self.alpha_ = resolve_alpha(self.alpha, X, mask, estimate_weights)
+        self.alpha_ = resolve_alpha(self.alpha, X, mask, estimate_weights, unlabeled_rows=self._uses_unlabeled_rows)
         _check_alpha(self)
         keep = None
         if sw is not None and not np.all(sw > 0):
@@ -523,7 +526,7 @@ class LinearL2SVC(_BaseLinearSVC):
     ----------
     alpha : float or "auto", default="auto"
         Regularization ``lambda``. ``"auto"`` (the default) sets it from the data, ``0.2 * mean_i |x_i|^2 / n_labeled``
-        with the mean over all rows of the fit, so that one default suits tf-idf rows (norm 1) and
+        with the mean over the labeled rows (the rows it learns from), so that one default suits tf-idf rows (norm 1) and
         standardized tabular rows (squared norm = number of features) alike; the value used is stored
         in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
         epsilon): below it ``1 + alpha == 1``, the regularization is lost to
@@ -613,10 +616,11 @@ class LinearL2SVC(_BaseLinearSVC):
             cost = np.full(lab.size, 1.0 / lab.size)
         else:
             cost = sample_weight[lab] / sample_weight[lab].sum()
+        all_rows = lab.size == X.shape[0]  # no copy of X when every row is labeled (the safeguard's refit)
         with thread_pool(n_threads) as executor:
             res = l2_svm_mfn(
-                X[lab],
-                y[lab],
+                X if all_rows else X[lab],
+                y if all_rows else y[lab],
                 cost,
                 alpha=self.alpha_,
                 rel_tol=self.tol,

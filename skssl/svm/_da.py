@@ -40,6 +40,16 @@ Decisions
   ``epsilon``, which is 0.01 or 1e-6 depending on the state the last
   l2-SVM-MFN call left; a stopping rule that moves with a solver's internal
   state is not something a user can reason about.
+* **Frozen annealing ends it too.** The constraint ``mean(p) = r`` cannot be
+  met by hard beliefs when ``r u`` is not a whole number (the usual case
+  when ``r`` is estimated from the labeled rows): one row keeps a
+  fractional belief and the mean entropy stays above ``tol`` at every
+  temperature. The annealing therefore also ends, as converged, at a
+  temperature whose first alternation moved ``p`` by at most ``tol`` (mean
+  KL, bits): lowering ``T`` no longer changes the beliefs. SVMlin runs on to
+  its cap of 30 temperatures there, with the same returned model (the best
+  objective along the path does not change once ``p`` is frozen). A fit
+  whose entropy reaches ``tol`` (SVMlin's reference runs) is unchanged.
 * The CGLS tolerance state itself is carried between ``optimize_w`` calls
   as in SVMlin (see :mod:`skssl.svm._mfn`); ``optimize_w`` stops on the
   absolute rule ``|F - F_old| < 1e-6`` as SVMlin's does.
@@ -103,8 +113,8 @@ class DAResult:
     n_outer : int
         Number of temperatures visited.
     converged : bool
-        Whether the mean entropy of ``p`` fell to ``tol`` (rather than the
-        temperature cap ending the annealing).
+        Whether the mean entropy of ``p`` fell to ``tol`` or the annealing
+        froze (rather than the temperature cap ending it).
     inner_converged : bool
         Whether every temperature ended on the KL rule (rather than its cap).
     mfn_converged : bool
@@ -335,7 +345,8 @@ def deterministic_annealing(
         best = (F, res.w.copy(), res.b, res.outputs.copy())
         H = entropy_bits(p, w_unl)
         n_outer = 0
-        while n_outer < max_iter and H > tol:
+        frozen = False
+        while n_outer < max_iter and H > tol and not frozen:
             n_outer += 1
             kl = 1.0
             inner = 0
@@ -355,6 +366,9 @@ def deterministic_annealing(
                 if callback is not None:
                     callback(T, p, F)
             inner_ok &= kl <= tol
+            # Frozen: a lower temperature left p unchanged, so the entropy left is what the
+            # constraint mean(p) = r forces (one row split when r u is not a whole number).
+            frozen = inner == 1 and kl <= tol
             H = entropy_bits(p, w_unl)
             if verbose:
                 print(
@@ -363,4 +377,4 @@ def deterministic_annealing(
                 )
             T /= DA_ANNEALING_RATE
         F, w, b, outputs = best
-        return DAResult(w, b, outputs, F, p, n_iter, n_outer, H <= tol, inner_ok, mfn_ok)
+        return DAResult(w, b, outputs, F, p, n_iter, n_outer, H <= tol or frozen, inner_ok, mfn_ok)

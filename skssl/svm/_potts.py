@@ -208,14 +208,18 @@ Decisions
 * **Residual entropy.** Unlabeled rows with identical outputs in every class
   (duplicate documents, rows left empty by the vectorizer) have identical
   energies, and the class-fraction constraints can split them over several
-  classes at any temperature; their entropy never reaches ``tol`` and the
-  annealing then stops at ``max_iter`` with a ``ConvergenceWarning``. The
-  extra temperatures take one cheap alternation each (about 3% of the fit
-  on 20 Newsgroups); we keep the binary DA's stopping rule rather than
-  special-casing ties. The same happens whenever the (weighted) class
-  fractions cannot be met by rows that each commit to one class: with
-  non-integer weights, or when ``u r_k`` is not a whole number, one row
-  stays split between classes. The binary DA behaves the same way there.
+  classes at any temperature; the same happens whenever the (weighted)
+  class fractions cannot be met by rows that each commit to one class: with
+  non-integer weights, or when ``u r_k`` is not a whole number (the usual
+  case when the fractions are estimated from the labeled rows), one row
+  stays split between classes. That entropy never reaches ``tol``. So the
+  annealing also ends, as converged, when it is **frozen**: a temperature
+  whose first alternation changed the distributions by at most ``tol``
+  (mean KL, bits) -- lowering ``T`` by 1.5 no longer moves them, so no
+  lower temperature will. Without this rule such fits ran to ``max_iter``
+  (one cheap alternation per extra temperature) and warned although
+  nothing was left to do. The binary DA uses the same rule. A fit whose
+  entropy reaches ``tol`` is unchanged by it (SVMlin's reference runs).
 """
 
 import warnings
@@ -856,7 +860,8 @@ def potts_annealing(
 
     n_outer = 0
     inner_ok = True
-    while n_outer < max_iter and H > tol:
+    frozen = False
+    while n_outer < max_iter and H > tol and not frozen:
         n_outer += 1
         kl = 1.0
         inner = 0
@@ -907,6 +912,7 @@ def potts_annealing(
                     problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
                 F, best = keep_if_best(W, b, outputs, best)
         inner_ok &= kl <= tol
+        frozen = inner == 1 and kl <= tol  # a lower temperature left P unchanged (see "Residual entropy")
         H = potts_entropy_bits(P, unl_weight)
         if verbose:
             print(
@@ -916,4 +922,4 @@ def potts_annealing(
         T /= DA_ANNEALING_RATE
     F, W, b, outputs = best
     mfn_ok = all(pr.converged for pr in problems.values())
-    return PottsResult(W, b, outputs, F, P, n_iter, n_outer, H <= tol, inner_ok, mfn_ok, n_extrapolated)
+    return PottsResult(W, b, outputs, F, P, n_iter, n_outer, H <= tol or frozen, inner_ok, mfn_ok, n_extrapolated)

@@ -5,8 +5,9 @@ number of labeled rows::
 
     alpha_ = AUTO_ALPHA_FACTOR * mean_i |x_i|^2 / n_labeled
 
-with the mean over every row of the fit, labeled or not, and
-``AUTO_ALPHA_FACTOR = 0.2``.
+with the mean over every row of the fit, labeled or not (over the labeled
+rows only for the supervised :class:`~skssl.svm.LinearL2SVC`, which must
+not depend on the rows it ignores), and ``AUTO_ALPHA_FACTOR = 0.2``.
 
 Why this form. The objective averages the labeled loss, so its data term
 has curvature of the order of ``mean |x_i|^2`` along the directions the rows
@@ -62,7 +63,7 @@ def _squared_row_norms(X):
     return np.einsum("ij,ij->i", X, X)
 
 
-def auto_alpha(X, labeled, sample_weight=None):
+def auto_alpha(X, labeled, sample_weight=None, *, unlabeled_rows=True):
     """``alpha="auto"``: ``AUTO_ALPHA_FACTOR * mean_i |x_i|^2 / n_labeled``.
 
     Parameters
@@ -74,6 +75,11 @@ def auto_alpha(X, labeled, sample_weight=None):
     sample_weight : ndarray of shape (n_samples,), default=None
         Row weights (counts): the mean is weighted and the labeled rows
         count by their weights.
+    unlabeled_rows : bool, default=True
+        Whether the mean runs over the unlabeled rows too (the
+        semi-supervised estimators) or over the labeled rows only (the
+        supervised :class:`~skssl.svm.LinearL2SVC`, which must not depend
+        on rows it ignores).
 
     Returns
     -------
@@ -89,6 +95,9 @@ def auto_alpha(X, labeled, sample_weight=None):
     0.1
     """
     norms = _squared_row_norms(X)
+    if not unlabeled_rows:
+        weights = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+        sample_weight = np.where(labeled, weights, 0.0)
     if sample_weight is None:
         mean_norm, n_labeled = float(norms.mean()), float(np.count_nonzero(labeled))
     else:
@@ -99,8 +108,8 @@ def auto_alpha(X, labeled, sample_weight=None):
     return AUTO_ALPHA_FACTOR * mean_norm / n_labeled
 
 
-def resolve_alpha(alpha, X, labeled, sample_weight=None):
+def resolve_alpha(alpha, X, labeled, sample_weight=None, *, unlabeled_rows=True):
     """The ``alpha`` a fit uses: :func:`auto_alpha` for ``"auto"``, else ``alpha`` itself as a float."""
     if isinstance(alpha, str):  # "auto", the only string the parameter constraints let through
-        return auto_alpha(X, labeled, sample_weight)
+        return auto_alpha(X, labeled, sample_weight, unlabeled_rows=unlabeled_rows)
     return float(alpha)

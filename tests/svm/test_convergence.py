@@ -59,9 +59,10 @@ def test_converged_fits_do_not_warn():
     X, y, _, _ = load_pcmac(return_X_y=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        tsvm = TransductiveSVC(positive_fraction=0.5).fit(X, y)
-        da = DeterministicAnnealingSVC(positive_fraction=0.5).fit(X, y)
-        sup = LinearL2SVC().fit(X, y)
+        svmlin = {"alpha": 1e-3, "positive_fraction": 0.5, "safeguard": None}  # SVMlin's -W 0.001 -R 0.5
+        tsvm = TransductiveSVC(**svmlin).fit(X, y)
+        da = DeterministicAnnealingSVC(**svmlin).fit(X, y)
+        sup = LinearL2SVC(alpha=1e-3).fit(X, y)
     assert sup.n_iter_ <= 50 and tsvm.n_iter_ < 10000 and da.n_iter_ < 30
     # SVMlin's reference objectives on this problem (DA: 0.123867, TSVM: 0.133878).
     assert da.objective_[0] == pytest.approx(0.123867, rel=1e-5)

@@ -39,7 +39,7 @@ def test_tsvm_fit_allocates_at_most_the_csr_size_of_x(n_jobs):
     # (two slices at once) and the peak was 1.67x the CSR size of X; with two
     # jobs, scipy's .T also copied the row blocks (see _rowblocks).
     X, y_semi = _text_like_problem()
-    est = TransductiveSVC(alpha=1e-3, positive_fraction=0.5, n_jobs=n_jobs)
+    est = TransductiveSVC(alpha=1e-3, positive_fraction=0.5, safeguard=None, n_jobs=n_jobs)
     tracemalloc.start()
     try:
         est.fit(X, y_semi)

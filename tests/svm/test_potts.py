@@ -255,8 +255,9 @@ def test_returns_the_lowest_objective_seen():
 def test_two_classes_equal_the_binary_da_on_pcmac():
     data = load_pcmac()
     X, y = data.X_train, data.y_train
-    potts = PottsDeterministicAnnealingSVC(positive_fraction=0.5).fit(X, y)
-    binary = DeterministicAnnealingSVC(positive_fraction=0.5).fit(X, y)
+    svmlin = {"alpha": 1e-3, "positive_fraction": 0.5, "safeguard": None}  # SVMlin's -W 0.001 -R 0.5
+    potts = PottsDeterministicAnnealingSVC(**svmlin).fit(X, y)
+    binary = DeterministicAnnealingSVC(**svmlin).fit(X, y)
     assert potts.objective_ == pytest.approx(binary.objective_[0], rel=1e-9)
     # SVMlin's reference DA objective on pcmac (r = 0.5).
     assert potts.objective_ == pytest.approx(0.123867, abs=1e-6)
@@ -388,7 +389,7 @@ def test_bad_class_fractions_raise(fraction, match):
 def test_given_fractions_are_met():
     X, _, y_semi = _blobs(n_classes=3, seed=6)
     r = np.array([0.5, 0.3, 0.2])
-    clf = _fit(X, y_semi, positive_fraction=r)
+    clf = _fit(X, y_semi, positive_fraction=r, safeguard=None)  # the solver's distributions, before any refit
     np.testing.assert_allclose(clf.label_distributions_[y_semi == -1].mean(axis=0), r, atol=10 * P_TOL)
 
 
@@ -591,7 +592,7 @@ def test_weights_change_the_model_and_the_estimated_fractions():
     X, _, y_semi = _blobs(n_classes=3, seed=7)
     lab = y_semi != -1
     sw = np.where(lab & (y_semi == 0), 3.0, 1.0)
-    clf = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi, sample_weight=sw)
+    clf = PottsDeterministicAnnealingSVC(alpha=1e-2, safeguard=None).fit(X, y_semi, sample_weight=sw)
     # The estimated fractions are the weighted class fractions of the labeled rows: 3:1:1.
     unl = ~lab
     np.testing.assert_allclose(clf.label_distributions_[unl].mean(axis=0), [0.6, 0.2, 0.2], atol=1e-10)
@@ -601,7 +602,9 @@ def test_weights_change_the_model_and_the_estimated_fractions():
 def test_class_weight_multiplies_the_labeled_rows():
     X, _, y_semi = _sparse(5)
     lab = y_semi != -1
-    kw = {"alpha": 1e-2, "positive_fraction": [0.3, 0.3, 0.4]}
+    # The safeguard's candidates spread the fractions by the labeled rows' sample weights, which class weights
+    # do not enter (as for the estimated fractions), so the equivalence is the solver's: safeguard off.
+    kw = {"alpha": 1e-2, "positive_fraction": [0.3, 0.3, 0.4], "safeguard": None}
     a = PottsDeterministicAnnealingSVC(class_weight={0: 1.0, 1: 3.0, 2: 0.5}, **kw).fit(X, y_semi)
     factor = np.array([1.0, 3.0, 0.5])[np.maximum(y_semi, 0)]
     b = PottsDeterministicAnnealingSVC(**kw).fit(X, y_semi, sample_weight=np.where(lab, factor, 1.0))

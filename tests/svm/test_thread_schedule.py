@@ -191,7 +191,8 @@ def test_a_fit_whose_thread_count_flips_has_bitwise_the_same_coef(monkeypatch, E
     fits = {}
     for mode in ("one", "alternate", "adaptive"):
         monkeypatch.setattr(_rowblocks, "THREAD_MODE", mode)
-        fits[mode] = Est(alpha=1e-2, max_iter=max_iter, n_jobs=2).fit(X, y_semi)
+        # One solve per fit (safeguard off), so made[k] is the schedule of the k-th fit.
+        fits[mode] = Est(alpha=1e-2, max_iter=max_iter, n_jobs=2, safeguard=None).fit(X, y_semi)
     pinned, flipped = made[0], made[1]
     assert pinned.iterations_one > 0 and pinned.iterations_many == 0
     assert flipped.iterations_one > 0 and flipped.iterations_many > 0  # the count did flip, iteration by iteration
