@@ -311,9 +311,12 @@ class _LinearFitMixin:
         # ones to unlabeled_weight; LinearL2SVC scales its costs to sum to 1, hence alpha / (1 + unlabeled_weight).
         lab_weights = weights[labeled]
         if self.class_weight is not None:
-            lab_weights = lab_weights * compute_class_weight(
-                self.class_weight, classes=self.classes_, y=self.classes_[y_enc[labeled]]
-            )[y_enc[labeled]]
+            lab_weights = (
+                lab_weights
+                * compute_class_weight(self.class_weight, classes=self.classes_, y=self.classes_[y_enc[labeled]])[
+                    y_enc[labeled]
+                ]
+            )
         refit_weights = np.zeros(X.shape[0])
         refit_weights[labeled] = lab_weights / lab_weights.sum()
         refit_weights[unlabeled] = self.unlabeled_weight * weights[unlabeled] / weights[unlabeled].sum()
@@ -525,10 +528,12 @@ class LinearL2SVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float or "auto", default="auto"
-        Regularization ``lambda``. ``"auto"`` (the default) sets it from the data, ``0.2 * mean_i |x_i|^2 / n_labeled``
-        with the mean over the labeled rows (the rows it learns from), so that one default suits tf-idf rows (norm 1) and
-        standardized tabular rows (squared norm = number of features) alike; the value used is stored
-        in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
+        Regularization ``lambda``.
+        ``"auto"`` (the default) sets it from the data:
+        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over the labeled rows (the rows it learns from),
+        so that one default suits tf-idf rows (norm 1) and standardized
+        tabular rows (squared norm = number of features) alike; the value
+        used is stored in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
         epsilon): below it ``1 + alpha == 1``, the regularization is lost to
         rounding next to the loss (whose curvature along the bias is 1) and
         ``fit`` raises a ``ValueError``. The loss is averaged over the
@@ -660,10 +665,12 @@ class TransductiveSVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float or "auto", default="auto"
-        Regularization ``lambda`` (SVMlin ``-W``). ``"auto"`` (the default) sets it from the data, ``0.2 * mean_i |x_i|^2 / n_labeled``
-        with the mean over all rows of the fit, so that one default suits tf-idf rows (norm 1) and
-        standardized tabular rows (squared norm = number of features) alike; the value used is stored
-        in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
+        Regularization ``lambda`` (SVMlin ``-W``).
+        ``"auto"`` (the default) sets it from the data:
+        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over all rows of the fit,
+        so that one default suits tf-idf rows (norm 1) and standardized
+        tabular rows (squared norm = number of features) alike; the value
+        used is stored in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
         epsilon): below it ``1 + alpha == 1``, the regularization is lost to
         rounding next to the loss (whose curvature along the bias is 1) and
         ``fit`` raises a ``ValueError``.
@@ -849,10 +856,12 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     Parameters
     ----------
     alpha : float or "auto", default="auto"
-        Regularization ``lambda`` (SVMlin ``-W``). ``"auto"`` (the default) sets it from the data, ``0.2 * mean_i |x_i|^2 / n_labeled``
-        with the mean over all rows of the fit, so that one default suits tf-idf rows (norm 1) and
-        standardized tabular rows (squared norm = number of features) alike; the value used is stored
-        in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
+        Regularization ``lambda`` (SVMlin ``-W``).
+        ``"auto"`` (the default) sets it from the data:
+        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over all rows of the fit,
+        so that one default suits tf-idf rows (norm 1) and standardized
+        tabular rows (squared norm = number of features) alike; the value
+        used is stored in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
         epsilon): below it ``1 + alpha == 1``, the regularization is lost to
         rounding next to the loss (whose curvature along the bias is 1) and
         ``fit`` raises a ``ValueError``.
@@ -1028,10 +1037,12 @@ class PottsDeterministicAnnealingSVC(
     Parameters
     ----------
     alpha : float or "auto", default="auto"
-        Regularization ``lambda`` of every class's weights and bias. ``"auto"`` (the default) sets it from the data, ``0.2 * mean_i |x_i|^2 / n_labeled``
-        with the mean over all rows of the fit, so that one default suits tf-idf rows (norm 1) and
-        standardized tabular rows (squared norm = number of features) alike; the value used is stored
-        in ``alpha_``. A number is used as given; it must be
+        Regularization ``lambda`` of every class's weights and bias.
+        ``"auto"`` (the default) sets it from the data:
+        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over all rows of the fit,
+        so that one default suits tf-idf rows (norm 1) and standardized
+        tabular rows (squared norm = number of features) alike; the value
+        used is stored in ``alpha_``. A number is used as given; it must be
         at least 2.2e-16 (float64's machine
         epsilon): below it ``1 + alpha == 1``, the regularization is lost to
         rounding next to the loss (whose curvature along the bias is 1) and

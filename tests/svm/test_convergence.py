@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from skssl.datasets import load_pcmac
-from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 
 
 def _data(seed=0, n=120, d=30):
@@ -67,3 +67,22 @@ def test_converged_fits_do_not_warn():
     # SVMlin's reference objectives on this problem (DA: 0.123867, TSVM: 0.133878).
     assert da.objective_[0] == pytest.approx(0.123867, rel=1e-5)
     assert tsvm.objective_[0] == pytest.approx(0.133878, rel=1e-5)
+
+
+@pytest.mark.parametrize("Est", [DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
+@pytest.mark.parametrize("seed", range(5))
+def test_annealing_frozen_by_a_fraction_that_no_hard_labeling_meets_ends_without_a_warning(Est, seed):
+    # 41 unlabeled rows at positive_fraction 0.5: 20.5 positives, so one row keeps a belief of 1/2 at every
+    # temperature and the mean entropy never reaches tol. The annealing must end when it freezes, not at max_iter.
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(-2.0, 1.0, size=(22, 3)), rng.normal(2.0, 1.0, size=(23, 3))])
+    y = np.full(45, -1)
+    y[[0, 1, 22, 23]] = [0, 0, 1, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = Est(alpha=0.05, positive_fraction=0.5, safeguard=None).fit(X, y)
+    assert est.n_iter_ < 30
+    beliefs = est.label_distributions_[y == -1, 1] if Est is PottsDeterministicAnnealingSVC else None
+    if beliefs is not None:
+        assert beliefs.sum() == pytest.approx(20.5, abs=1e-6)
+        assert np.sum((beliefs > 1e-3) & (beliefs < 1 - 1e-3)) >= 1  # the split row is still there

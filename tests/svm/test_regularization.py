@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm._regularization import AUTO_ALPHA_FACTOR, auto_alpha, resolve_alpha
@@ -104,4 +105,5 @@ def test_the_supervised_estimator_takes_the_scale_of_its_labeled_rows_only():
     far = X.copy()
     far[~labeled] *= 100.0
     assert LinearL2SVC().fit(far, y_semi).alpha_ == LinearL2SVC().fit(X, y_semi).alpha_
-    assert TransductiveSVC(safeguard=None).fit(far, y_semi).alpha_ > TransductiveSVC(safeguard=None).fit(X, y_semi).alpha_
+    semi = TransductiveSVC(safeguard=None)
+    assert clone(semi).fit(far, y_semi).alpha_ > clone(semi).fit(X, y_semi).alpha_

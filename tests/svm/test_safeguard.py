@@ -68,9 +68,7 @@ def _fixed_label_objective(X, y_pm, labeled, alpha, unlabeled_weight):
         w, b = theta[:-1], theta[-1]
         slack = np.maximum(0.0, 1.0 - y_pm * (X @ w + b))
         return 0.5 * (
-            alpha * (w @ w + b * b)
-            + np.mean(slack[labeled] ** 2)
-            + unlabeled_weight * np.mean(slack[~labeled] ** 2)
+            alpha * (w @ w + b * b) + np.mean(slack[labeled] ** 2) + unlabeled_weight * np.mean(slack[~labeled] ** 2)
         )
 
     return f
