@@ -24,6 +24,7 @@ results do not depend on that choice.
 
 from contextvars import ContextVar
 
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython.parallel cimport prange
 from libc.math cimport exp, sqrt
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
@@ -89,6 +90,102 @@ cdef void _matvec_rows(
         for k in range(indptr[i], indptr[i + 1]):
             s = s + data[k] * v[indices[k]]
         out[i] = s
+
+
+# The dense rows' products: BLAS's ddot and daxpy (scipy's, through the function pointers scipy.linalg.cython_blas
+# exports, so building skssl needs no BLAS), one row at a time. Level-1 calls on a row of a few thousand values
+# run in the calling thread (OpenBLAS threads them only from 10,000 values on), with the machine's widest vector
+# instructions, which this module's portable build does not use. Where scipy's pointers cannot be had, the loops
+# below run instead (the same sums in another order).
+ctypedef double (*_ddot_t)(int* n, double* dx, int* incx, double* dy, int* incy) noexcept nogil
+ctypedef void (*_daxpy_t)(int* n, double* da, double* dx, int* incx, double* dy, int* incy) noexcept nogil
+cdef _ddot_t _blas_ddot = NULL
+cdef _daxpy_t _blas_daxpy = NULL
+cdef int _BLAS_MAX_N = 2147483647
+
+
+def _load_blas():
+    global _blas_ddot, _blas_daxpy
+    try:
+        from scipy.linalg import cython_blas
+        ddot = cython_blas.__pyx_capi__["ddot"]
+        daxpy = cython_blas.__pyx_capi__["daxpy"]
+        _blas_ddot = <_ddot_t>PyCapsule_GetPointer(ddot, PyCapsule_GetName(ddot))
+        _blas_daxpy = <_daxpy_t>PyCapsule_GetPointer(daxpy, PyCapsule_GetName(daxpy))
+    except Exception:  # pragma: no cover - a scipy without the capsules: the loops below
+        _blas_ddot = NULL
+        _blas_daxpy = NULL
+
+
+_load_blas()
+
+
+def dense_blas():
+    """Whether the dense kernels use scipy's BLAS (``ddot``, ``daxpy``) rather than their own loops."""
+    return _blas_ddot != NULL and _blas_daxpy != NULL
+
+
+cdef inline double _dense_dot(const double* x, const double* v, Py_ssize_t n) noexcept nogil:
+    # x . v; without BLAS, four running sums (one sum would chain every multiply-add on the last one's latency).
+    cdef Py_ssize_t j = 0
+    cdef int m, one = 1
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    if _blas_ddot != NULL and n <= _BLAS_MAX_N:
+        m = <int>n
+        return _blas_ddot(&m, <double*>x, &one, <double*>v, &one)
+    while j + 4 <= n:
+        s0 = s0 + x[j] * v[j]
+        s1 = s1 + x[j + 1] * v[j + 1]
+        s2 = s2 + x[j + 2] * v[j + 2]
+        s3 = s3 + x[j + 3] * v[j + 3]
+        j = j + 4
+    while j < n:
+        s0 = s0 + x[j] * v[j]
+        j = j + 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void _dense_axpy(double a, const double* x, double* out, Py_ssize_t n) noexcept nogil:
+    # out += a x
+    cdef Py_ssize_t j
+    cdef int m, one = 1
+    if _blas_daxpy != NULL and n <= _BLAS_MAX_N:
+        m = <int>n
+        _blas_daxpy(&m, &a, <double*>x, &one, out, &one)
+        return
+    for j in range(n):
+        out[j] += a * x[j]
+
+
+cdef void _dense_gram_rows(
+    const double* X,
+    Py_ssize_t width,
+    const Py_ssize_t[::1] rows,
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    const double[::1] p,
+    double pb,
+    double p_norm,
+    const double[::1] cost,
+    double[::1] q,
+    double* out,
+    double* sums,
+) noexcept nogil:
+    # _gram_rows for the dense rows X[rows[start:stop]] (row-major, width features), read where they are.
+    cdef Py_ssize_t i
+    cdef const double* x
+    cdef double s, cq, cq_sum = 0.0, qcq = 0.0
+    for i in range(start, stop):
+        x = X + rows[i] * width
+        s = (_dense_dot(x, &p[0], width) + pb) / p_norm
+        q[i] = s
+        cq = cost[i] * s
+        cq_sum += cq
+        qcq += cq * s
+        if cq != 0.0:
+            _dense_axpy(cq, x, out, width)
+    sums[0] = cq_sum
+    sums[1] = qcq
 
 
 # ---------------------------------------------------------------------------
@@ -328,6 +425,31 @@ def csr_matvec_subset(
             out[r] = s + b
 
 
+def dense_matvec_subset(
+    const double[:, ::1] X,
+    const Py_ssize_t[::1] rows,
+    const double[::1] v,
+    double b,
+    double[::1] out,
+    int n_threads,
+):
+    """``out[r] = X[r] . v + b`` for the rows ``r`` listed of the C-contiguous ``X``, on OpenMP threads.
+
+    No BLAS (see :func:`dense_cgls`); each sum is :func:`dense_cgls`'s row
+    product. ``n_threads`` is the most threads; the fit's
+    :class:`ThreadSchedule` may use one.
+    """
+    if X.shape[1] != v.shape[0]:
+        raise ValueError(f"X has {X.shape[1]} columns but v has {v.shape[0]} entries.")
+    cdef Py_ssize_t i, r, width = X.shape[1]
+    cdef const double* data = &X[0, 0] if X.shape[0] and width else NULL
+    n_threads = _threads_for(n_threads)
+    with nogil:
+        for i in prange(rows.shape[0], num_threads=n_threads, schedule="static"):
+            r = rows[i]
+            out[r] = _dense_dot(data + r * width, &v[0], width) + b if width else b
+
+
 def cgls_step_features(double[::1] w, double[::1] xtz, const double[::1] p, const double[::1] u,
                        double step_w, double t, double alpha):
     """``w += step_w p``, ``xtz -= t u``, and ``|xtz - alpha w|^2``, in one pass."""
@@ -388,6 +510,35 @@ cdef void _start_rows(
         if zi != 0.0:
             for k in range(indptr[i], indptr[i + 1]):
                 out[indices[k]] += zi * data[k]
+    part[_ZS] = zs
+    part[_ZZ] = zz
+
+
+cdef void _dense_start_rows(
+    const double* X,
+    Py_ssize_t width,
+    const Py_ssize_t[::1] rows,
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    const double[::1] cost,
+    const double[::1] target,
+    const double[::1] outputs,
+    double[::1] z,
+    double* out,
+    double* part,
+) noexcept nogil:
+    # _start_rows for the dense rows X[rows[start:stop]].
+    cdef Py_ssize_t i, j
+    cdef double zi, zs = 0.0, zz = 0.0
+    for j in range(width):
+        out[j] = 0.0
+    for i in range(start, stop):
+        zi = cost[i] * (target[i] - outputs[i])
+        z[i] = zi
+        zs += zi
+        zz += zi * zi
+        if zi != 0.0:
+            _dense_axpy(zi, X + rows[i] * width, out, width)
     part[_ZS] = zs
     part[_ZZ] = zz
 
@@ -556,14 +707,84 @@ def csr_cgls(
     converged : bool
     n_iter : int
     """
+    cdef const Py_ssize_t[::1] no_rows = _NO_ROWS
+    return _cgls(data, indices, indptr, NULL, 0, no_rows, bounds, cost, target, outputs, w, b, alpha, eps,
+                 max_iter, n_threads)
+
+
+def dense_cgls(
+    const double[:, ::1] X,
+    const Py_ssize_t[::1] rows,
+    const Py_ssize_t[::1] bounds,
+    const double[::1] cost,
+    const double[::1] target,
+    double[::1] outputs,
+    double[::1] w,
+    double b,
+    double alpha,
+    double eps,
+    Py_ssize_t max_iter,
+    int n_threads,
+):
+    """:func:`csr_cgls` on the dense rows ``X[rows]`` (C-contiguous ``X``), read in place.
+
+    Row ``i`` of the system is ``X[rows[i]]``; ``cost``, ``target`` and
+    ``outputs`` are indexed by ``i``. No slice of ``X`` is made, and no BLAS
+    is called: each iteration reads every row once for both products (see
+    :mod:`skssl.svm._rowblocks`).
+
+    Returns
+    -------
+    b : float
+    converged : bool
+    n_iter : int
+    """
+    if X.shape[1] != w.shape[0]:
+        raise ValueError(f"X has {X.shape[1]} columns but w has {w.shape[0]} entries.")
+    if rows.shape[0] != outputs.shape[0] or bounds[bounds.shape[0] - 1] != rows.shape[0]:
+        raise ValueError("rows, outputs and bounds disagree on the number of rows.")
+    cdef const double* data = &X[0, 0] if X.shape[0] and X.shape[1] else NULL
+    cdef const double[::1] no_data = _NO_DATA
+    cdef const int[::1] no_index = _NO_INDEX
+    return _cgls(no_data, no_index, no_index, data, X.shape[1], rows, bounds, cost, target, outputs, w, b,
+                 alpha, eps, max_iter, n_threads)
+
+
+# The unused arguments of _cgls: the dense rows of a CSR call, the CSR arrays of a dense one.
+_NO_ROWS = np.zeros(1, dtype=np.intp)
+_NO_DATA = np.zeros(1)
+_NO_INDEX = np.zeros(1, dtype=np.intc)
+
+
+cdef tuple _cgls(
+    const double[::1] data,
+    const index_t[::1] indices,
+    const index_t[::1] indptr,
+    const double* dense,
+    Py_ssize_t width,
+    const Py_ssize_t[::1] rows,
+    const Py_ssize_t[::1] bounds,
+    const double[::1] cost,
+    const double[::1] target,
+    double[::1] outputs,
+    double[::1] w,
+    double b,
+    double alpha,
+    double eps,
+    Py_ssize_t max_iter,
+    int n_threads,
+):
+    # The CGLS loop of csr_cgls (width == 0: the CSR rows data/indices/indptr) and dense_cgls (width > 0: the
+    # row-major rows dense[rows[i] * width : ...]); the two differ only in the row products.
     cdef Py_ssize_t n_blocks = bounds.shape[0] - 1
     cdef Py_ssize_t n_rows = outputs.shape[0], n_features = w.shape[0]
     cdef Py_ssize_t blk, it, n_iter = 0
+    cdef bint is_dense = width > 0
     cdef double[::1] z = np.empty(n_rows)
     cdef double[::1] q = np.empty(n_rows)
     cdef double[::1] p = np.empty(n_features)
     cdef double[::1] xtz = np.empty(n_features)
-    cdef double[:, ::1] outs = np.empty((n_blocks, n_features))
+    cdef double[:, ::1] outs = np.empty((n_blocks, max(n_features, 1)))
     cdef double[:, ::1] parts = np.zeros((n_blocks, _N_PARTS))
     cdef Py_ssize_t[::1] fbounds = np.linspace(0, n_features, n_blocks + 1).astype(np.intp)
     cdef double eps2 = eps * eps, rb, pb, omega1, omega_p, omega_new, p_norm, t, scale, zz
@@ -578,8 +799,12 @@ def csr_cgls(
         nt = sched._call_threads(n_max)
     with nogil:
         for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-            _start_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], cost, target, outputs, z,
-                        outs[blk], &parts[blk, 0])
+            if is_dense:
+                _dense_start_rows(dense, width, rows, bounds[blk], bounds[blk + 1], cost, target, outputs, z,
+                                  &outs[blk, 0], &parts[blk, 0])
+            else:
+                _start_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], cost, target, outputs, z,
+                            outs[blk], &parts[blk, 0])
         for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
             _start_features(fbounds[blk], fbounds[blk + 1], outs, w, alpha, xtz, p, &parts[blk, 0])
         rb = _parts_sum(parts, _ZS) - alpha * b
@@ -606,8 +831,12 @@ def csr_cgls(
                 t0 = _now()
             p_norm = sqrt(omega_p)
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-                _gram_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
-                           outs[blk], &parts[blk, _CQ])
+                if is_dense:
+                    _dense_gram_rows(dense, width, rows, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
+                                     &outs[blk, 0], &parts[blk, _CQ])
+                else:
+                    _gram_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
+                               outs[blk], &parts[blk, _CQ])
             t = (omega1 / p_norm) / (alpha + _parts_sum(parts, _QCQ))
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
                 _step(fbounds[blk], fbounds[blk + 1], bounds[blk], bounds[blk + 1], outs, p, w, xtz, t / p_norm, t,

@@ -11,6 +11,10 @@
   times per p-step by brentq (see :mod:`skssl.svm._da`);
 * ``csr_matvec_blocks`` and ``csr_matvec_subset``: ``X @ v`` over row blocks
   on OpenMP threads, and the outputs of a subset of rows read in place;
+* ``dense_cgls`` and ``dense_matvec_subset``: the same CGLS loop and outputs
+  on the rows of a C-contiguous dense ``X``, read in place by row index
+  (``dense_blas()`` says whether their row products are scipy's BLAS
+  ``ddot``/``daxpy`` or the kernel's own loops);
 * ``ThreadSchedule``: how many OpenMP threads run a fit's blocks, chosen by
   timing CGLS's iterations (see :mod:`skssl.svm._rowblocks`);
 * CGLS's vector updates for the Python loop (dense ``X``), each one pass
@@ -36,11 +40,19 @@ try:
         csr_cgls,
         csr_matvec_blocks,
         csr_matvec_subset,
+        dense_blas,
+        dense_cgls,
+        dense_matvec_subset,
         line_search_terms,
     )
 except ImportError:  # a source checkout that was never built
     COMPILED = False
     csr_cgls = csr_matvec_blocks = csr_matvec_subset = None
+    dense_cgls = dense_matvec_subset = None
+
+    def dense_blas():
+        return False
+
     belief_mean = line_search_terms = ThreadSchedule = None
 
     def active_schedule():
@@ -90,5 +102,8 @@ __all__ = [
     "dot",
     "csr_matvec_blocks",
     "csr_matvec_subset",
+    "dense_blas",
+    "dense_cgls",
+    "dense_matvec_subset",
     "line_search_terms",
 ]

@@ -48,8 +48,8 @@ Decisions
   (``benchmarks/results/cgls_products.md``). Each block writes its
   ``X_k^T z_k`` into its own vector and the vectors are added in block
   order, so results are deterministic for a given ``n_threads``. Dense
-  ``X`` keeps BLAS's products on the Python pool (:class:`RowBlocks`,
-  :func:`gram_product`); a source tree whose kernels were not compiled
+  ``X`` runs the same loop (``dense_cgls``) on its rows read in place by
+  index (:class:`DenseRows`, see :mod:`skssl.svm._mfn`); a source tree whose kernels were not compiled
   falls back to scipy's products on the pool (``skssl.show_versions()``
   says which). OpenMP's threads wait for work by spinning for a moment
   after each parallel loop, so a ``n_jobs=2`` fit uses more CPU time than
@@ -113,6 +113,7 @@ from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks, dot
 __all__ = [
     "MIN_BLOCK_NNZ",
     "THREAD_MODE",
+    "DenseRows",
     "RowBlocks",
     "gram_product",
     "kernel_rows",
@@ -260,6 +261,34 @@ def _sum_in_order(total, parts):
     for part in parts:
         total += part
     return total
+
+
+class DenseRows:
+    """The rows ``rows`` of a C-contiguous dense ``X``, for the compiled dense kernels, without a copy.
+
+    Row ``i`` of this matrix is ``X[rows[i]]``; the kernels read it where it
+    is (no slice of ``X`` is cut). The rows are split into contiguous
+    blocks, ``bounds[k]:bounds[k + 1]``, of at least :data:`MIN_BLOCK_NNZ`
+    values each and at most ``n_blocks`` (the fit's threads), as
+    :func:`row_blocks` splits ``X``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features)
+        C-contiguous float64 data, not copied.
+    rows : ndarray of intp
+        Rows of ``X``, in the order of this matrix.
+    n_blocks : int
+        Most blocks.
+    """
+
+    def __init__(self, X, rows, n_blocks):
+        self.X = X
+        self.rows = rows
+        self.shape = (rows.size, X.shape[1])
+        n_blocks = max(1, min(n_blocks, rows.size * X.shape[1] // MIN_BLOCK_NNZ, rows.size))
+        self.n_blocks = int(n_blocks)
+        self.bounds = (rows.size * np.arange(self.n_blocks + 1, dtype=np.intp)) // self.n_blocks
 
 
 def kernel_rows(A):

@@ -486,7 +486,11 @@ def test_two_classes_with_weights_equal_the_weighted_binary_da(seed):
         res = potts_annealing(
             X, y_semi, labeled, class_fractions=np.array([0.5, 0.5]), symmetric_binary=symmetric, sample_weight=sw, **kw
         )
-        assert res.objective == pytest.approx(binary.objective, rel=1e-9)
+        # With symmetric_binary=False the two sides' beliefs differ by rounding (softmax against expit), and
+        # along ~160 annealing steps CGLS's relative stopping rule turns that into up to a few 1e-9 of the
+        # objective: on seed 1, perturbing X by one ulp moves the binary DA's own objective by 2.4e-9. So 1e-8
+        # here, the weights and beliefs as tight as before.
+        assert res.objective == pytest.approx(binary.objective, rel=1e-9 if symmetric else 1e-8)
         np.testing.assert_allclose(res.W[1], binary.w, rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(res.P[:, 1], binary.p, atol=1e-7)
 

@@ -1,0 +1,181 @@
+"""CPU time of TSVM, one-vs-rest DA and Potts DA on dense MNIST pixels, two versions of skssl side by side.
+
+The problem: 4,000 MNIST training images (stratified, seed 0), 784 pixels
+scaled to [0, 1] (a dense ndarray), 10 classes, 200 labels
+(``make_semi_supervised(y, 200, random_state=draw)``), and 2,000 stratified
+test images for the accuracy; the estimators with their defaults. Each fit
+runs in its own process (``PYTHONPATH`` = the source tree of the version),
+one after the other: in each repeat the methods follow one another and the
+two versions alternate which goes first (``--first`` in
+the first repeat). CPU seconds of ``fit`` are the
+process's (all its threads). The BLAS thread count is set for both versions
+(``--blas-threads``, default 1: the old version's dense products ran on
+numpy's BLAS, and OpenBLAS's threads on a shared machine cost it up to
+three times the CPU time of one thread; the new version calls no threaded
+BLAS routine). Run it with as little else on the machine as possible::
+
+    python benchmarks/dense_multiclass.py --old /path/to/old/skssl/tree [--repeats 3] [--draw 0]
+
+``--old`` is a source tree whose compiled kernels are built (the new version
+is this tree). MNIST is found by :func:`skssl.datasets.fetch_mnist`. A run
+with fewer repeats, without ``--old`` or a subset of methods writes
+``benchmarks/results/dense_multiclass.partial.md`` unless ``--out`` names
+its own file (``benchmarks/README.md``).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _results import ResultsFile  # noqa: E402
+
+OUT = ROOT / "benchmarks" / "results" / "dense_multiclass.md"
+METHODS = ("tsvm", "da", "potts")
+N_TRAIN, N_TEST, N_LABELS = 4000, 2000, 200
+
+
+def _load(draw):
+    """The MNIST problem as ``benchmarks/user_value.py`` builds it (its ``_mnist`` and ``image_split``)."""
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from skssl.datasets import DatasetUnavailableError, fetch_mnist, make_semi_supervised
+
+    def cap(y, n, seed=0):
+        index = np.arange(len(y))
+        keep, _ = train_test_split(index, train_size=n, stratify=y, random_state=seed)
+        return np.sort(keep)
+
+    data = fetch_mnist()
+    if "openml" in str(data.source):
+        raise DatasetUnavailableError("MNIST: no local copy (OpenML's row order gives another subsample)")
+    keep, test = cap(data.y_train, N_TRAIN), cap(data.y_test, N_TEST)
+    X = data.X_train[keep].reshape(len(keep), -1) / 255.0
+    y = data.y_train[keep].astype(np.int64)
+    X_test = data.X_test[test].reshape(len(test), -1) / 255.0
+    y_test = data.y_test[test].astype(np.int64)
+    return X, make_semi_supervised(y, N_LABELS, random_state=draw), X_test, y_test
+
+
+def _child(method, draw):
+    """Fit one estimator in this process; print its CPU and wall seconds and test accuracy as JSON."""
+    import warnings
+
+    import skssl
+    from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+
+    X, y_semi, X_test, y_test = _load(draw)
+    est = {"tsvm": TransductiveSVC, "da": DeterministicAnnealingSVC, "potts": PottsDeterministicAnnealingSVC}[method]()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpu, wall = time.process_time(), time.perf_counter()
+        est.fit(X, y_semi)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    acc = float((est.predict(X_test) == y_test).mean())
+    out = {"cpu": cpu, "wall": wall, "acc": acc, "skssl": skssl.__file__, "warnings": len(caught)}
+    print(json.dumps(out))
+
+
+def _run(tree, method, draw, blas_threads):
+    env = dict(os.environ, PYTHONPATH=str(tree), OPENBLAS_NUM_THREADS=str(blas_threads))
+    env["OMP_NUM_THREADS"] = str(blas_threads)
+    env["MKL_NUM_THREADS"] = str(blas_threads)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", method, "--draw", str(draw)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{method} with {tree} failed:\n{proc.stderr[-2000:]}")
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not res["skssl"].startswith(str(Path(tree).resolve())):
+        raise RuntimeError(f"{tree}: the child imported skssl from {res['skssl']}")
+    return res
+
+
+def _median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def _table(args, times, versions):
+    lines = [
+        "# Dense multi-class: TSVM, one-vs-rest DA and Potts DA on MNIST pixels",
+        "",
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; command `python benchmarks/dense_multiclass.py "
+        f"{' '.join(sys.argv[1:])}`; MNIST, {N_TRAIN} stratified training images (784 pixels / 255, dense), "
+        f"10 classes, {N_LABELS} labels (draw {args.draw}), {N_TEST} stratified test images; estimators with their "
+        f"defaults; {args.blas_threads} BLAS/OpenMP thread(s); each fit in its own process, the versions "
+        f"alternating; load average before the run: {args.load:.2f}.",
+        "",
+        "CPU seconds of `fit` per repeat (median); test accuracy; the last column is the method's median CPU time "
+        "over TSVM's of the same version.",
+        "",
+        "| method | version | CPU s (repeats) | median CPU s | wall s (median) | accuracy | x TSVM |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for method in METHODS:
+        for name, _ in versions:
+            runs = times.get((method, name), [])
+            if not runs:
+                continue
+            med = _median([r["cpu"] for r in runs])
+            tsvm = times.get(("tsvm", name), [])
+            ratio = f"{med / _median([r['cpu'] for r in tsvm]):.1f}" if tsvm else "-"
+            cpus = ", ".join(f"{r['cpu']:.1f}" for r in runs)
+            accs = sorted({f"{r['acc']:.4f}" for r in runs})
+            wall = _median([r["wall"] for r in runs])
+            lines.append(f"| {method} | {name} | {cpus} | {med:.1f} | {wall:.1f} | {', '.join(accs)} | {ratio} |")
+    for name, tree in versions:
+        lines.append("")
+        lines.append(f"- `{name}`: {tree}")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", default=None, help="source tree of the version to compare with (kernels built)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--draw", type=int, default=0)
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--blas-threads", type=int, default=1)
+    parser.add_argument("--first", choices=("new", "old"), default="new", help="the version run first in repeat 0")
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/dense_multiclass.md")
+    parser.add_argument("--child", default=None, choices=METHODS, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child, args.draw)
+        return
+    reduced = []
+    if args.repeats < 3:
+        reduced.append(f"--repeats {args.repeats} (full run: 3)")
+    if args.old is None:
+        reduced.append("no --old version to compare with")
+    if set(args.methods) != set(METHODS):
+        reduced.append("--methods " + " ".join(args.methods))
+    results = ResultsFile(OUT, args.out, reduced=reduced)
+    args.load = os.getloadavg()[0]
+    versions = [("new", str(ROOT))] + ([("old", str(Path(args.old).resolve()))] if args.old else [])
+    if args.first == "old":
+        versions = versions[::-1]
+    times = {}
+    for order in range(args.repeats):
+        # Repeat 0 runs the --first version first for every method, repeat 1 the other, and so on.
+        for method in [m for m in METHODS if m in args.methods]:
+            for name, tree in versions if order % 2 == 0 else versions[::-1]:
+                res = _run(tree, method, args.draw, args.blas_threads)
+                times.setdefault((method, name), []).append(res)
+                print(f"{method} {name}: {res['cpu']:.1f} CPU s, {res['wall']:.1f} s, acc {res['acc']:.4f}", flush=True)
+                results.save_progress(_table(args, times, versions))
+    text = _table(args, times, versions)
+    results.finish(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
