@@ -282,8 +282,8 @@ class _LinearFitMixin:
     def _apply_safeguard(self, data, sample_weight):
         """Replace the semi-supervised model by its safe version (:mod:`skssl.svm._safeguard`)."""
         self.safeguard_agreement_ = None
-        if getattr(self, "safeguard", None) is None:
-            return
+        if getattr(self, "safeguard", None) is None or self.positive_fraction is not None:
+            return  # given class fractions are known, not estimated: nothing for the candidates to vary
         X, y_enc, mask = data.X, data.y_enc, data.mask
         weights = np.ones(X.shape[0])
         if sample_weight is not None:
@@ -689,7 +689,9 @@ class TransductiveSVC(_BaseLinearSVC):
         supervised :class:`LinearL2SVC`'s label elsewhere, and the returned
         model is the l2-SVM fitted with those labels (the same objective,
         labels fixed). It costs about 3 times the CPU of a fit without it.
-        ``None`` returns the semi-supervised fit itself, as SVMlin does.
+        It acts only when ``positive_fraction`` is estimated (``None``): a
+        given fraction is taken as known. ``None`` returns the
+        semi-supervised fit itself, as SVMlin does.
     max_switches : int, default=10000
         ``S`` (SVMlin ``-S``): pairs switched per round at most; 1 gives
         Joachims' single-switch TSVM.
@@ -734,7 +736,8 @@ class TransductiveSVC(_BaseLinearSVC):
     safeguard_agreement_ : float or None
         With the safeguard: the fraction of the unlabeled rows on which the
         three candidates agree (the others took the supervised label).
-        ``None`` without the safeguard or without unlabeled rows.
+        ``None`` when it did not act: ``safeguard=None``, a given
+        ``positive_fraction``, or no unlabeled rows.
         ``coef_``, ``intercept_`` and ``transduction_`` are those of the
         returned (safe) model, while ``objective_`` and ``n_iter_`` describe
         the semi-supervised solve at the given or estimated class fractions.
@@ -879,7 +882,9 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         supervised :class:`LinearL2SVC`'s label elsewhere, and the returned
         model is the l2-SVM fitted with those labels (the same objective,
         labels fixed). It costs about 3 times the CPU of a fit without it.
-        ``None`` returns the semi-supervised fit itself, as SVMlin does.
+        It acts only when ``positive_fraction`` is estimated (``None``): a
+        given fraction is taken as known. ``None`` returns the
+        semi-supervised fit itself, as SVMlin does.
     tol : float, default=1e-6
         Threshold, in bits, of the mean KL divergence between successive
         ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
@@ -926,7 +931,8 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     safeguard_agreement_ : float or None
         With the safeguard: the fraction of the unlabeled rows on which the
         three candidates agree (the others took the supervised label).
-        ``None`` without the safeguard or without unlabeled rows.
+        ``None`` when it did not act: ``safeguard=None``, a given
+        ``positive_fraction``, or no unlabeled rows.
         ``coef_``, ``intercept_`` and ``transduction_`` are those of the
         returned (safe) model, while ``objective_`` and ``n_iter_`` describe
         the semi-supervised solve at the given or estimated class fractions.
@@ -1063,7 +1069,9 @@ class PottsDeterministicAnnealingSVC(
         supervised :class:`LinearL2SVC`'s label elsewhere, and the returned
         model is the l2-SVM fitted with those labels (the same objective,
         labels fixed). It costs about 3 times the CPU of a fit without it.
-        ``None`` returns the semi-supervised fit itself, as SVMlin does.
+        It acts only when ``positive_fraction`` is estimated (``None``): a
+        given fraction is taken as known. ``None`` returns the
+        semi-supervised fit itself, as SVMlin does.
     tol : float, default=1e-6
         Threshold, in bits, of the mean KL divergence between successive
         distributions (ends a temperature) and of their mean entropy (ends
@@ -1116,7 +1124,8 @@ class PottsDeterministicAnnealingSVC(
     safeguard_agreement_ : float or None
         With the safeguard: the fraction of the unlabeled rows on which the
         three candidates agree (the others took the supervised label).
-        ``None`` without the safeguard or without unlabeled rows.
+        ``None`` when it did not act: ``safeguard=None``, a given
+        ``positive_fraction``, or no unlabeled rows.
         ``coef_``, ``intercept_`` and ``transduction_`` are those of the
         returned (safe) model, while ``objective_`` and ``n_iter_`` describe
         the semi-supervised solve at the given or estimated class fractions.
