@@ -144,7 +144,7 @@ from ._objective import transductive_cost
 from ._potts import potts_annealing
 from ._regularization import resolve_alpha
 from ._rowblocks import thread_pool
-from ._safeguard import candidate_fractions, safe_labels
+from ._safeguard import candidate_fractions, candidates_agree
 from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
@@ -304,11 +304,11 @@ class _LinearFitMixin:
                 verbose=0,
             )
             predictions.append(candidate.fit(X, y_enc, sample_weight=sample_weight)._predicted_indices(X)[unlabeled])
-        supervised = LinearL2SVC(alpha=self.alpha_, class_weight=self._encoded_class_weight(), n_jobs=self.n_jobs)
-        supervised.fit(X, y_enc, sample_weight=sample_weight)
-        labels, agree = safe_labels(predictions, supervised._predicted_indices(X)[unlabeled])
-        # The semi-supervised objective with these labels fixed: labeled costs summing to 1, unlabeled
-        # ones to unlabeled_weight; LinearL2SVC scales its costs to sum to 1, hence alpha / (1 + unlabeled_weight).
+        agree = candidates_agree(predictions)
+        labels = predictions[0]
+        # The semi-supervised objective with the agreed labels fixed and the disputed rows left out: labeled
+        # costs summing to 1, agreed unlabeled ones to unlabeled_weight. LinearL2SVC scales its costs to sum
+        # to 1, hence alpha / (1 + unlabeled_weight) (alpha itself when no row is agreed on).
         lab_weights = weights[labeled]
         if self.class_weight is not None:
             lab_weights = (
@@ -319,12 +319,15 @@ class _LinearFitMixin:
             )
         refit_weights = np.zeros(X.shape[0])
         refit_weights[labeled] = lab_weights / lab_weights.sum()
-        refit_weights[unlabeled] = self.unlabeled_weight * weights[unlabeled] / weights[unlabeled].sum()
+        agreed = unlabeled[agree]
+        share = self.unlabeled_weight if agreed.size else 0.0
+        if agreed.size:
+            refit_weights[agreed] = self.unlabeled_weight * weights[agreed] / weights[agreed].sum()
         y_refit = y_enc.copy()
         y_refit[unlabeled] = labels
-        y_refit[refit_weights == 0] = -1  # rows of weight 0 stay out, labeled or not
+        y_refit[refit_weights == 0] = -1  # disputed rows and rows of weight 0 stay out
         # (Never below ALPHA_MIN, which only an alpha_ within a factor 1 + unlabeled_weight of it reaches.)
-        refit_alpha = max(self.alpha_ / (1.0 + self.unlabeled_weight), ALPHA_MIN)
+        refit_alpha = max(self.alpha_ / (1.0 + share), ALPHA_MIN)
         refit = LinearL2SVC(alpha=refit_alpha, n_jobs=self.n_jobs)
         refit.fit(X, y_refit, sample_weight=refit_weights)
         self.coef_ = refit.coef_
@@ -334,7 +337,7 @@ class _LinearFitMixin:
         if self.verbose:
             print(
                 f"[{type(self).__name__}] safeguard: the three candidates agree on {self.safeguard_agreement_:.1%} "
-                f"of the unlabeled rows; the other {np.count_nonzero(~agree)} take the supervised label"
+                f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
 
     def _encoded_class_weight(self):
@@ -684,11 +687,10 @@ class TransductiveSVC(_BaseLinearSVC):
         Follow the unlabeled rows only where the answer is stable, in the
         spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
         more candidates with the class fractions moved by one standard
-        error of their estimate from the labeled rows; each unlabeled row
-        keeps the candidates' label where all three agree and takes the
-        supervised :class:`LinearL2SVC`'s label elsewhere, and the returned
-        model is the l2-SVM fitted with those labels (the same objective,
-        labels fixed). It costs about 3 times the CPU of a fit without it.
+        error of their estimate from the labeled rows; the returned model is
+        the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
+        label all three agree (the same objective, labels fixed); the
+        disputed rows are left out. It costs about 3 times the CPU of a fit without it.
         It acts only when ``positive_fraction`` is estimated (``None``): a
         given fraction is taken as known. ``None`` returns the
         semi-supervised fit itself, as SVMlin does.
@@ -735,7 +737,7 @@ class TransductiveSVC(_BaseLinearSVC):
         SVMlin's ``transductive_cost`` of each binary problem.
     safeguard_agreement_ : float or None
         With the safeguard: the fraction of the unlabeled rows on which the
-        three candidates agree (the others took the supervised label).
+        three candidates agree (the others were left out of the refit).
         ``None`` when it did not act: ``safeguard=None``, a given
         ``positive_fraction``, or no unlabeled rows.
         ``coef_``, ``intercept_`` and ``transduction_`` are those of the
@@ -877,11 +879,10 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         Follow the unlabeled rows only where the answer is stable, in the
         spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
         more candidates with the class fractions moved by one standard
-        error of their estimate from the labeled rows; each unlabeled row
-        keeps the candidates' label where all three agree and takes the
-        supervised :class:`LinearL2SVC`'s label elsewhere, and the returned
-        model is the l2-SVM fitted with those labels (the same objective,
-        labels fixed). It costs about 3 times the CPU of a fit without it.
+        error of their estimate from the labeled rows; the returned model is
+        the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
+        label all three agree (the same objective, labels fixed); the
+        disputed rows are left out. It costs about 3 times the CPU of a fit without it.
         It acts only when ``positive_fraction`` is estimated (``None``): a
         given fraction is taken as known. ``None`` returns the
         semi-supervised fit itself, as SVMlin does.
@@ -930,7 +931,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         Biases.
     safeguard_agreement_ : float or None
         With the safeguard: the fraction of the unlabeled rows on which the
-        three candidates agree (the others took the supervised label).
+        three candidates agree (the others were left out of the refit).
         ``None`` when it did not act: ``safeguard=None``, a given
         ``positive_fraction``, or no unlabeled rows.
         ``coef_``, ``intercept_`` and ``transduction_`` are those of the
@@ -1064,11 +1065,10 @@ class PottsDeterministicAnnealingSVC(
         Follow the unlabeled rows only where the answer is stable, in the
         spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
         more candidates with the class fractions moved by one standard
-        error of their estimate from the labeled rows; each unlabeled row
-        keeps the candidates' label where all three agree and takes the
-        supervised :class:`LinearL2SVC`'s label elsewhere, and the returned
-        model is the l2-SVM fitted with those labels (the same objective,
-        labels fixed). It costs about 3 times the CPU of a fit without it.
+        error of their estimate from the labeled rows; the returned model is
+        the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
+        label all three agree (the same objective, labels fixed); the
+        disputed rows are left out. It costs about 3 times the CPU of a fit without it.
         It acts only when ``positive_fraction`` is estimated (``None``): a
         given fraction is taken as known. ``None`` returns the
         semi-supervised fit itself, as SVMlin does.
@@ -1123,7 +1123,7 @@ class PottsDeterministicAnnealingSVC(
         probable class of ``label_distributions_`` for an unlabeled one.
     safeguard_agreement_ : float or None
         With the safeguard: the fraction of the unlabeled rows on which the
-        three candidates agree (the others took the supervised label).
+        three candidates agree (the others were left out of the refit).
         ``None`` when it did not act: ``safeguard=None``, a given
         ``positive_fraction``, or no unlabeled rows.
         ``coef_``, ``intercept_`` and ``transduction_`` are those of the

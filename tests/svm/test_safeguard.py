@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._safeguard import FRACTION_FLOOR, candidate_fractions, safe_labels
+from skssl.svm._safeguard import FRACTION_FLOOR, candidate_fractions, candidates_agree
 
 SEMI = [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
@@ -50,25 +50,22 @@ def test_candidate_fractions_of_more_labels_are_closer():
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_safe_labels_take_the_candidates_only_where_all_agree(seed):
+def test_rows_agree_only_where_every_candidate_predicts_the_same_class(seed):
     rng = np.random.default_rng(seed)
     candidates = [rng.integers(3, size=40) for _ in range(3)]
-    supervised = rng.integers(3, size=40)
-    labels, agree = safe_labels(candidates, supervised)
+    agree = candidates_agree(candidates)
     for i in range(40):
-        unanimous = candidates[0][i] == candidates[1][i] == candidates[2][i]
-        assert agree[i] == unanimous
-        assert labels[i] == (candidates[0][i] if unanimous else supervised[i])
+        assert agree[i] == (candidates[0][i] == candidates[1][i] == candidates[2][i])
 
 
-def _fixed_label_objective(X, y_pm, labeled, alpha, unlabeled_weight):
-    """The semi-supervised objective with every row's +-1 label fixed (independent of skssl)."""
+def _fixed_label_objective(X, y_pm, labeled, agreed, alpha, unlabeled_weight):
+    """The semi-supervised objective with labels fixed, over labeled and agreed rows (independent of skssl)."""
 
     def f(theta):
         w, b = theta[:-1], theta[-1]
         slack = np.maximum(0.0, 1.0 - y_pm * (X @ w + b))
         return 0.5 * (
-            alpha * (w @ w + b * b) + np.mean(slack[labeled] ** 2) + unlabeled_weight * np.mean(slack[~labeled] ** 2)
+            alpha * (w @ w + b * b) + np.mean(slack[labeled] ** 2) + unlabeled_weight * np.mean(slack[agreed] ** 2)
         )
 
     return f
@@ -76,8 +73,8 @@ def _fixed_label_objective(X, y_pm, labeled, alpha, unlabeled_weight):
 
 @pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_safe_binary_model_minimizes_the_objective_with_the_safe_labels(Est, seed):
-    # Rebuild the safeguard's labels from public pieces, then check the returned model against scipy.
+def test_the_safe_binary_model_minimizes_the_objective_over_the_agreed_rows(Est, seed):
+    # Rebuild the candidates from public pieces, then check the returned model against scipy.
     X, _, y_semi = _blobs(seed, spread=2.5, per_class=3)
     est = Est(alpha=0.05, unlabeled_weight=0.7).fit(X, y_semi)
     labeled = y_semi != -1
@@ -86,16 +83,42 @@ def test_the_safe_binary_model_minimizes_the_objective_with_the_safe_labels(Est,
     predictions = [base.fit(X, y_semi).predict(X[~labeled])]
     for moved in candidate_fractions(np.array([1 - fraction, fraction]), labeled.sum()):
         predictions.append(clone(base).set_params(positive_fraction=moved[1]).fit(X, y_semi).predict(X[~labeled]))
-    supervised = LinearL2SVC(alpha=0.05).fit(X, y_semi).predict(X[~labeled])
-    labels, agree = safe_labels(predictions, supervised)
+    agree = candidates_agree(predictions)
     assert est.safeguard_agreement_ == pytest.approx(agree.mean())
     y_pm = np.where(y_semi == 1, 1.0, -1.0)
-    y_pm[~labeled] = np.where(labels == 1, 1.0, -1.0)
-    f = _fixed_label_objective(X, y_pm, labeled, 0.05, 0.7)
+    y_pm[~labeled] = np.where(predictions[0] == 1, 1.0, -1.0)
+    agreed = np.zeros_like(labeled)
+    agreed[np.flatnonzero(~labeled)[agree]] = True
+    f = _fixed_label_objective(X, y_pm, labeled, agreed, 0.05, 0.7)
     ours = np.concatenate([est.coef_[0], est.intercept_])
     reference = minimize(f, np.zeros(X.shape[1] + 1), method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15})
     assert f(ours) <= reference.fun + 1e-9
     np.testing.assert_allclose(ours, reference.x, atol=1e-4)
+
+
+def test_disputed_rows_take_no_part_in_the_model():
+    # Moving a disputed row anywhere leaves the safe model unchanged; moving an agreed one changes it.
+    X, _, y_semi = _blobs(7, spread=3.0, per_class=3)
+    est = TransductiveSVC(alpha=0.05).fit(X, y_semi)
+    labeled = y_semi != -1
+    base = TransductiveSVC(alpha=0.05, safeguard=None)
+    fraction = np.mean(y_semi[labeled] == 1)
+    predictions = [clone(base).fit(X, y_semi).predict(X[~labeled])]
+    for moved in candidate_fractions(np.array([1 - fraction, fraction]), labeled.sum()):
+        predictions.append(clone(base).set_params(positive_fraction=moved[1]).fit(X, y_semi).predict(X[~labeled]))
+    agree = candidates_agree(predictions)
+    assert 0 < agree.mean() < 1, "the problem must have disputed rows"
+    weights = np.ones(X.shape[0])
+    weights[np.flatnonzero(~labeled)[~agree]] = 0.0
+    # The same refit by hand: labeled rows and agreed rows only, as one weighted l2-SVM.
+    y_fixed = np.where(labeled, y_semi, -1)
+    y_fixed[np.flatnonzero(~labeled)[agree]] = predictions[0][agree]
+    w = np.zeros(X.shape[0])
+    w[labeled] = 1 / labeled.sum()
+    w[np.flatnonzero(~labeled)[agree]] = 1 / agree.sum()
+    y_fixed[w == 0] = -1
+    by_hand = LinearL2SVC(alpha=0.05 / 2).fit(X, y_fixed, sample_weight=w)
+    np.testing.assert_allclose(est.coef_, by_hand.coef_, rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("Est", SEMI)
