@@ -622,7 +622,7 @@ def test_class_weight_multiplies_the_labeled_rows():
     np.testing.assert_array_equal(c.coef_, d.coef_)
     assert not np.allclose(a.coef_, PottsDeterministicAnnealingSVC(**kw).fit(X, y_semi).coef_)
     # Without given fractions, class_weight does not change the estimate (as in the binary DA).
-    e = PottsDeterministicAnnealingSVC(alpha=1e-2, class_weight="balanced").fit(X, y_semi)
+    e = PottsDeterministicAnnealingSVC(alpha=1e-2, class_weight="balanced", safeguard=None).fit(X, y_semi)
     np.testing.assert_allclose(
         e.label_distributions_[~lab].mean(axis=0), np.bincount(y_semi[lab]) / lab.sum(), atol=1e-10
     )
