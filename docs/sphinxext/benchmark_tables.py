@@ -36,6 +36,7 @@ RESULTS = (
     "curriculum",
     "when_to_use",
     "user_value",
+    "user_value_safeguard",
 )
 
 
