@@ -425,6 +425,17 @@ def csr_matvec_subset(
             out[r] = s + b
 
 
+def _check_dense_rows(X, rows, n_out):
+    """Refuse row indices outside ``X`` or ``out`` (of ``n_out`` rows) before a kernel reads or writes with them."""
+    if rows.shape[0]:
+        listed = np.asarray(rows)
+        low, high = int(listed.min()), int(listed.max())
+        if low < 0 or high >= X.shape[0] or high >= n_out:
+            raise ValueError(
+                f"rows must lie in [0, {min(X.shape[0], n_out)}); got indices from {low} to {high}."
+            )
+
+
 def dense_matvec_subset(
     const double[:, ::1] X,
     const Py_ssize_t[::1] rows,
@@ -441,6 +452,7 @@ def dense_matvec_subset(
     """
     if X.shape[1] != v.shape[0]:
         raise ValueError(f"X has {X.shape[1]} columns but v has {v.shape[0]} entries.")
+    _check_dense_rows(X, rows, out.shape[0])
     cdef Py_ssize_t i, r, width = X.shape[1]
     cdef const double* data = &X[0, 0] if X.shape[0] and width else NULL
     n_threads = _threads_for(n_threads)
@@ -743,6 +755,11 @@ def dense_cgls(
         raise ValueError(f"X has {X.shape[1]} columns but w has {w.shape[0]} entries.")
     if rows.shape[0] != outputs.shape[0] or bounds[bounds.shape[0] - 1] != rows.shape[0]:
         raise ValueError("rows, outputs and bounds disagree on the number of rows.")
+    if cost.shape[0] != rows.shape[0] or target.shape[0] != rows.shape[0]:
+        raise ValueError("cost and target must have one entry per listed row.")
+    if bounds.shape[0] < 1 or bounds[0] != 0 or np.any(np.diff(np.asarray(bounds)) < 0):
+        raise ValueError("bounds must start at 0 and never decrease.")
+    _check_dense_rows(X, rows, X.shape[0])
     cdef const double* data = &X[0, 0] if X.shape[0] and X.shape[1] else NULL
     cdef const double[::1] no_data = _NO_DATA
     cdef const int[::1] no_index = _NO_INDEX

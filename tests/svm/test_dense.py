@@ -191,3 +191,29 @@ def test_min_block_nnz_is_what_dense_rows_split_on():
     rows = np.arange(big.shape[0], dtype=np.intp)
     dr = DenseRows(big, rows, 2)
     assert dr.n_blocks == 2 and dr.bounds[0] == 0 and dr.bounds[-1] == rows.size
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_dense_kernels_refuse_rows_outside_x_before_reading(seed):
+    from skssl.svm._csr_kernels import dense_cgls, dense_matvec_subset
+
+    rng = np.random.default_rng(seed)
+    X = np.ascontiguousarray(rng.normal(size=(6, 3)))
+    bad = np.array([0, int(rng.choice([-1, 6, 7, 10**6]))], dtype=np.intp)
+    with pytest.raises(ValueError, match="rows must lie"):
+        dense_matvec_subset(X, bad, np.zeros(3), 0.0, np.zeros(6), 1)
+    with pytest.raises(ValueError, match="rows must lie"):
+        dense_cgls(
+            X,
+            bad,
+            np.array([0, 2], dtype=np.intp),
+            np.full(2, 0.5),
+            np.ones(2),
+            np.zeros(2),
+            np.zeros(3),
+            0.0,
+            1e-2,
+            1e-6,
+            5,
+            1,
+        )
