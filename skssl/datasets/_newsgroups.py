@@ -270,7 +270,7 @@ def load_newsgroups_binary(path=None, *, positive_prefixes=("comp.", "sci."), da
 
 
 def newsgroups_labeled_subset(y, n_labeled, seed):
-    """Semi-supervised target of DESIGN's protocol: ``n_labeled`` rows kept, the rest -1.
+    """Semi-supervised target of the SVMlin-style protocol: ``n_labeled`` random rows kept, the rest -1.
 
     Draws ``np.sort(rng.choice(n, n_labeled, replace=False))`` with
     ``rng = np.random.RandomState(seed)`` until the drawn rows hold at least
@@ -290,7 +290,7 @@ def newsgroups_labeled_subset(y, n_labeled, seed):
     y_semi : ndarray of shape (n_samples,)
         ``y`` on the drawn rows, ``-1`` elsewhere.
     positive_fraction : float
-        The true fraction of class 1 among the unlabeled rows (DESIGN's ``r``);
+        The true fraction of class 1 among the unlabeled rows (SVMlin's ``r``);
         NaN when no row is left unlabeled.
 
     Examples

@@ -1,7 +1,7 @@
 """Curriculum Labeling: percentile-paced self-training around any classifier.
 
 Cascante-Bonilla et al., "Curriculum Labeling: Revisiting Pseudo-Labeling for
-Semi-Supervised Learning", AAAI 2021 (paper 002). Round 0 fits the wrapped
+Semi-Supervised Learning", AAAI 2021. Round 0 fits the wrapped
 classifier on the labeled rows. Round ``t = 1, 2, ...`` scores *every*
 unlabeled row with the model of round ``t - 1``, takes one global threshold at
 the percentile ``100 - step * t`` of the maximum class probability, pseudo-

@@ -43,8 +43,8 @@ Decisions
   28.7 ms as scipy's two mat-vecs, 19.8 ms fused in one thread, 9.9 ms
   fused in two; on 20 Newsgroups itself 2.18 vs 2.27 ms in one thread and
   1.16 vs 1.17 ms in two: a wash). Minimum times on an idle machine,
-  ``benchmarks/cgls_products.py`` at git 9a6b6a9, when the products were
-  separate kernels; the benchmark now times whole CGLS iterations
+  ``benchmarks/cgls_products.py`` when the products were separate kernels;
+  the benchmark now times whole CGLS iterations
   (``benchmarks/results/cgls_products.md``). Each block writes its
   ``X_k^T z_k`` into its own vector and the vectors are added in block
   order, so results are deterministic for a given ``n_threads``. Dense

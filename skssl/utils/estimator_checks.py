@@ -2,7 +2,7 @@
 
 scikit-learn's :func:`~sklearn.utils.estimator_checks.parametrize_with_checks`
 knows nothing of unlabeled rows. The checks here test what a semi-supervised
-estimator promises on top of it (``../DESIGN.md`` section 2), in the way
+estimator promises on top of it (the contract in ``skssl.base``), in the way
 imbalanced-learn ships ``imblearn.utils.estimator_checks``:
 
 * ``classes_`` never holds the ``-1`` sentinel;

@@ -1,6 +1,7 @@
 """End-to-end checks on pcmac (SVMlin's example data) against SVMlin 1.0's reference runs.
 
-DESIGN section 3, "Reference runs": lam = 0.001, lam_u = 1, r = 0.5.
+SVMlin's reference settings: lam = 0.001, lam_u = 1, r = 0.5 (``alpha``, ``unlabeled_weight``,
+``positive_fraction`` here).
 """
 
 import numpy as np
