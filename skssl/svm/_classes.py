@@ -427,7 +427,8 @@ class _LinearFitMixin:
         check_design_scale(X)
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
         fractions = self._class_fractions(y_enc, mask, estimate_weights)
-        self.alpha_ = resolve_alpha(self.alpha, X, mask, estimate_weights, unlabeled_rows=self._uses_unlabeled_rows)
+        unlabeled_weight = getattr(self, "unlabeled_weight", 1.0) if self._uses_unlabeled_rows else 0.0
+        self.alpha_ = resolve_alpha(self.alpha, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight)
         _check_alpha(self)
         keep = None
         if sw is not None and not np.all(sw > 0):

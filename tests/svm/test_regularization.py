@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._regularization import AUTO_ALPHA_FACTOR, auto_alpha, resolve_alpha
+from skssl.svm._regularization import auto_alpha, resolve_alpha
 
 ALL = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
@@ -21,12 +21,33 @@ def _problem(seed, n=60, d=7, sparse=False):
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_auto_alpha_is_the_factor_times_the_mean_squared_norm_over_the_labeled_count(seed):
+def test_auto_alpha_is_the_mean_squared_norm_times_the_cost_per_counted_row(seed):
     X, y_semi = _problem(seed)
     labeled = y_semi != -1
-    expected = AUTO_ALPHA_FACTOR * np.mean(np.sum(X**2, axis=1)) / labeled.sum()
-    assert auto_alpha(X, labeled) == pytest.approx(expected, rel=1e-12)
-    assert auto_alpha(sp.csr_matrix(X), labeled) == pytest.approx(expected, rel=1e-12)
+    l, u = labeled.sum(), (~labeled).sum()
+    w_u = np.random.default_rng(seed).uniform(0.1, 3.0)
+    expected = np.mean(np.sum(X**2, axis=1)) * (1 + w_u) / (l + w_u * u)
+    assert auto_alpha(X, labeled, unlabeled_weight=w_u) == pytest.approx(expected, rel=1e-12)
+    assert auto_alpha(sp.csr_matrix(X), labeled, unlabeled_weight=w_u) == pytest.approx(expected, rel=1e-12)
+    # The supervised value: the labeled rows' own scale over their number.
+    supervised = np.mean(np.sum(X[labeled] ** 2, axis=1)) / l
+    assert auto_alpha(X, labeled, unlabeled_weight=0.0) == pytest.approx(supervised, rel=1e-12)
+    assert auto_alpha(sp.csr_matrix(X), labeled, unlabeled_weight=0.0) == pytest.approx(supervised, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_auto_alpha_shrinks_as_unlabeled_rows_are_added(seed):
+    # More rows of the same scale pin the separator down: alpha_ falls with every unlabeled row added,
+    # and with one labeled row in ten it is a fifth of the supervised value at the same scale.
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(200, 5))
+    labeled = np.zeros(200, dtype=bool)
+    labeled[:20] = True
+    values = [auto_alpha(X[:n], labeled[:n]) for n in (20, 50, 100, 200)]
+    assert all(a > b for a, b in zip(values, values[1:]))
+    mean_norm = np.mean(np.sum(X**2, axis=1))
+    assert values[-1] == pytest.approx(0.2 * mean_norm / 20, rel=1e-12)
+    assert values[0] == pytest.approx(np.mean(np.sum(X[:20] ** 2, axis=1)) / 20, rel=1e-12)  # no unlabeled row
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -38,15 +59,17 @@ def test_auto_alpha_counts_a_weight_of_two_as_the_row_twice(seed):
     weights[twice] = 2.0
     duplicated = np.vstack([X, X[twice]])
     labeled = y_semi != -1
-    assert auto_alpha(X, labeled, weights) == pytest.approx(
-        auto_alpha(duplicated, np.concatenate([labeled, labeled[twice]])), rel=1e-12
-    )
+    for w_u in (0.0, 0.5, 1.0):
+        assert auto_alpha(X, labeled, weights, unlabeled_weight=w_u) == pytest.approx(
+            auto_alpha(duplicated, np.concatenate([labeled, labeled[twice]]), unlabeled_weight=w_u), rel=1e-12
+        )
 
 
 def test_auto_alpha_of_all_zero_rows_uses_the_bias_scale():
     labeled = np.array([True, True, False, False])
-    assert auto_alpha(np.zeros((4, 3)), labeled) == pytest.approx(AUTO_ALPHA_FACTOR / 2)
-    assert auto_alpha(sp.csr_matrix((4, 3)), labeled) == pytest.approx(AUTO_ALPHA_FACTOR / 2)
+    # Mean squared norm taken as 1; (1 + 1) / (2 + 2) with unlabeled_weight=1.
+    assert auto_alpha(np.zeros((4, 3)), labeled) == pytest.approx(0.5)
+    assert auto_alpha(sp.csr_matrix((4, 3)), labeled) == pytest.approx(0.5)
 
 
 def test_a_given_alpha_is_used_as_it_is():
@@ -62,7 +85,7 @@ def test_estimators_store_the_alpha_they_used(Est, sparse):
     extra = {} if Est is LinearL2SVC else {"safeguard": None}
     auto = Est(**extra).fit(X, y_semi)
     assert auto.alpha == "auto"
-    expected = auto_alpha(X, y_semi != -1, unlabeled_rows=Est is not LinearL2SVC)
+    expected = auto_alpha(X, y_semi != -1, unlabeled_weight=0.0 if Est is LinearL2SVC else 1.0)
     assert auto.alpha_ == pytest.approx(expected, rel=1e-12)
     given = Est(alpha=auto.alpha_, **extra).fit(X, y_semi)
     assert given.alpha_ == auto.alpha_
@@ -107,3 +130,11 @@ def test_the_supervised_estimator_takes_the_scale_of_its_labeled_rows_only():
     assert LinearL2SVC().fit(far, y_semi).alpha_ == LinearL2SVC().fit(X, y_semi).alpha_
     semi = TransductiveSVC(safeguard=None)
     assert clone(semi).fit(far, y_semi).alpha_ > clone(semi).fit(X, y_semi).alpha_
+
+
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
+def test_auto_alpha_counts_the_unlabeled_rows_at_the_estimators_unlabeled_weight(Est):
+    X, y_semi = _problem(5)
+    fitted = Est(unlabeled_weight=0.4, safeguard=None).fit(X, y_semi)
+    assert fitted.alpha_ == pytest.approx(auto_alpha(X, y_semi != -1, unlabeled_weight=0.4), rel=1e-12)
+    assert fitted.alpha_ != pytest.approx(auto_alpha(X, y_semi != -1), rel=1e-6)
