@@ -45,7 +45,27 @@ def _system_info():
         "machine": platform.platform(),
         # A source tree that was never built runs CGLS on scipy's two mat-vecs instead.
         "csr kernel": "compiled" if _kernels.COMPILED else "not built (scipy fallback)",
+        # Built without OpenMP, the kernels run a problem's row blocks on one core whatever n_jobs says.
+        "kernel openmp": _openmp_state(_kernels.COMPILED, _kernels.OPENMP),
     }
+
+
+def _openmp_state(compiled, openmp):
+    """The ``kernel openmp`` line: whether the kernels were built with OpenMP, and whether they are compiled.
+
+    Parameters
+    ----------
+    compiled : bool
+        ``skssl.svm._kernels.COMPILED``.
+    openmp : bool
+        ``skssl.svm._kernels.OPENMP``.
+
+    Returns
+    -------
+    state : str
+        For example ``"built with OpenMP: yes; compiled: yes"``.
+    """
+    return f"built with OpenMP: {'yes' if openmp else 'no'}; compiled: {'yes' if compiled else 'no'}"
 
 
 def _dependencies_info():
@@ -75,8 +95,10 @@ def show_versions():
     """Print skssl's version, its dependencies' versions and the BLAS/OpenMP thread pools.
 
     Paste the output into a bug report. It lists the system (Python, platform),
-    whether skssl's compiled CSR kernel is built, the installed versions of
-    skssl, numpy, scipy, scikit-learn, torch, skorch
+    whether skssl's compiled CSR kernel is built and whether it was built with
+    OpenMP (``kernel openmp: built with OpenMP: yes; compiled: yes``; without
+    OpenMP, ``n_jobs > 1`` does not split a problem's work over threads), the
+    installed versions of skssl, numpy, scipy, scikit-learn, torch, skorch
     and the other packages skssl works with (``None`` when absent), and the
     thread pools found by :func:`threadpoolctl.threadpool_info` (library,
     version, number of threads), which decide how fast the solvers and nets run.

@@ -4,6 +4,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import skssl
 
 
@@ -25,3 +27,37 @@ def test_version_is_written_once():
     dynamic = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["dynamic"]
     assert dynamic["version"] == {"attr": "skssl.__version__"}
     assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+|rc\d+)?", skssl.__version__)
+
+
+def _openmp_line(out):
+    match = re.search(r"^\s*kernel openmp: (.*)$", out, flags=re.MULTILINE)
+    assert match, out
+    return match.group(1)
+
+
+def test_show_versions_reports_the_kernels_openmp_build(capsys):
+    from skssl.svm import _kernels
+
+    skssl.show_versions()
+    line = _openmp_line(capsys.readouterr().out)
+    openmp = "yes" if _kernels.OPENMP else "no"
+    compiled = "yes" if _kernels.COMPILED else "no"
+    assert line == f"built with OpenMP: {openmp}; compiled: {compiled}"
+    # The flag comes from the compiled module itself, not from a guess about the platform.
+    if _kernels.COMPILED:
+        from skssl.svm import _csr_kernels
+
+        assert _kernels.OPENMP is _csr_kernels.OPENMP
+
+
+@pytest.mark.parametrize(
+    ("compiled", "openmp", "expected"),
+    [(True, False, "no; compiled: yes"), (False, False, "no; compiled: no"), (True, True, "yes; compiled: yes")],
+)
+def test_show_versions_follows_the_openmp_flag(compiled, openmp, expected, capsys, monkeypatch):
+    from skssl.svm import _kernels
+
+    monkeypatch.setattr(_kernels, "COMPILED", compiled)
+    monkeypatch.setattr(_kernels, "OPENMP", openmp)
+    skssl.show_versions()
+    assert _openmp_line(capsys.readouterr().out) == f"built with OpenMP: {expected}"

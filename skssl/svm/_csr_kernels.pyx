@@ -32,6 +32,22 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 import numpy as np
 
 
+# Whether this module was compiled with OpenMP: the compiler defines _OPENMP when it is given -fopenmp
+# (setup.py's probe decides). Without it Cython's prange loops run in the calling thread, one block after another.
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #define SKSSL_BUILT_WITH_OPENMP 1
+    #else
+    #define SKSSL_BUILT_WITH_OPENMP 0
+    #endif
+    """
+    bint SKSSL_BUILT_WITH_OPENMP
+
+#: ``True`` if the kernels were compiled with OpenMP, so that their row blocks can run on several threads.
+OPENMP = bool(SKSSL_BUILT_WITH_OPENMP)
+
+
 ctypedef fused index_t:
     int
     long long

@@ -23,14 +23,24 @@
 A source tree that was never compiled (``pip install -e .`` compiles it)
 runs the Python paths: the numpy versions below, or ``None`` where the
 caller has its own (scipy's products, the sorted line search, numpy's
-mean). ``COMPILED`` says which is in use (reported by
-``skssl.show_versions()``).
+mean). ``COMPILED`` says which is in use, and ``OPENMP`` whether the
+compiled kernels were built with OpenMP (``setup.py`` builds them with it
+only when the C compiler can build an OpenMP program); both are reported by
+``skssl.show_versions()``. Built without OpenMP, the kernels run a
+problem's row blocks one after the other in the calling thread: the same
+results, but ``n_jobs > 1`` adds no threads to a problem, so
+:func:`warn_if_no_openmp` says so once per process (the Python paths run
+their blocks on a thread pool and need no warning).
 """
+
+import threading
+import warnings
 
 import numpy as np
 
 try:
     from ._csr_kernels import (
+        OPENMP,
         ThreadSchedule,
         active_schedule,
         belief_mean,
@@ -47,6 +57,7 @@ try:
     )
 except ImportError:  # a source checkout that was never built
     COMPILED = False
+    OPENMP = False
     csr_cgls = csr_matvec_blocks = csr_matvec_subset = None
     dense_cgls = dense_matvec_subset = None
 
@@ -78,6 +89,48 @@ except ImportError:  # a source checkout that was never built
 else:
     COMPILED = True
 
+_no_openmp_warned = False
+_no_openmp_lock = threading.Lock()
+
+
+def warn_if_no_openmp(n_threads):
+    """Warn, once per process, that ``n_threads`` threads cannot run on kernels built without OpenMP.
+
+    Called where a fit's problem gets its threads
+    (:func:`skssl.svm._rowblocks.thread_pool`). With compiled kernels that
+    lack OpenMP, the row blocks of a problem asking for several threads run
+    one after the other on one core, which ``n_jobs`` alone would not reveal.
+    Nothing is emitted for one thread, for kernels built with OpenMP, or for
+    a source tree that was never compiled (its Python paths run the blocks
+    on a thread pool).
+
+    Parameters
+    ----------
+    n_threads : int
+        Threads the fit asks for, for one problem's row blocks.
+
+    Warns
+    -----
+    UserWarning
+        The first time a fit asks for ``n_threads >= 2`` in a process whose
+        kernels were compiled without OpenMP.
+    """
+    global _no_openmp_warned
+    if n_threads < 2 or not COMPILED or OPENMP:
+        return
+    with _no_openmp_lock:
+        if _no_openmp_warned:
+            return
+        _no_openmp_warned = True
+    warnings.warn(
+        f"skssl's compiled kernels were built without OpenMP, so a fit's n_jobs threads ({n_threads} asked for "
+        "here) cannot share a problem's work: its row blocks run one after the other on one core (the results "
+        "are the same; one-vs-rest problems still run at once). Rebuild skssl with a C compiler that supports "
+        "OpenMP (-fopenmp) to use them; skssl.show_versions() reports the build. This warning is shown once.",
+        UserWarning,
+        stacklevel=2,
+    )
+
 
 def dot(a, b):
     """``a @ b`` of two 1-D float64 arrays, summed by numpy's own loop instead of BLAS.
@@ -92,6 +145,7 @@ def dot(a, b):
 
 __all__ = [
     "COMPILED",
+    "OPENMP",
     "ThreadSchedule",
     "active_schedule",
     "belief_mean",
@@ -106,4 +160,5 @@ __all__ = [
     "dense_cgls",
     "dense_matvec_subset",
     "line_search_terms",
+    "warn_if_no_openmp",
 ]

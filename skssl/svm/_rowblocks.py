@@ -108,7 +108,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks, dot
+from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks, dot, warn_if_no_openmp
 
 __all__ = [
     "MIN_BLOCK_NNZ",
@@ -387,7 +387,10 @@ def thread_pool(n_threads):
 
     Inside the ``with`` block the compiled kernels run their row blocks on
     the number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of
-    mode :data:`THREAD_MODE` chooses (see the module's decisions).
+    mode :data:`THREAD_MODE` chooses (see the module's decisions). If the
+    kernels were compiled without OpenMP, the first such pool of the
+    process warns that the blocks run on one core
+    (:func:`~skssl.svm._kernels.warn_if_no_openmp`).
 
     Parameters
     ----------
@@ -402,6 +405,7 @@ def thread_pool(n_threads):
     if n_threads < 2:
         yield None
         return
+    warn_if_no_openmp(n_threads)
     schedule = ThreadSchedule(n_threads, mode=THREAD_MODE) if ThreadSchedule is not None else nullcontext()
     with ThreadPoolExecutor(n_threads) as executor, schedule:
         yield executor
