@@ -12,38 +12,18 @@ shape (1, n_features) and ``intercept_`` of shape (1,) with
 ``X @ coef_.T + intercept_`` equal to SVMlin's output and ``classes_[1]`` the
 positive class.
 
+What the four share -- the validation of the data, the row weights and the
+class fractions, the one-vs-rest fit, the checks of ``alpha`` and of the
+fitted model -- is in :mod:`skssl.svm._base`, with its decisions.
+
 Decisions
 ---------
-* **Multi-class** is one-vs-rest (SVMlin is binary only): one binary problem
-  per class, each with its own positive fraction, fitted in parallel with
-  joblib. Threads are preferred: scipy's sparse products release the GIL,
-  and threads share ``X`` instead of copying it to every worker process (a
-  ``parallel_config`` backend still overrides it).
-* **n_jobs has two levels.** ``n_jobs`` threads are shared: ``min(n_jobs,
-  n_problems)`` one-vs-rest problems run at once, and each gets
-  ``n_jobs // that`` threads for its row-block products (see
-  :mod:`skssl.svm._rowblocks`). Problems first, because they are independent
-  (no synchronisation per product); the leftover threads go to the
-  products, so a binary problem uses all of them. The default stays one
-  thread, as in scikit-learn.
 * **BLAS threads**: a fit changes no process-wide setting. The solvers'
   many vector dot products are summed by numpy's own loop rather than BLAS
   (:func:`skssl.svm._kernels.dot`), so they never wake the BLAS thread pool,
   and no BLAS thread limit is set: one would be process-wide, shared by
   fits running at once in threads, and threadpoolctl lets only one Python
   thread change OpenBLAS's pool. Parallelism comes from ``n_jobs``.
-* **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
-  fraction from the labeled rows. A float is accepted for a binary problem
-  only; a multi-class model takes one fraction per class (in ``classes_``
-  order), because one number cannot be the positive fraction of every
-  one-vs-rest problem; those fractions describe one partition of the
-  unlabeled rows, so they must sum to 1 (within 1e-6) or ``fit`` raises.
-* **Scale**: ``X`` with values above 1e15 in absolute value is rejected with
-  a ``ValueError`` asking to scale it (see :mod:`skssl.svm._mfn`).
-* **transduction_** holds, for unlabeled rows, the prediction of the final
-  model (so it equals ``predict`` on the training rows), not TSVM's temporary
-  labels, which meet the balance constraint but not always the sign of the
-  final outputs.
 * **objective_** is SVMlin's ``transductive_cost`` of each binary problem at
   the returned model (for :class:`LinearL2SVC`, its labeled part, which is
   the supervised objective).
@@ -55,470 +35,38 @@ Decisions
   problems, an int as in sklearn's ``LinearSVC``. A fit stopped by any cap
   -- these, or the 50 Newton steps of an inner solve -- emits
   ``sklearn.exceptions.ConvergenceWarning``.
-* **One base for the parameter handling.** :class:`_LinearFitMixin` holds
-  what all four estimators share: the core parameter constraints, ``fit``
-  and its docstring, the validation of ``sample_weight`` and
-  ``class_weight``, the class fractions (``positive_fraction`` given or
-  estimated) and the dropping of zero-weight rows. The one-vs-rest family
-  adds its loop over binary problems (:class:`_BaseLinearSVC`), the Potts
-  estimator its single joint solve. The two annealing estimators share
-  their parameter constraints and their ``ConvergenceWarning`` messages.
-  Where their public behaviour differs it is a class attribute: a binary
-  Potts model also takes ``positive_fraction`` as a pair of fractions
-  (``_binary_fraction_pair``), each family keeping its own error message.
-* **sample_weight** (SVMlin's per-example cost) scales each row's loss,
-  and the labeled and unlabeled means of the objective become weighted
-  means (normalized by the weight sums instead of ``l`` and ``u``), so a
-  weight of 2 is the row counted twice -- exactly, in the objective -- and
-  weights of 1 give SVMlin's objective. Rows of weight 0 are dropped before
-  the solve (their ``transduction_`` is the model's prediction). DA's
-  constraint ``mean(p) = positive_fraction`` and its entropy and KL
-  tests become weighted means too; TSVM's balance constraint keeps
-  counting unlabeled rows (a weighted count would break its pairwise
-  switches, which keep the count fixed), so there a weight of 2 on an
-  unlabeled row scales its loss but counts it once. An estimated
-  ``positive_fraction`` is the weighted class fraction of the labeled rows.
-  Potts DA weights like the binary DA: a row's weight scales all of its
-  terms, including its entropy and its share of the class fractions
-  (derivation in :mod:`skssl.svm._potts`). If the rows left after dropping
-  the zero weights all weigh 1, the fit runs unweighted, so it is the fit
-  without those rows to the bit. A dropped unlabeled row of a Potts model
-  gets the one-hot distribution of the model's prediction in
-  ``label_distributions_`` (it took no part in the transport problem).
-  ``fit`` never changes the caller's ``sample_weight``; the class weights
-  multiply a copy.
-* **class_weight** follows scikit-learn's ``LinearSVC``: a dict or
-  ``"balanced"`` (``n_labeled / (n_classes * count)`` over the labeled
-  rows), multiplying ``sample_weight`` on the labeled rows; in a
-  one-vs-rest fit every binary problem sees the same row weights (liblinear
-  weights only the positive class of each problem), and in a Potts fit
-  every class's problem sees them too. Class weights do not enter the
-  estimated class fractions, which count labeled rows by ``sample_weight``
-  only.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
-* **Smallest alpha.** ``fit`` refuses ``alpha`` below float64's machine
-  epsilon (2.2e-16) with a ``ValueError``. The labeled costs sum to 1, so
-  the Newton system's entry for the bias is ``alpha + 1`` at the start of
-  every fit, and below epsilon that is 1 to the bit: the regularization
-  does not exist in float64. Its effect is the solvers': the CGLS residual
-  ``X^T z - alpha w`` must resolve ``alpha w`` against ``z``, which cannot
-  fall below the rounding of the outputs, so CGLS runs to its cap of 10,000
-  iterations in every Newton step, its steps along the null space of the
-  active rows are rounding noise divided by ``alpha``, and the model grows
-  without bound: NaN or infinite weights or objectives (CSR and dense input
-  add in different orders, so they break at different ``alpha``), weights
-  of 1e30 with an objective of 1e30 where ``w = 0`` scores 1, and fits of
-  minutes on 8 rows (CGLS and the Potts p-step at their caps, over and
-  over). The bound
-  is relative to the bias, whose column of ones no scaling of ``X``
-  changes, so it holds for any data; above it, the weights of rows of
-  unit norm are accurate down to ``alpha`` of about 1e-20. The fitted
-  weights, bias, objective, training outputs and (DA) beliefs are still
-  checked before they are stored: a non-finite value raises a
-  ``ValueError`` that asks for a larger ``alpha`` or scaled data, and so
-  does a solver's ``FloatingPointError``.
-* ``float32`` data are upcast to float64 once per fit; the solvers need
-  float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
 
 import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
-from ..utils.validation import check_sparse_structure
+from ._base import (
+    _ANNEALING_CONSTRAINTS,
+    _MFN_CAP_MESSAGE,
+    _alpha_error,
+    _annealing_messages,
+    _BaseLinearSVC,
+    _capped_message,
+    _check_finite_fit,
+    _LinearFitMixin,
+)
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, as_float64_design, check_design_scale, l2_svm_mfn
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
 from ._objective import transductive_cost
 from ._potts import potts_annealing
-from ._regularization import resolve_alpha
 from ._rowblocks import thread_pool
-from ._safeguard import candidate_fractions, candidates_agree
 from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
-
-#: Per-class positive fractions must sum to 1 within this tolerance (room for
-#: fractions rounded to 6 decimals, e.g. typed from a table).
-POSITIVE_FRACTION_SUM_TOL = 1e-6
-
-#: Smallest ``alpha`` the estimators accept: float64's machine epsilon, below
-#: which ``1 + alpha == 1`` (see the module's decisions).
-ALPHA_MIN = float(np.finfo(np.float64).eps)
-
-_ALPHA_ADVICE = (
-    "Use a larger alpha (typical values are 1e-6 to 1 for rows of norm about 1; alpha >= 1e-12 is safe there) "
-    "or scale X (e.g. with sklearn.preprocessing.MaxAbsScaler or StandardScaler)."
-)
-
-
-def _check_alpha(estimator):
-    """Refuse an ``alpha`` below :data:`ALPHA_MIN` with a ``ValueError`` that says why."""
-    if estimator.alpha_ < ALPHA_MIN:
-        given = "" if estimator.alpha == estimator.alpha_ else f" (alpha={estimator.alpha!r})"
-        raise ValueError(
-            f"alpha_={estimator.alpha_!r}{given} is too small for float64 arithmetic: below {ALPHA_MIN:.3g} (float64's "
-            "machine epsilon) 1 + alpha == 1, so the regularization is lost to rounding next to the loss, whose "
-            "curvature along the bias is 1, and the solver's Newton systems are singular to working precision. "
-            + _ALPHA_ADVICE
-        )
-
-
-def _check_finite_fit(estimator, values):
-    """Raise a ``ValueError`` unless every array of ``values`` (name -> array) is finite."""
-    for name, value in values.items():
-        if not np.all(np.isfinite(value)):
-            raise ValueError(
-                f"{type(estimator).__name__}: the fit produced a non-finite {name}; alpha_={estimator.alpha_!r} is "
-                "too small for float64 arithmetic on this data (the Newton systems are singular to working "
-                "precision and their solutions overflow). " + _ALPHA_ADVICE
-            )
-
-
-def _alpha_error(estimator, error):
-    """The ``ValueError`` raised in place of a solver's ``FloatingPointError``."""
-    return ValueError(
-        f"{type(estimator).__name__}: {error} With alpha_={estimator.alpha_!r} this may also mean that alpha is too "
-        "small for float64 arithmetic on this data. " + _ALPHA_ADVICE
-    )
-
-
-_MFN_CAP_MESSAGE = (
-    f"an inner l2-SVM-MFN solve stopped at its cap of {MFNITERMAX} Newton steps before its stopping rule; "
-    "the data may be badly scaled (try MaxAbsScaler or StandardScaler) or alpha too small."
-)
-
-
-def _capped_message(name, value, what):
-    return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
-
-
-def _share_cores(n_jobs, n_problems):
-    """Split ``n_jobs`` threads between one-vs-rest problems and row blocks.
-
-    Returns ``(n_outer, n_inner)``: ``n_outer = min(n_jobs, n_problems)``
-    problems run at once, each with ``n_jobs // n_outer`` threads for its
-    row-block products.
-    """
-    n_total = effective_n_jobs(n_jobs)
-    n_outer = max(1, min(n_total, n_problems))
-    return n_outer, max(1, n_total // n_outer)
-
-
-class _LinearFitMixin:
-    """What every linear estimator shares: its core parameters, ``fit``'s row weights and class fractions.
-
-    Both :class:`_BaseLinearSVC` (the one-vs-rest family) and
-    :class:`PottsDeterministicAnnealingSVC` derive from it, so the
-    validation of ``sample_weight``, ``class_weight`` and
-    ``positive_fraction`` and the dropping of zero-weight rows exist once.
-    Subclasses give ``_fit(X, y, sample_weight)``.
-    """
-
-    _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        # 0 threads is meaningless (joblib fails deep inside); -1 is all cores, -2 all but one.
-        "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
-        "verbose": ["verbose"],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-    }
-
-    #: Whether a binary problem also takes ``positive_fraction`` as a pair
-    #: (one fraction per class); the one-vs-rest family takes one number.
-    _binary_fraction_pair = False
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model; rows with ``y == -1`` are unlabeled.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; sparse input is used as CSR and never densified.
-        y : array-like of shape (n_samples,)
-            Labels, ``-1`` for unlabeled rows.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weight of each row, labeled or unlabeled (SVMlin's
-            per-example cost). A weight of 2 counts the row twice; a weight
-            of 0 drops it. ``None`` gives every row weight 1.
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        return self._fit(X, y, sample_weight)
-
-    def decision_function(self, X):
-        """Confidence scores: the signed distance of each row to each class's hyperplane.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The rows to score; sparse input is checked (index arrays within
-            the matrix's shape) and used as CSR.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            ``X @ coef_.T + intercept_``; for a binary problem, positive
-            scores predict ``classes_[1]``.
-        """
-        return super().decision_function(check_sparse_structure(X))
-
-    def _apply_safeguard(self, data, sample_weight):
-        """Replace the semi-supervised model by its safe version (:mod:`skssl.svm._safeguard`)."""
-        self.safeguard_agreement_ = None
-        if getattr(self, "safeguard", None) is None or self.positive_fraction is not None:
-            return  # given class fractions are known, not estimated: nothing for the candidates to vary
-        X, y_enc, mask = data.X, data.y_enc, data.mask
-        weights = np.ones(X.shape[0])
-        if sample_weight is not None:
-            weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        unlabeled = np.flatnonzero(~mask & (weights > 0))
-        if unlabeled.size == 0:
-            return
-        n_classes = self.classes_.shape[0]
-        labeled = np.flatnonzero(mask & (weights > 0))
-        # Predictions on all rows, then indexed: slicing X by the unlabeled rows would copy most of it.
-        predictions = [self._predicted_indices(X)[unlabeled]]
-        for fractions in candidate_fractions(data.fractions, weights[labeled].sum()):
-            # The candidates and the supervised model are fitted on the encoded labels 0 .. n_classes - 1.
-            candidate = clone(self).set_params(
-                positive_fraction=float(fractions[1]) if n_classes == 2 else fractions,
-                class_weight=self._encoded_class_weight(),
-                safeguard=None,
-                verbose=0,
-            )
-            predictions.append(candidate.fit(X, y_enc, sample_weight=sample_weight)._predicted_indices(X)[unlabeled])
-        agree = candidates_agree(predictions)
-        labels = predictions[0]
-        # The semi-supervised objective with the agreed labels fixed and the disputed rows left out: labeled
-        # costs summing to 1, agreed unlabeled ones to unlabeled_weight. LinearL2SVC scales its costs to sum
-        # to 1, hence alpha / (1 + unlabeled_weight) (alpha itself when no row is agreed on).
-        lab_weights = weights[labeled]
-        if self.class_weight is not None:
-            lab_weights = (
-                lab_weights
-                * compute_class_weight(self.class_weight, classes=self.classes_, y=self.classes_[y_enc[labeled]])[
-                    y_enc[labeled]
-                ]
-            )
-        refit_weights = np.zeros(X.shape[0])
-        refit_weights[labeled] = lab_weights / lab_weights.sum()
-        agreed = unlabeled[agree]
-        share = self.unlabeled_weight if agreed.size else 0.0
-        if agreed.size:
-            refit_weights[agreed] = self.unlabeled_weight * weights[agreed] / weights[agreed].sum()
-        y_refit = y_enc.copy()
-        y_refit[unlabeled] = labels
-        y_refit[refit_weights == 0] = -1  # disputed rows and rows of weight 0 stay out
-        # (Never below ALPHA_MIN, which only an alpha_ within a factor 1 + unlabeled_weight of it reaches.)
-        refit_alpha = max(self.alpha_ / (1.0 + share), ALPHA_MIN)
-        refit = LinearL2SVC(alpha=refit_alpha, n_jobs=self.n_jobs)
-        refit.fit(X, y_refit, sample_weight=refit_weights)
-        self.coef_ = refit.coef_
-        self.intercept_ = refit.intercept_
-        self._set_transduction(y_enc, self._predicted_indices(X))
-        self.safeguard_agreement_ = float(np.mean(agree))
-        if self.verbose:
-            print(
-                f"[{type(self).__name__}] safeguard: the three candidates agree on {self.safeguard_agreement_:.1%} "
-                f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
-            )
-
-    def _encoded_class_weight(self):
-        """``class_weight`` with the class indices as keys (a dict's labels become 0 .. n_classes - 1)."""
-        if not isinstance(self.class_weight, Mapping):
-            return self.class_weight
-        return {k: self.class_weight[c] for k, c in enumerate(self.classes_.tolist()) if c in self.class_weight}
-
-    def _predicted_indices(self, X):
-        """Index in ``classes_`` of the class each row of ``X`` is predicted."""
-        scores = X @ self.coef_.T + self.intercept_
-        return (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(axis=1)
-
-    def _class_fractions(self, y_enc, mask, sample_weight=None):
-        """Fraction of every class among the unlabeled rows, in ``classes_`` order (shape (n_classes,)).
-
-        Estimated from the labeled rows (weighted by ``sample_weight``) when
-        ``positive_fraction`` is None, else the validated given fractions.
-        """
-        n_classes = self.classes_.shape[0]
-        given = getattr(self, "positive_fraction", None)
-        if isinstance(given, Mapping):
-            raise ValueError(
-                f"positive_fraction is a {type(given).__name__}; give the fractions as a float (binary problems) or "
-                "a sequence in classes_ order, e.g. [fractions[c] for c in sorted(fractions)]."
-            )
-        if given is None:
-            y_lab = y_enc[mask]
-            if sample_weight is None:
-                return np.bincount(y_lab, minlength=n_classes) / y_lab.shape[0]
-            sw_lab = sample_weight[mask]  # a row of weight 2 counts twice
-            return np.bincount(y_lab, weights=sw_lab, minlength=n_classes) / sw_lab.sum()
-        if np.ndim(given) == 0:
-            if n_classes > 2:
-                raise ValueError(
-                    f"positive_fraction={given!r} is a single number but y has {n_classes} classes; "
-                    "pass one fraction per class (in classes_ order) or None to estimate them "
-                    "from the labeled rows."
-                )
-            return np.array([1.0 - float(given), float(given)])
-        try:
-            fractions = np.asarray(given, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"positive_fraction must hold numbers, one per class; got {given!r}.") from exc
-        if fractions.shape != (n_classes,) or (n_classes == 2 and not self._binary_fraction_pair):
-            takes = (
-                f"y has {n_classes} classes, so it takes"
-                if self._binary_fraction_pair
-                else f"a binary problem takes one number and a problem with {n_classes} classes takes"
-            )
-            raise ValueError(
-                f"positive_fraction has shape {fractions.shape}; {takes} {n_classes} fractions "
-                "(one per class, in classes_ order)."
-            )
-        if not np.all((fractions > 0) & (fractions < 1)):
-            raise ValueError(f"positive_fraction must lie in (0, 1), got {fractions}.")
-        total = float(fractions.sum())
-        if abs(total - 1.0) > POSITIVE_FRACTION_SUM_TOL:
-            raise ValueError(
-                f"positive_fraction gives the fraction of each class among the unlabeled rows, so the "
-                f"fractions must sum to 1; got {fractions} (sum {total:.6g})."
-            )
-        return fractions
-
-    def _row_weights(self, X, y_enc, mask, sample_weight):
-        """(loss weights, weights for the class-fraction estimate), or (None, None) for unit weights."""
-        class_weight = getattr(self, "class_weight", None)
-        if sample_weight is None and class_weight is None:
-            return None, None
-        # A copy: class_weight is multiplied in below, and the caller's array must not change.
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
-        estimate_weights = sw.copy()
-        if class_weight is not None:
-            labels = self.classes_[y_enc[mask]]
-            cw = compute_class_weight(class_weight, classes=self.classes_, y=labels)
-            sw[mask] *= cw[y_enc[mask]]
-        if np.all(sw == 1.0):
-            return None, None
-        if not np.any(sw[mask] > 0):
-            raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
-        return sw, estimate_weights
-
-    def _prepare_fit(self, X, y, sample_weight):
-        """Validate the data and weights; returns a :class:`_FitData`."""
-        X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
-        X = as_float64_design(X)
-        check_design_scale(X)
-        sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
-        fractions = self._class_fractions(y_enc, mask, estimate_weights)
-        unlabeled_weight = getattr(self, "unlabeled_weight", 1.0) if self._uses_unlabeled_rows else 0.0
-        self.alpha_ = resolve_alpha(self.alpha, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight)
-        _check_alpha(self)
-        keep = None
-        if sw is not None and not np.all(sw > 0):
-            # Zero weight: the row is not part of the problem at all.
-            keep = np.flatnonzero(sw > 0)
-            sw = sw[keep]
-            if np.all(sw == 1.0):
-                sw = None  # the rest is unweighted: the same arithmetic as a fit without those rows
-        return _FitData(X, y_enc, mask, fractions, sw, keep)
-
-
-@dataclass
-class _FitData:
-    """Validated training data of one fit.
-
-    ``X``, ``y_enc`` and ``mask`` cover every row; ``sample_weight`` (None for
-    unit weights) covers the rows ``keep`` (None: all rows), those of
-    positive weight; ``fractions`` has one entry per class.
-    """
-
-    X: object
-    y_enc: np.ndarray
-    mask: np.ndarray
-    fractions: np.ndarray
-    sample_weight: np.ndarray | None
-    keep: np.ndarray | None
-
-    def rows(self, a):
-        """``a`` restricted to the rows in the problem."""
-        return a if self.keep is None else a[self.keep]
-
-
-def _annealing_messages(res, estimator, what):
-    """ConvergenceWarning messages of an annealing result; ``what``: the name of the beliefs."""
-    messages = []
-    if not res.converged:
-        messages.append(
-            _capped_message("max_iter", estimator.max_iter, "temperatures")
-            + f" (the mean entropy of the {what} is still above tol={estimator.tol})"
-        )
-    if not res.inner_converged:
-        messages.append(
-            _capped_message("max_inner_iter", estimator.max_inner_iter, "alternations at some temperature")
-            + f" (the mean KL divergence stayed above tol={estimator.tol})"
-        )
-    if not res.mfn_converged:
-        messages.append(_MFN_CAP_MESSAGE)
-    return messages
-
-
-class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
-    """Shared one-vs-rest fit: validation, one problem per class, attributes. Subclasses give ``_solve``."""
-
-    def _fit(self, X, y, sample_weight=None):
-        data = self._prepare_fit(X, y, sample_weight)
-        X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
-        n_classes = self.classes_.shape[0]
-        fractions = data.fractions[1:] if n_classes == 2 else data.fractions
-        positives = [1] if n_classes == 2 else list(range(n_classes))
-        targets = [data.rows(np.where(y_enc == k, 1.0, -1.0)) for k in positives]
-        X_fit, mask_fit = data.rows(X), data.rows(mask)
-        n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
-        try:
-            results = Parallel(n_jobs=n_outer, prefer="threads")(
-                delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
-            )
-        except FloatingPointError as error:
-            raise _alpha_error(self, error) from error
-        if X_fit is not X:
-            for res in results:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    res["outputs"] = X @ res["w"] + res["b"]
-        for res in results:
-            _check_finite_fit(self, {k: res[k] for k in ("w", "b", "objective", "outputs", "beliefs") if k in res})
-        self.coef_ = np.vstack([res["w"] for res in results])
-        self.intercept_ = np.array([res["b"] for res in results])
-        self.objective_ = np.array([res["objective"] for res in results])
-        self.n_iter_ = int(max(res["n_iter"] for res in results))
-        for res in results:
-            for message in res.get("warnings", ()):
-                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
-        outputs = np.column_stack([res["outputs"] for res in results])
-        indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
-        self._set_transduction(y_enc, indices)
-        self._store_extra(results)
-        self._apply_safeguard(data, sample_weight)
-        return self
-
-    def _store_extra(self, results):
-        """Hook for estimator-specific attributes."""
 
 
 class LinearL2SVC(_BaseLinearSVC):
@@ -837,16 +385,6 @@ class TransductiveSVC(_BaseLinearSVC):
 
     def _store_extra(self, results):
         self.n_switches_ = np.array([res["n_switches"] for res in results])
-
-
-#: The parameters of both annealing estimators (binary DA and Potts DA).
-_ANNEALING_CONSTRAINTS = {
-    **_LinearFitMixin._parameter_constraints,
-    "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
-    "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-    "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
-    "safeguard": [StrOptions({"agreement"}), None],
-}
 
 
 class DeterministicAnnealingSVC(_BaseLinearSVC):

@@ -71,9 +71,9 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from ._kernels import belief_mean, dot
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance, RowSlicer, l2_svm_mfn
+from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
 from ._objective import transductive_cost
-from ._rowblocks import thread_pool
+from ._rowblocks import RowSlicer, thread_pool
 
 __all__ = [
     "DA_ANNEALING_RATE",

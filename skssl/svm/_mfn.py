@@ -40,7 +40,7 @@ Decisions
   row blocks (views, see :mod:`skssl.svm._rowblocks`) whose products run on
   ``n_threads`` threads.
 * **Dense X: the compiled CGLS loop on the rows in place.** For a
-  C-contiguous float64 ndarray (:func:`as_float64_design` makes one, a copy
+  C-contiguous float64 ndarray (:func:`~skssl.svm._validation.as_float64_design` makes one, a copy
   only of other layouts) CGLS runs in ``dense_cgls``: the same loop as
   ``csr_cgls``, whose two products read each active row once (scipy's
   BLAS ``ddot`` and ``daxpy`` on the row, in the calling OpenMP thread). The
@@ -92,28 +92,6 @@ Decisions
   for an unbuilt kernel and as the tests' reference) took 1.7 ms per call
   on DA's 22k loss terms, 4% of a two-thread DA fit. The two give the same
   piece; the step differs by rounding only (the sums run in another order).
-* **Memory: one slice buffer per fit.** The goal is a fit that adds at most
-  the CSR size of ``X`` (data + indices + indptr) to the memory ``X`` itself
-  takes. The slice is the only large allocation, and two things made it
-  count twice: ``XJ = X[J]`` built the new slice while the previous step's
-  was still bound to ``XJ``, and scipy's fresh arrays for every slice let
-  freed ones pile up in the allocator (20 Newsgroups stacked 7 times, 10.7M
-  nnz: TSVM's RSS grew by 1.65x the CSR size; tracemalloc showed two slices
-  of ~0.73 of the non-zeros alive at once). Now :class:`RowSlicer` copies the
-  active rows with scipy's own row-gather kernel (``csr_row_index``, what
-  ``X[J]`` runs; a private name, so ``X[J]`` is the fallback) into buffers
-  that the solves of one fit share, replaced only when a larger slice comes.
-  The fit's extra memory is then the largest slice (at most
-  ``SLICE_FRACTION`` of the data and indices) plus vectors of the length of
-  the rows and features. (:func:`check_design_scale` took ``abs`` of all
-  values, a copy of the data, 2/3 of the CSR size: the peak of a DA fit,
-  which rarely slices; it now takes ``max`` and ``-min``.) RSS growth during
-  ``fit`` / CSR size, before -> after (``benchmarks/linear_scaling.py``;
-  ``benchmarks/results/linear_scaling_memory.md``): 20NG x7 TSVM 1.65 ->
-  0.93, RCV1-shaped 200k rows TSVM 1.05 -> 0.67. Writing into a buffer whose pages are already
-  mapped is also cheaper: on 20NG x7, 75% of the rows, ``X[J]`` took 130-220
-  ms when its arrays were freshly mapped and ~25 ms otherwise, the buffered
-  gather 16 ms (one mat-vec: 15 ms).
 * ``SLICE_FRACTION`` stays at 0.8. A lower threshold would bound the slice
   further but costs CGLS work whenever the active rows hold between it and
   0.8 of the non-zeros, which TSVM meets on text: counted over the CGLS calls
@@ -128,7 +106,7 @@ Decisions
   process-wide BLAS limit around the fit would change state that fits
   running at once in threads share.
 * The solver works in float64. ``float32`` input is upcast once by the
-  caller (:func:`as_float64_design`): scipy's mixed-precision products would
+  caller (:func:`~skssl.svm._validation.as_float64_design`): scipy's mixed-precision products would
   upcast the data on every product, and CGLS needs float64 accumulation to
   meet its relative stopping rule of 1e-6.
 * SVMlin's two speed heuristics: a call that starts from scratch
@@ -175,11 +153,6 @@ Decisions
   that is still up to 0.7% of ``F*`` itself. We keep SVMlin's tolerances,
   which reproduce its reference objectives; a tighter ``EPSILON`` would
   cost CGLS iterations on every problem.
-* **Scale.** Values above :data:`MAX_ABS_VALUE` (1e15) are rejected with a
-  ``ValueError`` asking to scale ``X`` (:func:`check_design_scale`, called by
-  the estimators): their squares overflow (from ~1e154) or the
-  regularization is lost to rounding. A non-finite Newton point still
-  raises ``FloatingPointError`` rather than returning NaN weights.
 """
 
 from dataclasses import dataclass
@@ -198,12 +171,15 @@ from ._kernels import (
     dot,
     line_search_terms,
 )
-from ._rowblocks import DenseRows, gram_product, indptr_like_indices, kernel_rows, row_blocks, transposed
-
-try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
-    from scipy.sparse._sparsetools import csr_row_index as _csr_row_index
-except ImportError:  # pragma: no cover - a scipy that moved it: fall back to X[J]
-    _csr_row_index = None
+from ._rowblocks import (
+    DenseRows,
+    RowSlicer,
+    gram_product,
+    indptr_like_indices,
+    kernel_rows,
+    row_blocks,
+    transposed,
+)
 
 __all__ = [
     "BIG_EPSILON",
@@ -215,10 +191,6 @@ __all__ = [
     "SMALL_CGITERMAX",
     "CGTolerance",
     "MFNResult",
-    "MAX_ABS_VALUE",
-    "RowSlicer",
-    "as_float64_design",
-    "check_design_scale",
     "cgls",
     "l2_svm_mfn",
     "line_search",
@@ -237,16 +209,8 @@ MFNITERMAX = 50
 #: this fraction of its non-zeros; above it CGLS runs on all of X with zero
 #: costs on the inactive rows (at most 1/0.8 = 1.25 times the work of the
 #: slice, and no copy). The slice, at most this fraction of X's data and
-#: indices, is the largest memory a fit adds (see the module's decisions).
+#: indices, is the largest memory a fit adds (see the memory decision of :mod:`skssl.svm._rowblocks`).
 SLICE_FRACTION = 0.8
-
-#: Largest absolute value of X the solvers accept. Beyond it float64 cannot
-#: represent the problem: the regularization ``alpha |w|^2`` vanishes next to
-#: the loss (the Newton system ``alpha I + X' C X`` is singular to working
-#: precision) and, from ~1e154 on, ``|x|^2`` overflows. Measured on 60 x 4
-#: Gaussian data with alpha = 1e-3: at 1e10 and 1e20 the fits are finite and
-#: correct, at 1e30 l2-SVM-MFN returns w = 0 as "converged", at 1e154 NaN.
-MAX_ABS_VALUE = 1e15
 
 
 @dataclass
@@ -296,103 +260,6 @@ class MFNResult:
     n_cg_iter: int
     n_empty_steps: int
     converged: bool
-
-
-class RowSlicer:
-    """Reusable storage for the active rows ``X[J]`` that the Newton steps of one fit cut.
-
-    ``take`` copies the rows into buffers kept from one call to the next
-    instead of letting scipy allocate a new matrix each time (see the module's
-    decisions). The buffers are replaced by larger ones when a larger slice
-    comes, so they hold the largest slice of the fit so far and no more. A
-    matrix returned by ``take`` is a view of the buffers, valid until the next
-    ``take``.
-    """
-
-    def __init__(self):
-        self._data = None
-        self._indices = None
-        self._indptr = None
-        self._dense = None
-
-    def take(self, X, J, J_nnz):
-        """Return the rows ``J`` (sorted) of ``X`` as a matrix that views this object's buffers.
-
-        Parameters
-        ----------
-        X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-            Float64 data.
-        J : ndarray of int
-            Increasing row indices.
-        J_nnz : ndarray of int
-            Non-zeros of each of those rows (unused for dense ``X``).
-
-        Returns
-        -------
-        XJ : {csr sparse matrix, ndarray} of shape (len(J), n_features)
-        """
-        if not sp.issparse(X):
-            if self._dense is None or self._dense.shape[0] < J.size or self._dense.shape[1] != X.shape[1]:
-                self._dense = None
-                self._dense = np.empty((J.size, X.shape[1]))
-            return np.take(X, J, axis=0, out=self._dense[: J.size])
-        idx_dtype = X.indices.dtype
-        nnz_J = int(J_nnz.sum())
-        if _csr_row_index is None or X.indptr.dtype != idx_dtype:
-            return X[J]
-        if self._data is None or self._data.size < nnz_J or self._indices.dtype != idx_dtype:
-            self._data = self._indices = None  # release before the next allocation
-            self._data = np.empty(nnz_J)
-            self._indices = np.empty(nnz_J, dtype=idx_dtype)
-        if self._indptr is None or self._indptr.size < J.size + 1 or self._indptr.dtype != idx_dtype:
-            self._indptr = np.empty(X.shape[0] + 1, dtype=idx_dtype)
-        indptr = self._indptr[: J.size + 1]
-        indptr[0] = 0
-        np.cumsum(J_nnz, out=indptr[1:])
-        data, indices = self._data[:nnz_J], self._indices[:nnz_J]
-        _csr_row_index(J.size, J.astype(idx_dtype, copy=False), X.indptr, X.indices, X.data, indices, data)
-        XJ = sp.csr_matrix((J.size, X.shape[1]), dtype=X.dtype)
-        XJ.indptr, XJ.indices, XJ.data = indptr, indices, data
-        return XJ
-
-
-def as_float64_design(X):
-    """Return ``X`` as float64 CSR (sparse) or a C-contiguous float64 ndarray, copying only when needed.
-
-    Dense ``X`` is made C-contiguous (a copy of a Fortran-ordered array, once per fit) because the compiled
-    dense kernels read it row by row in place.
-    """
-    if sp.issparse(X):
-        X = X.tocsr()
-        if X.dtype != np.float64:
-            X = X.astype(np.float64)
-        return X
-    return np.ascontiguousarray(X, dtype=np.float64)
-
-
-def check_design_scale(X):
-    """Raise a ValueError when ``X`` holds values too large for the float64 solvers.
-
-    Values above ~1e154 pass scikit-learn's finiteness check but their squares
-    overflow; well before that, above :data:`MAX_ABS_VALUE`, the
-    regularization is lost to rounding. Both would give NaN or meaningless
-    weights, so the user is asked to scale ``X``.
-
-    Parameters
-    ----------
-    X : {csr sparse matrix, ndarray}
-        Float64 data.
-    """
-    values = X.data if sp.issparse(X) else X
-    # max and -min instead of abs(values).max(): no copy of the data (a
-    # temporary of 2/3 of the CSR size of X, the peak of a DA fit).
-    top = float(np.maximum(values.max(), -values.min())) if values.size else 0.0
-    if not top <= MAX_ABS_VALUE:
-        raise ValueError(
-            f"X has values up to {top:.3g} in absolute value; above {MAX_ABS_VALUE:.0e} the l2-SVM problem cannot "
-            "be solved in float64 (squares overflow or the regularization is lost to rounding). Please scale X "
-            "first, e.g. with sklearn.preprocessing.MaxAbsScaler or StandardScaler."
-        )
 
 
 def _matvec(X, v, b):
@@ -691,7 +558,7 @@ def l2_svm_mfn(
     Parameters
     ----------
     X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data (see :func:`as_float64_design`); never modified.
+        Float64 data (see :func:`~skssl.svm._validation.as_float64_design`); never modified.
     y : ndarray of shape (n_terms,)
         Target (+1 / -1) of each loss term.
     cost : ndarray of shape (n_terms,)

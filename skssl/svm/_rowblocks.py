@@ -1,10 +1,13 @@
-"""Sparse (and dense) products over row blocks in threads.
+"""Sparse (and dense) products over row blocks in threads, and the rows a Newton step cuts out of ``X``.
 
 The solvers spend their time in ``X @ v`` and ``X.T @ z`` (CGLS, the outputs
 after each Newton step). scipy's sparse mat-vec and numpy's dense one release
 the GIL, so threads that each take a block of rows run them in parallel
 without copying ``X``: ``X @ v`` is the concatenation of the blocks' products
 and ``X.T @ z`` the sum of the blocks' ``X_k.T @ z_k``.
+
+:class:`RowSlicer` copies the active rows ``X[J]`` of l2-SVM-MFN's Newton steps
+into buffers that the solves of one fit share.
 
 Decisions
 ---------
@@ -99,6 +102,28 @@ Decisions
   benchmarks/results/busy_machine_busy.md``, and ``--scenarios idle`` into
   ``busy_machine_idle.md``). ``busy_machine.md`` is an earlier run under
   other jobs' load, before the margin.
+* **Memory: one slice buffer per fit.** The goal is a fit that adds at most
+  the CSR size of ``X`` (data + indices + indptr) to the memory ``X`` itself
+  takes. The slice is the only large allocation, and two things made it
+  count twice: ``XJ = X[J]`` built the new slice while the previous step's
+  was still bound to ``XJ``, and scipy's fresh arrays for every slice let
+  freed ones pile up in the allocator (20 Newsgroups stacked 7 times, 10.7M
+  nnz: TSVM's RSS grew by 1.65x the CSR size; tracemalloc showed two slices
+  of ~0.73 of the non-zeros alive at once). Now :class:`RowSlicer` copies the
+  active rows with scipy's own row-gather kernel (``csr_row_index``, what
+  ``X[J]`` runs; a private name, so ``X[J]`` is the fallback) into buffers
+  that the solves of one fit share, replaced only when a larger slice comes.
+  The fit's extra memory is then the largest slice (at most
+  ``SLICE_FRACTION`` of the data and indices) plus vectors of the length of
+  the rows and features. (:func:`~skssl.svm._validation.check_design_scale` took ``abs`` of all
+  values, a copy of the data, 2/3 of the CSR size: the peak of a DA fit,
+  which rarely slices; it now takes ``max`` and ``-min``.) RSS growth during
+  ``fit`` / CSR size, before -> after (``benchmarks/linear_scaling.py``;
+  ``benchmarks/results/linear_scaling_memory.md``): 20NG x7 TSVM 1.65 ->
+  0.93, RCV1-shaped 200k rows TSVM 1.05 -> 0.67. Writing into a buffer whose pages are already
+  mapped is also cheaper: on 20NG x7, 75% of the rows, ``X[J]`` took 130-220
+  ms when its arrays were freshly mapped and ~25 ms otherwise, the buffered
+  gather 16 ms (one mat-vec: 15 ms).
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -110,11 +135,17 @@ import scipy.sparse as sp
 
 from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks, dot, warn_if_no_openmp
 
+try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
+    from scipy.sparse._sparsetools import csr_row_index as _csr_row_index
+except ImportError:  # pragma: no cover - a scipy that moved it: fall back to X[J]
+    _csr_row_index = None
+
 __all__ = [
     "MIN_BLOCK_NNZ",
     "THREAD_MODE",
     "DenseRows",
     "RowBlocks",
+    "RowSlicer",
     "gram_product",
     "kernel_rows",
     "row_blocks",
@@ -289,6 +320,64 @@ class DenseRows:
         n_blocks = max(1, min(n_blocks, rows.size * X.shape[1] // MIN_BLOCK_NNZ, rows.size))
         self.n_blocks = int(n_blocks)
         self.bounds = (rows.size * np.arange(self.n_blocks + 1, dtype=np.intp)) // self.n_blocks
+
+
+class RowSlicer:
+    """Reusable storage for the active rows ``X[J]`` that the Newton steps of one fit cut.
+
+    ``take`` copies the rows into buffers kept from one call to the next
+    instead of letting scipy allocate a new matrix each time (see the module's
+    decisions). The buffers are replaced by larger ones when a larger slice
+    comes, so they hold the largest slice of the fit so far and no more. A
+    matrix returned by ``take`` is a view of the buffers, valid until the next
+    ``take``.
+    """
+
+    def __init__(self):
+        self._data = None
+        self._indices = None
+        self._indptr = None
+        self._dense = None
+
+    def take(self, X, J, J_nnz):
+        """Return the rows ``J`` (sorted) of ``X`` as a matrix that views this object's buffers.
+
+        Parameters
+        ----------
+        X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+            Float64 data.
+        J : ndarray of int
+            Increasing row indices.
+        J_nnz : ndarray of int
+            Non-zeros of each of those rows (unused for dense ``X``).
+
+        Returns
+        -------
+        XJ : {csr sparse matrix, ndarray} of shape (len(J), n_features)
+        """
+        if not sp.issparse(X):
+            if self._dense is None or self._dense.shape[0] < J.size or self._dense.shape[1] != X.shape[1]:
+                self._dense = None
+                self._dense = np.empty((J.size, X.shape[1]))
+            return np.take(X, J, axis=0, out=self._dense[: J.size])
+        idx_dtype = X.indices.dtype
+        nnz_J = int(J_nnz.sum())
+        if _csr_row_index is None or X.indptr.dtype != idx_dtype:
+            return X[J]
+        if self._data is None or self._data.size < nnz_J or self._indices.dtype != idx_dtype:
+            self._data = self._indices = None  # release before the next allocation
+            self._data = np.empty(nnz_J)
+            self._indices = np.empty(nnz_J, dtype=idx_dtype)
+        if self._indptr is None or self._indptr.size < J.size + 1 or self._indptr.dtype != idx_dtype:
+            self._indptr = np.empty(X.shape[0] + 1, dtype=idx_dtype)
+        indptr = self._indptr[: J.size + 1]
+        indptr[0] = 0
+        np.cumsum(J_nnz, out=indptr[1:])
+        data, indices = self._data[:nnz_J], self._indices[:nnz_J]
+        _csr_row_index(J.size, J.astype(idx_dtype, copy=False), X.indptr, X.indices, X.data, indices, data)
+        XJ = sp.csr_matrix((J.size, X.shape[1]), dtype=X.dtype)
+        XJ.indptr, XJ.indices, XJ.data = indptr, indices, data
+        return XJ
 
 
 def kernel_rows(A):

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._rowblocks import thread_pool
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, RowSlicer, l2_svm_mfn
+from ._rowblocks import RowSlicer, thread_pool
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
 
 __all__ = [
     "TSVM_ANNEALING_RATE",

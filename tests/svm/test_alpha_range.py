@@ -1,7 +1,7 @@
 """Every valid alpha gives a finite model or a ValueError, in bounded work.
 
 ``alpha`` below float64's machine epsilon is refused (see the decisions of
-:mod:`skssl.svm._classes`); above it the fitted model must be finite. The
+:mod:`skssl.svm._base`); above it the fitted model must be finite. The
 work of a fit is counted (CGLS iterations, dual evaluations of the p-steps)
 rather than timed.
 """
@@ -19,8 +19,8 @@ from skssl.svm import (
     PottsDeterministicAnnealingSVC,
     TransductiveSVC,
 )
-from skssl.svm import _classes, _da, _mfn, _potts
-from skssl.svm._classes import ALPHA_MIN
+from skssl.svm import _classes, _da, _mfn, _potts_beliefs
+from skssl.svm._base import ALPHA_MIN
 from skssl.svm._mfn import MFNResult
 
 ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
@@ -34,7 +34,7 @@ class WorkBudget:
         self.limit = limit
         self.cgls = 0
         self.dual = 0
-        cgls, evaluate, excess = _mfn.cgls, _potts._DualRows.evaluate, _da._belief_excess
+        cgls, evaluate, excess = _mfn.cgls, _potts_beliefs._DualRows.evaluate, _da._belief_excess
 
         def counted_cgls(*args):
             out = cgls(*args)
@@ -53,7 +53,7 @@ class WorkBudget:
             return excess(*args)
 
         monkeypatch.setattr(_mfn, "cgls", counted_cgls)
-        monkeypatch.setattr(_potts._DualRows, "evaluate", counted_evaluate)
+        monkeypatch.setattr(_potts_beliefs._DualRows, "evaluate", counted_evaluate)
         monkeypatch.setattr(_da, "_belief_excess", counted_excess)
 
     def _check(self):
@@ -161,11 +161,11 @@ def test_p_step_continuation_skips_unresolvable_temperatures(monkeypatch):
     )
     nu = np.array([0.0, -0.16702273470405848, -0.9771688130276353])
     runs = []
-    newton = _potts._newton
-    monkeypatch.setattr(_potts, "_newton", lambda E, T, *a, **k: runs.append(T) or newton(E, T, *a, **k))
+    newton = _potts_beliefs._newton
+    monkeypatch.setattr(_potts_beliefs, "_newton", lambda E, T, *a, **k: runs.append(T) or newton(E, T, *a, **k))
     budget = WorkBudget(monkeypatch, limit=10**6)
     with pytest.warns(ConvergenceWarning, match="did not meet the class fractions"):
-        P, _ = _potts.potts_p_step(E, 0.877914951989026, np.full(3, 1 / 3), nu)
+        P, _ = _potts_beliefs.potts_p_step(E, 0.877914951989026, np.full(3, 1 / 3), nu)
     assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)
     # The first attempt, at most 17 levels at or above eps * spread, and T itself.
     spread = np.ptp(E - E.min(axis=1, keepdims=True))
@@ -183,12 +183,12 @@ def test_p_step_continuation_is_unchanged_when_energies_are_resolved(T, spread):
     temps = [T]
     while temps[-1] < max(spread, T):
         temps.append(10.0 * temps[-1])
-    assert _potts._continuation_temperatures(T, spread) == temps
+    assert _potts_beliefs._continuation_temperatures(T, spread) == temps
 
 
 def test_p_step_continuation_visits_at_most_17_levels():
     for T, spread in [(1.0, 1e57), (1e-300, 1e300), (0.88, 1.6e57), (1e-3, 1e17)]:
-        temps = _potts._continuation_temperatures(T, spread)
+        temps = _potts_beliefs._continuation_temperatures(T, spread)
         assert temps[0] == T and len(temps) <= 18
         assert all(t >= np.finfo(float).eps * spread for t in temps[1:])
         assert temps[-1] >= spread

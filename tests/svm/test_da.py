@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm._da import deterministic_annealing, entropy_bits, kl_bits, optimize_p
-from skssl.svm._mfn import as_float64_design
+from skssl.svm._validation import as_float64_design
 from skssl.svm._objective import transductive_cost
 
 

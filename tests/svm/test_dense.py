@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm import DeterministicAnnealingSVC, _mfn
+from skssl.svm import DeterministicAnnealingSVC, _mfn, _rowblocks
 from skssl.svm._kernels import COMPILED, ThreadSchedule, dense_cgls, dense_matvec_subset
-from skssl.svm._mfn import as_float64_design, l2_svm_mfn
+from skssl.svm._mfn import l2_svm_mfn
 from skssl.svm._rowblocks import MIN_BLOCK_NNZ
+from skssl.svm._validation import as_float64_design
 
 pytestmark = pytest.mark.skipif(not COMPILED, reason="the compiled kernels are not built")
 
@@ -159,7 +160,7 @@ def test_dense_fit_uses_neither_the_python_loop_nor_row_slices(monkeypatch):
     def no_slice(*args):
         raise AssertionError("the active rows of dense X were copied")
 
-    monkeypatch.setattr(_mfn.RowSlicer, "take", no_slice)
+    monkeypatch.setattr(_rowblocks.RowSlicer, "take", no_slice)
     res = l2_svm_mfn(X, np.sign(X[:, 0] + 0.1), np.full(X.shape[0], 1.0 / X.shape[0]), alpha=1e-2)
     assert res.converged
     assert res.n_cg_iter > 0

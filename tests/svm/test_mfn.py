@@ -9,12 +9,12 @@ from skssl.svm._mfn import (
     BIG_EPSILON,
     EPSILON,
     CGTolerance,
-    as_float64_design,
     cgls,
     l2_svm_mfn,
     line_search,
     mfn_objective,
 )
+from skssl.svm._validation import as_float64_design
 
 
 def _problem(seed, n_rows=150, n_features=60, density=0.08, paired=False):

@@ -9,18 +9,17 @@ from scipy.optimize import minimize
 
 from skssl.datasets import load_pcmac
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC
-from skssl.svm import _potts
+from skssl.svm import _potts_beliefs
 from skssl.svm._da import deterministic_annealing, optimize_p
 from skssl.svm._potts import (
-    P_TOL,
     annealed_objective,
     potts_annealing,
     potts_energies,
     potts_entropy_bits,
     potts_kl_bits,
     potts_objective,
-    potts_p_step,
 )
+from skssl.svm._potts_beliefs import P_TOL, potts_p_step
 
 
 def _blobs(n_per_class=12, n_classes=3, n_labeled=2, seed=0, n_features=5):
@@ -81,16 +80,16 @@ def test_p_step_with_committed_rows_set_aside_equals_the_plain_newton(seed, weig
     s = rng.exponential(size=u) + 1e-2 if weighted else None
     T = rng.choice([1e-3, 1e-4])
     sorted_sizes = []
-    rebase = _potts._DualRows.rebase
+    rebase = _potts_beliefs._DualRows.rebase
 
     def spy(self, nu):
         rebase(self, nu)
         sorted_sizes.append(u if self.rows is None else self.rows.size)
 
-    monkeypatch.setattr(_potts._DualRows, "rebase", spy)
+    monkeypatch.setattr(_potts_beliefs._DualRows, "rebase", spy)
     P, nu = potts_p_step(E, T, r, weight=s)
     assert min(sorted_sizes) < u // 2, "no row was set aside: the test does not exercise the reduced path"
-    monkeypatch.setattr(_potts, "_COMMITTED_GAP", np.inf)  # every row free: the plain Newton
+    monkeypatch.setattr(_potts_beliefs, "_COMMITTED_GAP", np.inf)  # every row free: the plain Newton
     P_plain, nu_plain = potts_p_step(E, T, r, weight=s)
     fractions = P.mean(axis=0) if s is None else s @ P / s.sum()
     assert np.abs(fractions - r).max() <= P_TOL
@@ -104,12 +103,12 @@ def test_dual_rows_evaluate_the_fractions_of_all_rows():
     T = 1e-3
     nu = rng.randn(5) * 0.01
     for weight in (None, rng.dirichlet(np.ones(500))):
-        rows = _potts._DualRows(E, T, weight)
+        rows = _potts_beliefs._DualRows(E, T, weight)
         rows.rebase(nu)
         assert rows.rows is not None and rows.rows.size < 100
         for step in (0.0, 2e-3, -5e-3, 0.5):  # the last one moves past the margin: the rows are sorted again
             means, _, _ = rows.evaluate(nu + step)
-            full = _potts._softmax(nu + step, E, T)
+            full = _potts_beliefs._softmax(nu + step, E, T)
             expected = full.mean(axis=0) if weight is None else weight @ full
             np.testing.assert_allclose(means, expected, rtol=0, atol=1e-15)
 

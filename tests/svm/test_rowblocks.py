@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _mfn, _rowblocks
-from skssl.svm._classes import _share_cores
+from skssl.svm._base import _share_cores
 from skssl.svm._kernels import COMPILED
 from skssl.svm._rowblocks import RowBlocks, gram_product, row_blocks, transposed
 

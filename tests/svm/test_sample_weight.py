@@ -44,7 +44,7 @@ def test_weight_two_equals_the_row_twice(Est, which):
     X, _, y_semi = _data(2)
     pool = np.flatnonzero((y_semi != -1) if which == "labeled" else (y_semi == -1))
     if Est is TransductiveSVC and which == "unlabeled":
-        pytest.skip("TSVM's balance constraint counts unlabeled rows (see _classes decisions)")
+        pytest.skip("TSVM's balance constraint counts unlabeled rows (see _base decisions)")
     dup = pool[[0, 3, 5]]
     sw = np.ones(X.shape[0])
     sw[dup] = 2.0

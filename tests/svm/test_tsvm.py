@@ -5,7 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import _tsvm
-from skssl.svm._mfn import as_float64_design, l2_svm_mfn, mfn_objective
+from skssl.svm._mfn import l2_svm_mfn, mfn_objective
+from skssl.svm._validation import as_float64_design
 from skssl.svm._tsvm import n_positive, switch_labels, tsvm
 
 
