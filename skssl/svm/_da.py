@@ -1,67 +1,12 @@
 """Deterministic-annealing semi-supervised l2-SVM (SVMlin's ``DA_S3VM``).
 
-Each unlabeled row ``j`` has a belief ``p_j`` of being positive. At
-temperature ``T`` the objective is
-
-    lam/2 |w|^2 + 1/(2l) sum_i l2(y_i o_i)
-      + lam_u/(2u) sum_j [p_j l2(o_j) + (1 - p_j) l2(-o_j)]
-      + T/(2u) sum_j [p_j log p_j + (1 - p_j) log(1 - p_j)],   mean(p) = r,
-
-minimized alternately over ``w`` (``optimize_w``: l2-SVM-MFN where every
-unlabeled row gives two loss terms on the same row of ``X``) and over ``p``
-(``optimize_p``: ``p_j = 1 / (1 + exp((g_j - nu) / T))`` with
-``g_j = lam_u [l2(o_j) - l2(-o_j)]`` and ``nu`` the root of
-``mean(p) = r``). ``T`` starts at ``10 lam_u`` and is divided by 1.5 after
-each outer iteration; the path's lowest SVMlin objective wins.
-
-Decisions
----------
-* ``nu`` is found by :func:`scipy.optimize.brentq` on SVMlin's bracket
-  ``[min g - b, max g - b]`` with ``b = T log((1 - r) / r)``: at its ends
-  every ``p_j`` is at most, respectively at least, ``r``. ``p`` is evaluated
-  with :func:`scipy.special.expit`, which cannot overflow. (SVMlin's own
-  Newton/bisection hybrid always bisects: its Newton test is inverted.)
-  brentq evaluates ``mean(p)`` about a dozen times per p-step; where skssl's
-  kernels are compiled each evaluation is one pass over the unlabeled rows
-  (``belief_mean``, the fit's ``n_jobs`` threads, partial sums added in a
-  fixed order) instead of numpy's three passes with temporaries: 27 against
-  60 microseconds for 10,800 rows with two threads.
-* ``optimize_p`` hands ``g`` to ``brentq`` through ``args``, never through
-  a closure: scipy wraps the function in a closure that refers to itself,
-  and the cycle would keep every ``g`` alive until the cyclic garbage
-  collector runs (about 100 of them, 0.45x the CSR size of ``X``, at the
-  peak of a DA fit on an RCV1-shaped problem of 200k rows).
-* The mean KL divergence clips both distributions to ``[1e-8, 1 - 1e-8]``.
-  SVMlin means to do the same, but its clipping test is inverted for the low
-  end (``p < 1 - 1e-8`` instead of ``p < 1e-8``) and adds 1e-8 to almost
-  every probability; the effect on the stopping test is below 1e-7.
-* The KL (inner loop) and entropy (outer loop) thresholds are a fixed
-  ``tol`` (1e-6 by default). SVMlin compares them with its shared CGLS
-  ``epsilon``, which is 0.01 or 1e-6 depending on the state the last
-  l2-SVM-MFN call left; a stopping rule that moves with a solver's internal
-  state is not something a user can reason about.
-* **Frozen annealing ends it too.** The constraint ``mean(p) = r`` cannot be
-  met by hard beliefs when ``r u`` is not a whole number (the usual case
-  when ``r`` is estimated from the labeled rows): one row keeps a
-  fractional belief and the mean entropy stays above ``tol`` at every
-  temperature. The annealing therefore also ends, as converged, at a
-  temperature whose first alternation moved ``p`` by at most ``tol`` (mean
-  KL, bits): lowering ``T`` no longer changes the beliefs. SVMlin runs on to
-  its cap of 30 temperatures there, with the same returned model (the best
-  objective along the path does not change once ``p`` is frozen). A fit
-  whose entropy reaches ``tol`` (SVMlin's reference runs) is unchanged.
-* The CGLS tolerance state itself is carried between ``optimize_w`` calls
-  as in SVMlin (see :mod:`skssl.svm._mfn`); ``optimize_w`` stops on the
-  absolute rule ``|F - F_old| < 1e-6`` as SVMlin's does.
-* SVMlin's caps (30 temperatures, 100 alternations per temperature) are the
-  defaults of ``max_iter`` and ``max_inner_iter``; the result says which
-  loop ended on its cap rather than its ``tol`` rule, and the estimator turns
-  that into a ``ConvergenceWarning``.
-* With ``sample_weight``, every mean over unlabeled rows (the constraint
-  ``mean(p) = r``, the entropy, the KL divergence, the objective) is a
-  weighted mean, so a row of weight 2 behaves as the row twice.
-* The returned model is the one with the lowest SVMlin objective (its
-  ``transductive_cost``) among all ``optimize_w`` results, not the last one.
+The beliefs of the unlabeled rows (``optimize_p``, a one-dimensional root
+find) and the model (``optimize_w``, l2-SVM-MFN) are optimized alternately
+while a temperature falls; the lowest-objective model of the path is
+returned. The objective, the belief update and the implementation decisions
+are in the user guide, "Mathematical formulation of the linear S3VMs": its
+section "Deterministic annealing" and the deterministic-annealing part of
+"Implementation decisions".
 """
 
 from dataclasses import dataclass

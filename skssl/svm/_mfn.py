@@ -1,158 +1,12 @@
 """The modified finite Newton solver for the linear l2-SVM (l2-SVM-MFN).
 
-Solves, for rows ``x_i`` of ``X`` (CSR or dense), *loss terms* ``t`` with a
-target ``y_t`` in {-1, +1}, a cost ``c_t >= 0`` and a row ``row_t``,
-
-    F(w, b) = 1/2 * (alpha * (|w|^2 + b^2) + sum_t c_t * max(0, 1 - y_t o_t)^2),
-    o_t = x_{row_t} . w + b,
-
-the objective of SVMlin's ``L2_SVM_MFN`` (Keerthi & DeCoste 2005; Sindhwani &
-Keerthi, SIGIR 2006, section 2). Usually there is one term per row; the
-deterministic-annealing S3VM gives each unlabeled row two terms (labels +1 and
--1 with costs proportional to p and 1 - p) on the *same* row of ``X``, which is
-why terms and rows are separate here: ``X`` is never duplicated.
-
-Algorithm: with the active terms ``j(w) = {t : y_t o_t < 1}`` fixed, a Newton
-step solves the weighted regularized least-squares system
-``(alpha I + X_j^T C_j X_j) w_bar = X_j^T C_j Y_j`` by CGLS seeded at the
-current ``w``; an exact line search on ``w + delta (w_bar - w)`` follows. The
-active terms of one row merge into one least-squares row with cost
-``sum c_t`` and target ``sum c_t y_t / sum c_t`` (the squared losses differ by
-a constant), so CGLS touches every active row of ``X`` once.
-
-Decisions
----------
-* The bias is a separate scalar ``b``, regularized like a weight, as SVMlin
-  does with its appended constant feature. Every product carries it
-  explicitly: ``X @ w + b`` and ``(X^T z, sum z)``; no ``hstack``, which would
-  copy ``X``.
-* The work is done by skssl's compiled kernels (:mod:`skssl.svm._kernels`;
-  scipy's sparse products and numpy's dense ones where they were not built).
-  For CSR ``X`` a Newton step slices the active rows ``X[J]`` once (CGLS runs on
-  them for many iterations, so the one copy of the active part pays for
-  itself). CGLS keeps the outputs of the rows it solves on up to date, so
-  after it only the other rows' outputs ``x_i . w_bar + b_bar`` are computed,
-  read in place, as SVMlin's ``L2_SVM_MFN`` does (none when CGLS ran on every
-  row, DA's usual case; a full ``X @ w_bar`` for dense ``X``); there is no
-  other copy. When the active rows hold more than ``SLICE_FRACTION`` of the
-  non-zeros, CGLS runs on ``X`` itself with zero costs on the inactive rows
-  instead. With ``n_threads > 1`` both ``X`` and the slice are split into
-  row blocks (views, see :mod:`skssl.svm._rowblocks`) whose products run on
-  ``n_threads`` threads.
-* **Dense X: the compiled CGLS loop on the rows in place.** For a
-  C-contiguous float64 ndarray (:func:`~skssl.svm._validation.as_float64_design` makes one, a copy
-  only of other layouts) CGLS runs in ``dense_cgls``: the same loop as
-  ``csr_cgls``, whose two products read each active row once (scipy's
-  BLAS ``ddot`` and ``daxpy`` on the row, in the calling OpenMP thread). The
-  active rows are read where they are, by index (:class:`DenseRows`): no
-  slice of ``X``, no zero-cost rows, and the other rows' outputs after CGLS
-  by ``dense_matvec_subset``. Before, dense ``X`` took the Python loop with
-  numpy's two mat-vecs per iteration, on OpenBLAS's own thread pool: on
-  4,000 x 784 MNIST pixels one iteration took 2.0 ms of CPU on one BLAS
-  thread and 3-15 ms when OpenBLAS's two threads met other work on the
-  machine's two cores; ``dense_cgls`` takes 1.35 ms on one thread, and its
-  threads follow the fit's :class:`~skssl.svm._kernels.ThreadSchedule`
-  like the CSR kernels'. A TSVM fit on that problem (200 labels, 10
-  classes) went from 109 to 23 CPU s on a busy machine. Its results are the
-  CSR path's on the same data up to rounding (the sums run in another
-  order), which CGLS's relative stopping rule can turn into differences of
-  its tolerance (1e-6 relative) in the weights.
-* **One pass over the rows per CGLS iteration.** SVMlin's CGLS recomputes
-  ``r = X^T z`` from the updated ``z`` after computing ``q = X p``: two
-  passes over the active rows. Since ``z_new = z - t C q``,
-  ``X^T z_new = X^T z - t X^T (C q)``, and ``X^T (C q)`` comes out of the same
-  pass that computes ``q`` (the compiled ``csr_cgls`` and ``dense_cgls``;
-  the Python loop of an unbuilt kernel takes the two products of
-  :func:`skssl.svm._rowblocks.gram_product`), so here ``X^T z`` is carried
-  from one iteration to the next and ``X`` is read once per iteration. In
-  exact arithmetic the iterates are SVMlin's; in float64 the carried ``X^T z`` differs from a recomputed one by rounding
-  (relative ~1e-16 per iteration), far below the relative stopping rule
-  (``eps`` >= 1e-6). The objectives on pcmac and 20 Newsgroups still match
-  SVMlin's (``benchmarks/results/linear_vs_svmlin.md``).
-* **CGLS runs in one compiled call** (``csr_cgls`` in
-  ``skssl/svm/_csr_kernels.pyx``) for CSR data: the fused product, the
-  weight and row updates and the new direction, each split over the row
-  blocks and feature ranges of ``n_threads`` OpenMP threads, with no Python
-  between iterations (``dense_cgls`` for dense ``X``). The Python loop in
-  :func:`cgls` remains for an unbuilt kernel, and is the reference the
-  compiled loop is tested against. Partial sums are added in block order, so a fit is
-  deterministic for a given ``n_jobs``, whatever number of threads runs
-  the blocks: that number is chosen per iteration by the fit's thread
-  schedule, which times iterations on one thread and on all and keeps the
-  faster (on a machine whose cores are busy with other work, one thread;
-  see :mod:`skssl.svm._rowblocks`). With one block the sums are the
-  Python loop's up to the order of a few dot products. On 20 Newsgroups
-  (all 11,314 rows, two threads) an iteration's updates take ~0.07 ms and
-  its product ~1.2 ms; a TSVM fit (l = 500) went from 1.90 to 1.84 s wall.
-* **The line search selects instead of sorting.** The breakpoint where the
-  slope turns non-negative is found by partitioning the breakpoints around
-  a pivot, as quickselect does, and adding up the slope contributions of
-  the part passed on the left (expected O(n); ``line_search_terms`` in the
-  compiled kernels). The sorted walk (stable ``argsort``, O(n log n); kept
-  for an unbuilt kernel and as the tests' reference) took 1.7 ms per call
-  on DA's 22k loss terms, 4% of a two-thread DA fit. The two give the same
-  piece; the step differs by rounding only (the sums run in another order).
-* ``SLICE_FRACTION`` stays at 0.8. A lower threshold would bound the slice
-  further but costs CGLS work whenever the active rows hold between it and
-  0.8 of the non-zeros, which TSVM meets on text: counted over the CGLS calls
-  of one fit (non-zeros read by CGLS's products plus one pass per slice),
-  0.75 instead of 0.8 costs +2.4% on 20NG (1% labeled) and +7.1% on 20NG x7,
-  0.7 costs +2.4% and +9.4%. DA's active rows held 94-100% of the
-  non-zeros on 20NG and 100% on the RCV1-shaped problem of 200k rows, so DA
-  rarely slices at all.
-* Its 1-D dot products go through :func:`skssl.svm._kernels.dot`, not BLAS:
-  thousands of tiny BLAS calls wake the BLAS thread pool each time, which
-  doubled a 20 Newsgroups TSVM fit's CPU time on a busy machine, and a
-  process-wide BLAS limit around the fit would change state that fits
-  running at once in threads share.
-* The solver works in float64. ``float32`` input is upcast once by the
-  caller (:func:`~skssl.svm._validation.as_float64_design`): scipy's mixed-precision products would
-  upcast the data on every product, and CGLS needs float64 accumulation to
-  meet its relative stopping rule of 1e-6.
-* SVMlin's two speed heuristics: a call that starts from scratch
-  (``first=True``) uses ``eps = BIG_EPSILON`` and caps its very first CGLS at
-  ``SMALL_CGITERMAX`` iterations; when a Newton point is optimal at that
-  tolerance (CGLS converged, active terms ``y o_bar <= 1 + eps``, inactive
-  ones ``y o_bar >= 1 - eps``), the tolerance drops to ``EPSILON`` and the
-  same system is solved again without a line search. SVMlin restarts that
-  second solve from the previous ``w``; we seed it with the ``w_bar`` just
-  computed -- the same linear system, a better seed, the same fixed point.
-* SVMlin keeps ``eps`` in shared state: a seeded call (TSVM retraining, DA's
-  ``optimize_w``) starts from the tolerance the previous call left. We keep
-  that behaviour, since it produced the reference objectives, but make the
-  state explicit and local to one fit: a :class:`CGTolerance` object that
-  the outer loops of one fit pass from call to call. Nothing is shared
-  between fits or between the binary problems of a one-vs-rest fit.
-* The optimality test is written per loss term. For DA's paired terms it
-  reads ``|o_bar| <= 1 + eps`` for a row inside the margin (as SVMlin) and
-  ``y o_bar >= 1 - eps`` for the one active term outside it, where SVMlin
-  tests ``|o_bar| >= 1 - eps`` (which also accepts a sign flip). Ours is the
-  exact optimality condition of the paired loss.
-* CGLS steps along the unit direction ``p / |p|``, so no intermediate
-  exceeds the square of the data's scale (the textbook step squares it
-  twice). A row of values around 1e10 among rows of norm 1 fits without
-  overflow; beyond about 1e15 times the other rows the system is too
-  ill-conditioned for double precision whatever the solver: scale such data
-  (``MaxAbsScaler``, tf-idf) first.
-* CGLS returns at once when its seed already satisfies the stopping rule
-  (SVMlin always takes one step, dividing 0 by 0 when the seed is exact),
-  and its in-loop rule is ``<=``, so an exact solution (zero residual) stops
-  instead of dividing 0 by 0 on the next step.
-* **Empty active set.** A line search can land where every term meets its
-  margin (``y o >= 1``: separable data, small ``alpha``). The Newton system
-  is then ``alpha [w; b] = 0``, whose solution is ``w_bar = 0, b_bar = 0``
-  exactly; the step takes it without calling CGLS on an empty system, and
-  the exact line search then returns to the point on the segment where rows
-  re-enter. (SVMlin runs CGLS on the empty system: its stopping rule
-  compares ``0 < 0``, and it iterates on NaN up to ``CGITERMAX``.)
-* **Accuracy** is SVMlin's: CGLS's relative rule bounds the residual
-  (the gradient), not the error. On 240 random separable problems the
-  gradient at the result is below 6e-8 of the gradient at 0 and the
-  objective within 1e-9 of ``F(0)`` of L-BFGS-B's; on 4 ill-conditioned
-  ones (``|x|`` ~ 100, ``alpha`` ~ 1e-4, where ``F*`` is ~1e-7 ``F(0)``)
-  that is still up to 0.7% of ``F*`` itself. We keep SVMlin's tolerances,
-  which reproduce its reference objectives; a tighter ``EPSILON`` would
-  cost CGLS iterations on every problem.
+Minimizes ``F(w, b) = 1/2 (alpha (|w|^2 + b^2) + sum_t c_t max(0, 1 - y_t o_t)^2)``
+over loss terms ``t`` that may share a row of ``X`` (SVMlin's ``L2_SVM_MFN``;
+Keerthi & DeCoste 2005): Newton steps on the active terms, each solved by
+CGLS, followed by an exact line search. The algorithm and the implementation
+decisions are in the user guide, "Mathematical formulation of the linear
+S3VMs": its section "l2-SVM-MFN" and the l2-SVM-MFN part of "Implementation
+decisions".
 """
 
 from dataclasses import dataclass
@@ -246,7 +100,7 @@ class MFNResult:
         CGLS iterations over all Newton steps.
     n_empty_steps : int
         Newton steps taken from a point where no loss term was active (their
-        Newton point is ``w = 0, b = 0``, see the module's decisions).
+        Newton point is ``w = 0, b = 0``, see the user guide's implementation decisions).
     converged : bool
         Whether the optimality test at ``EPSILON`` or the stopping rule on
         ``F`` ended the loop (as opposed to ``max_iter``).
@@ -376,7 +230,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         Iterations taken.
     """
     if XJ.shape[0] == 0:
-        # No rows: the system is alpha [w; b] = 0 (see l2_svm_mfn's decisions).
+        # No rows: the system is alpha [w; b] = 0 (see the user guide's implementation decisions).
         w[:] = 0.0
         return 0.0, True, 0
     if isinstance(XJ, DenseRows):
@@ -389,8 +243,8 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         return csr_cgls(X.data, X.indices, indptr_like_indices(X), bounds, *args)
     XT = transposed(XJ) if sp.issparse(XJ) else XJ.T  # CSC on XJ's arrays, no copy
     z = cost * (target - outputs)
-    # X^T z, kept up to date through the products of each iteration (see the
-    # module's decisions): the fused product gives X^T (C q) with q.
+    # X^T z, kept up to date through the products of each iteration (see the user
+    # guide's implementation decisions): the fused product gives X^T (C q) with q.
     xtz = XT @ z
     r = xtz - alpha * w
     rb = z.sum() - alpha * b

@@ -1,182 +1,13 @@
 """Multi-class deterministic annealing with the Potts glass (the K-class DA S3VM).
 
-Sindhwani & Keerthi ("Large Scale Semi-supervised Linear SVMs", SIGIR 2006,
-footnote 4) name the multi-class extension of their deterministic annealing
-S3VM: replace the Ising model of the binary beliefs by the Potts glass, one
-distribution over the K classes per unlabeled row, and append its entropy to
-a multi-class objective. This module implements it; the belief update
-(p-step below) is solved in :mod:`skssl.svm._potts_beliefs`.
-
-The model
----------
-``l`` labeled rows ``x_i`` with classes ``c_i`` and ``u`` unlabeled rows
-``x_j``; one linear model ``o_k(x) = w_k . x + b_k`` per class and
-``y_ik = +1`` if ``c_i = k``, ``-1`` otherwise. Every unlabeled row carries a
-distribution ``p_j`` over the classes (``sum_k p_jk = 1``). With SVMlin's
-one-vs-rest l2-SVM objective of class ``k`` at beliefs ``q``,
-
-    F_k(w_k, q) = 1/2 [ alpha (|w_k|^2 + b_k^2) + (1/l) sum_i l2(y_ik o_ik)
-                        + (lam_u/u) sum_j ( q_j l2(o_jk) + (1 - q_j) l2(-o_jk) ) ],
-
-``l2(z) = max(0, 1 - z)^2``, the Potts objective at temperature ``T`` is
-
-    J_T(W, P) = 1/2 sum_k F_k(w_k, p_.k) + T/(2u) sum_j sum_k p_jk log p_jk
-
-under the class-balance constraints ``mean_j p_jk = r_k`` (the class
-fractions of the unlabeled rows). Each row's "label" is one class, where
-the binary DA's was one sign; ``J_T`` is minimized alternately over ``W`` and
-``P`` while ``T`` is lowered.
-
-* **w-step.** For fixed ``P``, ``J_T`` is a sum over classes of
-  ``F_k(w_k, p_.k)``: K independent weighted l2-SVM problems, each exactly the
-  w-step of the binary DA with beliefs ``p_.k`` (every unlabeled row enters
-  twice, target +1 with cost ``lam_u p_jk / u`` and -1 with cost
-  ``lam_u (1 - p_jk) / u``, on the same row of ``X``). They are solved by
-  l2-SVM-MFN (:func:`skssl.svm._mfn.l2_svm_mfn`), seeded at the previous
-  ``w_k``, in parallel over the classes with joblib.
-* **p-step.** For fixed ``W`` the stationarity of the Lagrangian in ``p_jk``
-  gives a softmax with one multiplier ``nu_k`` per class:
-
-      p_jk = exp(-(e_jk - nu_k) / T) / sum_m exp(-(e_jm - nu_m) / T),
-      e_jk = (lam_u / 2) (l2(o_jk) - l2(-o_jk)),
-
-  with ``nu`` such that every class fraction holds. This is entropy-
-  regularised optimal transport between the rows (mass 1 each) and the
-  classes (mass ``u r_k``); ``nu`` minimizes the convex dual
-  ``D(nu) = mean_j T log sum_k exp((nu_k - e_jk) / T) - r . nu``, whose
-  gradient is ``mean_j p_j - r``. ``D`` is invariant to a common shift of
-  ``nu``, so ``nu_0 = 0`` is pinned.
-* **Annealing** as in the binary DA: ``p_jk = r_k`` and one w-step first,
-  then ``T = 10 lam_u`` divided by 1.5 after every temperature; at each
-  temperature p- and w-steps alternate until the mean KL divergence between
-  successive ``p_j`` (in bits) is at most ``tol`` (or 100 alternations),
-  and temperatures follow until the mean entropy of ``p_j`` (bits) is at most
-  ``tol`` (or 30 temperatures). The model with the lowest objective
-  (below) over all w-steps is returned.
-* **Objective.** The zero-temperature objective used to pick the model is
-  ``1/2 sum_k 1/2 [alpha (|w_k|^2 + b_k^2) + (1/l) sum_i l2(y_ik o_ik)]
-  + lam_u/(4u) sum_j min_c sum_k l2(s_ck o_jk)`` with ``s_ck = +1`` if
-  ``k = c`` else ``-1``: every unlabeled row takes its cheapest class, as
-  SVMlin's ``transductive_cost`` gives every unlabeled row its cheapest sign.
-
-For K = 2 the model is the binary DA. The class-0 problem with beliefs
-``1 - p`` is the class-1 problem with every target negated, so its minimizer
-is ``w_0 = -w_1``; then ``e_j0 = -e_j1``, the softmax is the binary DA's
-``p_j = 1 / (1 + exp((g_j - nu) / T))`` with ``g_j = 2 e_j1``, the Potts
-entropy is the binary entropy, ``J_T`` equals the binary DA's objective and
-the zero-temperature objective equals ``transductive_cost``.
-
-Row weights
------------
-With positive row weights ``s`` (``sample_weight``; the estimator drops rows
-of weight 0 before the solve) every per-row term is scaled by its row's
-weight and each mean over rows becomes a weighted mean. With
-``S_l = sum_i s_i`` over the labeled rows and ``S_u = sum_j s_j`` over the
-unlabeled ones,
-
-    F_k(w_k, q) = 1/2 [ alpha (|w_k|^2 + b_k^2) + (1/S_l) sum_i s_i l2(y_ik o_ik)
-                        + (lam_u/S_u) sum_j s_j ( q_j l2(o_jk) + (1 - q_j) l2(-o_jk) ) ],
-
-    J_T(W, P) = 1/2 sum_k F_k(w_k, p_.k) + T/(2 S_u) sum_j s_j sum_k p_jk log p_jk
-
-under ``sum_j s_j p_jk / S_u = r_k``. A row of integer weight ``m`` is the
-row repeated ``m`` times: the repeats have equal energies, so the p-step
-gives them equal distributions, and every sum counts the row ``m`` times.
-
-* **w-step.** Still K weighted l2-SVM problems: the labeled costs are
-  ``s_i / S_l`` and the unlabeled ones ``lam_u s_j p_jk / S_u`` and
-  ``lam_u s_j (1 - p_jk) / S_u``, the binary DA's weighted w-step.
-* **p-step.** The row weight multiplies the row's energy, its entropy and
-  its share of every class-fraction constraint alike. The stationarity of
-  the Lagrangian in ``p_jk``,
-  ``(s_j / S_u) (e_jk + T (1 + log p_jk) - nu_k) - mu_j = 0``, therefore
-  gives the *same* softmax ``p_jk ∝ exp(-(e_jk - nu_k) / T)``; only the
-  multipliers move. The dual becomes
-  ``D(nu) = sum_j a_j T log sum_k exp((nu_k - e_jk) / T) - r . nu`` with
-  ``a_j = s_j / S_u``: gradient ``sum_j a_j p_j - r`` (the weighted class
-  fractions minus their targets), Hessian
-  ``(diag(sum_j a_j p_j) - P^T diag(a) P) / T``, minimized by the same
-  Newton iteration (``a_j = 1/u`` is the unweighted case).
-* **Annealing.** The zero-temperature objective and ``J_T`` take the
-  weighted means; the KL (inner) and entropy (outer) stopping rules are
-  weighted means over the unlabeled rows, as in the binary DA.
-* **K = 2.** The reduction above is row by row, so it holds with weights:
-  the class-0 problem at beliefs ``1 - p`` is the class-1 problem negated
-  with the same costs, ``J_T`` is the binary DA's weighted objective, the
-  p-step is its weighted ``optimize_p`` and the zero-temperature objective
-  its weighted ``transductive_cost`` (tested).
-
-Decisions
----------
-* **Weights in the solver.** The unlabeled weights are normalized to mean 1
-  (``u s_j / S_u``) and the labeled ones to sum 1, exactly as the binary DA
-  normalizes them, so a weighted K = 2 fit performs the binary DA's
-  arithmetic. ``sample_weight=None`` keeps the unweighted code path, whose
-  results are unchanged to the bit (the estimator passes None for weights
-  that are all 1, so those fits are the unweighted fits bit for bit).
-* **Scale of J.** The factor 1/2 in front of ``sum_k F_k`` and the entropy
-  weight ``T/(2u)`` are chosen so that K = 2 is the binary DA at the *same*
-  temperature and with the same meaning of ``alpha`` and ``unlabeled_weight``
-  (each class keeps SVMlin's ``1/2`` scaling): a two-class Potts model
-  counts every binary decision twice (once per class) and the 1/2 undoes
-  it. Writing the K per-class losses without SVMlin's 1/2 and the entropy as
-  ``T/u`` gives the same family of models with ``T`` doubled and ``alpha``
-  halved relative to the loss; it would not reduce to the binary DA.
-* **K = 2 is solved once.** For two classes only the class-1 problem is
-  solved and ``w_0 = -w_1`` is used (the exact minimizer, see above), and
-  the p-step is the binary DA's own one-dimensional root find
-  (:func:`skssl.svm._da.optimize_p` on ``g_j = e_j1 - e_j0``, which is the
-  two-class softmax above), so a binary fit costs what the binary DA costs:
-  the K-dimensional Newton solver took a fifth of a pcmac fit for what one
-  root find does. ``symmetric_binary=False`` solves both weight problems
-  (tested to agree).
-* **KL and entropy** extend the binary DA's rules to K classes: the mean
-  over rows of ``sum_k p_jk log2(p_jk / q_jk)`` with both clipped to
-  ``[1e-8, 1 - 1e-8]``, and the mean of ``-sum_k p_jk log2 p_jk``
-  (``0 log 0 = 0``); for K = 2 they are the binary DA's.
-* **CGLS tolerance state** (see :mod:`skssl.svm._mfn`) is kept per class, as
-  one-vs-rest keeps it per binary problem.
-* **Cheaper alternations (K >= 3).** Near the temperature where the rows
-  commit to classes the alternation converges slowly (on 20 Newsgroups, 20
-  classes, one temperature took 100 alternations and still moved), and each
-  alternation costs K weight solves. Two changes make it cheaper without
-  changing what a temperature converges to:
-
-  - *Inexact inner w-steps.* Every w-step of a temperature except the last
-    takes one Newton step per class (CGLS and the exact line search) from
-    the previous weights instead of iterating l2-SVM-MFN to its stopping
-    rule. The line search still lowers each ``F_k``, so ``J_T`` still
-    decreases; the last w-step (the one after a p-step that met the KL rule,
-    or at the ``max_inner_iter`` cap) is solved to MFN's rule, so every
-    temperature ends on a converged weight step as before.
-  - *Extrapolation.* After a w-step from ``W_prev`` to ``W`` we try
-    ``W + g (W - W_prev)`` for ``g = 1, 2, 4, 8`` while the reduced
-    objective ``G(W) = min_P J_T(W, P)`` keeps falling, and move to the best
-    point. Outputs are linear in ``(W, b)``, so a trial costs one p-step and
-    no product with ``X``. Since ``G(W_new) <= G(W) <= J_T(W, P)``, the
-    objective still never increases within a temperature (tested).
-
-  On the 1,000-row 20 Newsgroups subsample (5 labels per class) the two cut
-  the fit from 43 to 32 CPU seconds and the critical temperature converged
-  in 85 alternations instead of stopping at the cap of 100; the objective
-  reached was 0.41759 against 0.41777. For K = 2 neither is used, so the
-  two-class model stays the binary DA's step for step (same path, same
-  ``n_iter_``), which matches SVMlin's reference objectives.
-* **Residual entropy.** Unlabeled rows with identical outputs in every class
-  (duplicate documents, rows left empty by the vectorizer) have identical
-  energies, and the class-fraction constraints can split them over several
-  classes at any temperature; the same happens whenever the (weighted)
-  class fractions cannot be met by rows that each commit to one class: with
-  non-integer weights, or when ``u r_k`` is not a whole number (the usual
-  case when the fractions are estimated from the labeled rows), one row
-  stays split between classes. That entropy never reaches ``tol``. So the
-  annealing also ends, as converged, when it is **frozen**: a temperature
-  whose first alternation changed the distributions by at most ``tol``
-  (mean KL, bits) -- lowering ``T`` by 1.5 no longer moves them, so no
-  lower temperature will. Without this rule such fits ran to ``max_iter``
-  (one cheap alternation per extra temperature) and warned although
-  nothing was left to do. The binary DA uses the same rule. A fit whose
-  entropy reaches ``tol`` is unchanged by it (SVMlin's reference runs).
+Every unlabeled row carries one distribution over the K classes; the K
+one-vs-rest l2-SVMs (w-step, by l2-SVM-MFN) and the distributions (p-step,
+:mod:`skssl.svm._potts_beliefs`) are optimized alternately while a
+temperature falls, and the model with the lowest zero-temperature objective
+is returned. For K = 2 it is the binary DA of :mod:`skssl.svm._da`. The model,
+its derivation, the row weights and the implementation decisions are in the
+user guide, "Mathematical formulation of the linear S3VMs": its section "The
+Potts model" and the Potts part of "Implementation decisions".
 """
 
 from dataclasses import dataclass
@@ -232,7 +63,7 @@ class PottsResult:
         Whether every l2-SVM-MFN solve met its stopping rule.
     n_extrapolated : int
         Number of alternations that moved to an extrapolated point
-        (K >= 3 only; see Decisions).
+        (K >= 3 only; see the user guide's implementation decisions).
     """
 
     W: np.ndarray
@@ -300,7 +131,7 @@ def _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight):
 
 
 def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_weight=None):
-    """Zero-temperature Potts objective (see the module docstring).
+    """Zero-temperature Potts objective (stated in the user guide's formulation of the linear S3VMs).
 
     Parameters
     ----------
@@ -496,7 +327,7 @@ def potts_annealing(
         Positive row weights ``s``: a row's loss terms, its entropy and its
         share of the class fractions are scaled by its weight, and the means
         over labeled and over unlabeled rows become weighted means (see the
-        module docstring). ``None``: unit weights.
+        user guide's formulation of the linear S3VMs). ``None``: unit weights.
 
     Returns
     -------
@@ -565,12 +396,13 @@ def potts_annealing(
 
     def p_step(E, T, nu):
         if K == 2:
-            # The binary DA's own belief update (see Decisions): K = 2 costs what the binary DA costs.
+            # The binary DA's own belief update: K = 2 costs what the binary DA costs
+            # (see the user guide's implementation decisions).
             p1 = optimize_p(E[:, 1] - E[:, 0], T, r[1], unl_weight)
             return np.column_stack([1.0 - p1, p1]), nu
         return potts_p_step(E, T, r, nu, unl_weight)
 
-    # K = 2 keeps the binary DA's iteration step for step (see Decisions).
+    # K = 2 keeps the binary DA's iteration step for step (see the user guide's implementation decisions).
     accelerate = K > 2
     n_extrapolated = 0
 
@@ -641,7 +473,8 @@ def potts_annealing(
                     problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
                 F, best = keep_if_best(W, b, outputs, best)
         inner_ok &= kl <= tol
-        frozen = inner == 1 and kl <= tol  # a lower temperature left P unchanged (see "Residual entropy")
+        # Frozen: a lower temperature left P unchanged (see the user guide's implementation decisions).
+        frozen = inner == 1 and kl <= tol
         H = potts_entropy_bits(P, unl_weight)
         if verbose:
             print(

@@ -1,58 +1,12 @@
 """The Potts p-step: the class beliefs of the unlabeled rows under the class-fraction constraints.
 
-For fixed weights, the beliefs that minimize the Potts objective ``J_T`` are
-a softmax of the rows' energies with one multiplier ``nu_k`` per class,
-chosen so that every (weighted) class fraction holds: entropy-regularised
-optimal transport between the rows and the classes, solved through its
-convex dual in ``nu`` (:func:`potts_p_step`). The model and the derivation
-are in :mod:`skssl.svm._potts`, whose annealing calls this solver.
-
-Decisions
----------
-* **p-step solver.** The dual is minimized by Newton's method on the K - 1
-  free multipliers with an exact line search along the Newton direction:
-  the directional derivative ``(mean_j p_j(nu + t d) - r) . d`` is monotone
-  in ``t`` and its root is found by :func:`scipy.optimize.brentq`. It stops
-  when every class fraction is met to ``P_TOL`` (1e-11). We hand-write the
-  outer Newton loop because scipy's trust-region Newton (``trust-exact``)
-  judges steps by differences of ``D``, which drown in rounding near the
-  optimum (it stopped at fractions off by ~1e-10 with "a bad approximation"
-  on a 2000 x 20 problem) and crawled (hundreds of iterations) at low
-  temperature; the derivative-based line search has no such floor. A cold
-  start at a low temperature is solved by continuation (the same problem at
-  temperatures 10x, 100x, ... higher first, warm-starting each from the
-  last), the standard remedy for entropic transport at small
-  regularisation; the annealing warm-starts every p-step from the previous
-  multipliers, which usually needs a few Newton steps.
-* **Bounded continuation.** The continuation visits at most 17 levels: it
-  skips the temperatures below ``eps * spread`` (``eps`` the float64
-  machine epsilon, ``spread`` that of the energies) other than ``T``
-  itself. At such a temperature a unit of score ``(nu_k - e_jk) / T`` is
-  below the rounding of the energies, the softmax is rounding noise, and
-  every Newton run ended at its cap of 200 steps without meeting the
-  fractions: with energies spread over 1e57 (the outputs of a model fitted
-  at a tiny ``alpha``) and ``T`` near 1, the 58 levels took 226,665 dual
-  evaluations (4 CPU seconds) for one p-step, and a fit took minutes.
-  Wherever ``spread / T`` is below ``1 / eps`` (sane data) the levels are
-  the same as before.
-* **Committed rows are set aside.** Below the critical temperature almost
-  every row is committed to one class: its best score
-  ``(nu_k - e_jk) / T`` beats the others by tens of units, so its other
-  probabilities are below ``exp(-40)`` and it adds exactly its weight to one
-  class fraction and nothing to the Hessian. The Newton iteration counts
-  such rows once (a gap above 60 when the rows are sorted, re-sorted
-  whenever ``nu`` has moved by more than ``10 T``, which keeps every set-aside
-  gap above 40) and evaluates only the free rows; the returned ``P`` and the
-  final test of the class fractions use every row. On 20 Newsgroups (20
-  classes, 20 labels per class, the full training split) the p-steps took
-  half of the fit before (the low-temperature ones a few seconds each, with
-  hundreds of dual evaluations over all 11,314 rows); the fit went from 222
-  to 135 CPU seconds (minimum of three runs each) with the same objective to
-  16 digits. Tested against the plain Newton (every row evaluated) on tied
-  and near-tied problems.
-* **No overflow.** ``p`` is computed from ``(nu_k - e_jk) / T`` minus its row
-  maximum, so every exponent is <= 0 and every row has a 1 before
-  normalisation: no overflow and no 0/0 whatever ``T`` and the energies.
+For fixed weights the beliefs are a softmax of the rows' energies with one
+multiplier per class, found by Newton's method on the convex dual of this
+entropy-regularised transport problem (:func:`potts_p_step`), called by the
+annealing of :mod:`skssl.svm._potts`. The derivation and the solver's
+decisions (line search, continuation, committed rows) are in the user guide,
+"Mathematical formulation of the linear S3VMs": its section "The Potts model"
+and the Potts part of "Implementation decisions".
 """
 
 import warnings
@@ -214,7 +168,7 @@ def _newton(E, T, r, nu, max_newton, weight=None):
 def _continuation_temperatures(T, spread):
     """``T, 10 T, 100 T, ...`` up to the first at or above ``spread``, without those below ``eps * spread``.
 
-    ``T`` itself is always kept (see Decisions, bounded continuation).
+    ``T`` itself is always kept (see the user guide's implementation decisions, bounded continuation).
     """
     temps = [T]
     while temps[-1] < max(spread, T):

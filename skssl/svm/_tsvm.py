@@ -1,45 +1,11 @@
 """Transductive l2-SVM with multiple label switching (SVMlin's ``TSVM_MFN``).
 
-Binary problem: labeled rows with labels +1 / -1 (cost ``1/l``) and unlabeled
-rows that carry temporary labels (cost ``lam_0/u``, raised to ``lam_u/u``):
-
-1. l2-SVM-MFN on the labeled rows only;
-2. the ``n_pos`` unlabeled rows with the largest outputs get +1, the others -1;
-3. from ``w = 0``, l2-SVM-MFN on all rows with ``lam_0 = 1e-5``;
-4. while ``lam_0 <= lam_u``: switch labels and retrain (seeded) until no pair
-   switches; then ``lam_0 *= 1.5`` (clipped to ``lam_u``; the level at
-   ``lam_u`` is the last) and retrain;
-5. a switch takes positive rows with ``o < 1`` in ascending order of ``o``
-   and negative rows with ``o > -1`` in descending order, and swaps pairs
-   from the top while fewer than ``S`` pairs are swapped and
-   ``o_pos < o_neg``. The number of positive labels never changes.
-
-Decisions
----------
-* ``n_pos = floor(r u + 1/2)`` (round half up), clipped to ``[0, u]``.
-  SVMlin thresholds at the ``int((1 - r) u)``-th smallest output, which
-  gives ``u - int((1 - r) u)`` positives when outputs are distinct and more
-  when they tie (everything above the threshold is positive); with one
-  unlabeled row and ``r < 1`` its index underflows. We rank the outputs with
-  a stable sort instead (ties go to the lower row index), so the balance
-  constraint holds exactly, ties or not.
-* Pairs are ranked with stable sorts, so ties are broken by row index and the
-  result is deterministic; there is no randomness, hence no
-  ``random_state``.
-* ``lam_0`` starts at ``min(1e-5, lam_u)``: SVMlin starts at 1e-5 even when
-  ``lam_u`` is smaller and then never reaches the loop, leaving the
-  unlabeled cost above ``lam_u``; the clip keeps the final cost at ``lam_u``.
-* ``max_iter`` caps the number of l2-SVM-MFN solves (SVMlin has no cap; a
-  run of single switches on a large problem can take very many rounds); a
-  capped run returns the last model with ``converged=False``.
-* With ``sample_weight`` the losses are weighted and normalized by the weight
-  sums, but ``n_pos`` still counts unlabeled rows: a pair switch keeps the
-  count fixed, while a weighted mass would change with every unequal pair.
-* Step 2 ranks the unlabeled rows' outputs taken from one product with all
-  of ``X``: ``X[unl]`` would copy nearly all of ``X`` for one mat-vec.
-* The CGLS tolerance is carried from one MFN call to the next as SVMlin does
-  (see :mod:`skssl.svm._mfn`); the two unseeded calls (steps 1 and 3) restart
-  it.
+The unlabeled rows carry temporary labels that meet a balance constraint;
+pairs of labels are switched and the model retrained by l2-SVM-MFN while
+the unlabeled cost is raised to ``unlabeled_weight``. The algorithm and the
+implementation decisions are in the user guide, "Mathematical formulation
+of the linear S3VMs": its section "TSVM with multiple switching" and the
+TSVM part of "Implementation decisions".
 """
 
 from dataclasses import dataclass
