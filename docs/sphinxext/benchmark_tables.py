@@ -37,6 +37,8 @@ RESULTS = (
     "when_to_use",
     "user_value",
     "user_value_safeguard",
+    "user_value_unseen",
+    "user_value_unseen_before",
 )
 
 
