@@ -86,6 +86,24 @@ Decisions
   Sparse ``X`` alone is checked first
   (:func:`skssl.utils.validation.check_sparse_structure`): selecting rows
   runs scipy's C++ code, which trusts the index arrays.
+* **Metadata routing** follows sklearn's ``SelfTrainingClassifier``:
+  ``fit``, ``predict``, ``predict_proba``, ``predict_log_proba`` and
+  ``decision_function`` take ``**params`` that reach the same method of the
+  wrapped estimator when ``enable_metadata_routing=True`` (and raise
+  sklearn's ``ValueError`` otherwise). ``fit`` keeps its ``sample_weight``
+  argument: without routing it goes to the estimator's ``fit`` as before;
+  with routing it is metadata like any other and reaches the estimator only
+  if requested (``set_fit_request(sample_weight=True)``). Unlike the sklearn
+  model, every round fits a subset of the rows, so a routed value with one
+  entry per row of ``X`` (``sample_weight``, groups) is cut to the round's
+  rows, as sklearn's cross-validation cuts fit parameters; other values are
+  passed unchanged. The meta-estimator uses
+  the weights that reach the estimator's ``fit`` (multiplied by the class
+  weights of the pseudo rounds, which the meta-estimator passes itself) and
+  weighs the validation accuracy with them. ``score`` is the meta-estimator's
+  own (accuracy on the labeled rows through ``predict``, the wrapped model
+  being fit on class indices) and consumes ``sample_weight`` itself
+  (``set_score_request``).
 """
 
 import copy
@@ -97,9 +115,23 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.metrics import accuracy_score
 from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metadata_routing import (
+    UNUSED,
+    MetadataRouter,
+    MethodMapping,
+    _raise_for_params,
+    _routing_enabled,
+    process_routing,
+)
 from sklearn.utils.metaestimators import available_if
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter, indexable
+from sklearn.utils.validation import (
+    _check_method_params,
+    _check_sample_weight,
+    check_is_fitted,
+    has_fit_parameter,
+    indexable,
+)
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
 from ..utils.validation import check_sparse_structure
@@ -182,6 +214,23 @@ def _validation_split(y_labeled, fraction, rng):
     return np.sort(np.concatenate(train)), valid
 
 
+def _round_params(X, params, weight, rows, class_weight):
+    """Keyword arguments of one round's fit on the rows ``rows``.
+
+    Values with one entry per row of ``X`` are cut to ``rows``, others pass unchanged
+    (sklearn's rule for the fit parameters of cross-validation). ``weight`` is the
+    full-length row weight (or ``None``); ``class_weight`` the round's class weights over
+    ``rows`` (or ``None``), multiplied into it.
+    """
+    out = _check_method_params(X, params, indices=rows)
+    w = None if weight is None else weight[rows]
+    if class_weight is not None:
+        w = class_weight if w is None else w * class_weight
+    if w is not None:
+        out["sample_weight"] = w
+    return out
+
+
 class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Curriculum Labeling: self-training paced by percentiles, re-initialised every round.
 
@@ -192,6 +241,10 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
     clone on the labeled plus pseudo-labeled rows. Fitting stops after the
     round at percentile 0, which uses every unlabeled row. Rows pseudo-labeled
     in one round may leave (or change label) in the next.
+
+    With ``sklearn.set_config(enable_metadata_routing=True)`` the metadata
+    passed to ``fit`` and the prediction methods reaches the wrapped
+    estimator as it requests (see :meth:`get_metadata_routing`).
 
     Parameters
     ----------
@@ -284,6 +337,10 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         "random_state": ["random_state"],
     }
 
+    # fit's sample_weight is routed to the wrapped estimator (with routing enabled), not
+    # requested by this meta-estimator: it has no set_fit_request.
+    __metadata_request__fit = {"sample_weight": UNUSED}
+
     def __init__(
         self,
         estimator=None,
@@ -317,7 +374,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         # the wrapped estimator is validated by its own fit
         prefer_skip_nested_validation=False
     )
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, **fit_params):
         """Fit the curriculum of rounds on ``(X, y)``, ``y == -1`` marking unlabeled rows.
 
         Parameters
@@ -329,14 +386,28 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights passed to the estimator's ``fit`` (multiplied by the
-            class weights in pseudo rounds); the estimator must accept them.
+            Non-negative row weights passed to the estimator's ``fit`` (cut to
+            each round's rows and multiplied by the class weights in pseudo
+            rounds) and weighing the validation accuracy; the estimator must
+            accept them. With metadata routing enabled they are routed like
+            ``**fit_params``: the estimator must request them
+            (``estimator.set_fit_request(sample_weight=True)``).
+        **fit_params : dict
+            Metadata routed to the wrapped estimator's ``fit`` (and to its
+            ``partial_fit`` when ``reinitialize=False`` keeps training through
+            it) in every round. Values with one entry per row of ``X`` are cut
+            to the round's rows. Only available if
+            ``enable_metadata_routing=True``, which can be set by using
+            ``sklearn.set_config(enable_metadata_routing=True)``; see
+            scikit-learn's Metadata Routing User Guide. Without routing any
+            such parameter raises a ``ValueError``.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
+        _raise_for_params(fit_params, self, "fit")
         y = _as_1d_target(y)
         # Only rows of X are selected here; the wrapped estimator validates X itself.
         X, y = indexable(check_sparse_structure(X), y)
@@ -349,12 +420,6 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                 "an SVM, e.g. sklearn.calibration.CalibratedClassifierCV(LinearSVC()))."
             )
         takes_weight = has_fit_parameter(base, "sample_weight")
-        if sample_weight is not None:
-            # Rows are selected by fancy indexing and weights multiplied into new arrays, so the
-            # caller's array is never written to.
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-            if not takes_weight:
-                raise ValueError(f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight.")
         insist = not isinstance(self.class_weighting, str) and bool(self.class_weighting)
         if insist and not takes_weight:
             raise ValueError(
@@ -369,6 +434,18 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                     f"reinitialize=False keeps training one model, which needs an estimator with a "
                     f"warm_start parameter or a partial_fit method; {type(base).__name__} has neither."
                 )
+        method_params = self._route_fit_params(sample_weight, fit_params)
+        # Rows are selected by fancy indexing and weights multiplied into new arrays, so the
+        # caller's array is never written to.
+        weights = {}
+        for method, params in method_params.items():
+            weight = params.pop("sample_weight", None)
+            if weight is not None:
+                weight = _check_sample_weight(weight, X, dtype=np.float64, ensure_non_negative=True)
+            weights[method] = weight
+        sample_weight = weights["fit"]
+        if sample_weight is not None and not takes_weight:
+            raise ValueError(f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight.")
 
         rng = check_random_state(self.random_state)
         n_classes = self.classes_.shape[0]
@@ -409,19 +486,19 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             order = np.argsort(rows, kind="stable")
             rows = rows[order]
             y_pool = np.concatenate([y_enc[train_rows], pseudo_labels])[order]
-            weight = None if sample_weight is None else sample_weight[rows]
             weighted = t > 0 and weight_classes
-            if weighted:
-                class_weight = _class_weights(y_pool, n_classes)
-                weight = class_weight if weight is None else weight * class_weight
+            class_weight = _class_weights(y_pool, n_classes) if weighted else None
             X_pool = _safe_indexing(X, rows)
-            fit_kwargs = {} if weight is None else {"sample_weight": weight}
+            round_kwargs = {
+                method: _round_params(X, params, weights[method], rows, class_weight)
+                for method, params in method_params.items()
+            }
 
             if model is None or self.reinitialize:
                 model = self._new_model(base, rng)
-                model.fit(X_pool, y_pool, **fit_kwargs)
+                model.fit(X_pool, y_pool, **round_kwargs["fit"])
             else:
-                self._keep_training(model, X_pool, y_pool, fit_kwargs, n_classes)
+                self._keep_training(model, X_pool, y_pool, round_kwargs, n_classes)
             if not hasattr(model, "predict_proba"):
                 raise ValueError(
                     f"{type(model).__name__} has no predict_proba after fitting; Curriculum Labeling "
@@ -467,9 +544,9 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         return self
 
     @staticmethod
-    def _indices(model, X):
+    def _indices(model, X, **params):
         """Class indices (0 .. K-1) predicted by a model fitted on encoded labels."""
-        return np.asarray(model.predict(X)).astype(np.int64, copy=False)
+        return np.asarray(model.predict(X, **params)).astype(np.int64, copy=False)
 
     def _select(self, model, X_unlabeled, unlabeled_rows, percentile, t):
         """Rows at or above the round's percentile of max probability, with their pseudo-labels."""
@@ -491,13 +568,62 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         return unlabeled_rows[chosen], labels, threshold
 
     @staticmethod
-    def _keep_training(model, X_pool, y_pool, fit_kwargs, n_classes):
+    def _keep_training(model, X_pool, y_pool, round_kwargs, n_classes):
         """Continue training one model on the round's pool (``reinitialize=False``)."""
         if "warm_start" in model.get_params(deep=False):
             model.set_params(warm_start=True)
-            model.fit(X_pool, y_pool, **fit_kwargs)
+            model.fit(X_pool, y_pool, **round_kwargs["fit"])
         else:
-            model.partial_fit(X_pool, y_pool, classes=np.arange(n_classes), **fit_kwargs)
+            model.partial_fit(X_pool, y_pool, classes=np.arange(n_classes), **round_kwargs["partial_fit"])
+
+    def _uses_partial_fit(self, base):
+        """Whether ``fit`` keeps training through ``partial_fit`` (``reinitialize=False``, no ``warm_start``)."""
+        return not self.reinitialize and "warm_start" not in base.get_params(deep=False)
+
+    def _route_fit_params(self, sample_weight, fit_params):
+        """Keyword arguments of the estimator's ``fit`` and ``partial_fit``, full length, per method.
+
+        Without routing only ``sample_weight`` (``fit_params`` is empty, checked by the caller)
+        goes to both; with routing each method gets what it requested.
+        """
+        if not _routing_enabled():
+            return {"fit": {"sample_weight": sample_weight}, "partial_fit": {"sample_weight": sample_weight}}
+        metadata = dict(fit_params)
+        if sample_weight is not None:
+            metadata["sample_weight"] = sample_weight
+        routed = process_routing(self, "fit", **metadata).estimator
+        return {"fit": dict(routed.get("fit", {})), "partial_fit": dict(routed.get("partial_fit", {}))}
+
+    def _route(self, method, params):
+        """Keyword arguments routed to ``estimator_.<method>`` (an error without routing if any are given)."""
+        _raise_for_params(params, self, method)
+        if not _routing_enabled():
+            return {}
+        return dict(process_routing(self, method, **params).estimator.get(method, {}))
+
+    def get_metadata_routing(self):
+        """Get the metadata routing of this object.
+
+        ``fit`` routes to the wrapped estimator's ``fit`` (and to its
+        ``partial_fit`` when ``reinitialize=False`` keeps training through
+        it); ``predict``, ``predict_proba``, ``predict_log_proba`` and
+        ``decision_function`` route to the same method. ``score`` consumes
+        ``sample_weight`` itself. See scikit-learn's Metadata Routing User
+        Guide.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            A :class:`~sklearn.utils.metadata_routing.MetadataRouter`
+            encapsulating the routing information.
+        """
+        base = self._base_estimator()
+        mapping = MethodMapping().add(caller="fit", callee="fit")
+        if self._uses_partial_fit(base):
+            mapping.add(caller="fit", callee="partial_fit")
+        for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
+            mapping.add(caller=method, callee=method)
+        return MetadataRouter(owner=self).add_self_request(self).add(estimator=base, method_mapping=mapping)
 
     def _check_X(self, X):
         # The wrapped estimator validates X (shape, features, NaN); COO becomes CSR.
@@ -523,13 +649,16 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no feature_names_in_.") from exc
         return self.estimator_.feature_names_in_
 
-    def predict(self, X):
+    def predict(self, X, **params):
         """Predict the class of each row of ``X``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Rows to classify.
+        **params : dict
+            Metadata routed to ``estimator_.predict``. Only available if
+            ``enable_metadata_routing=True`` (see :meth:`fit`).
 
         Returns
         -------
@@ -537,16 +666,20 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             Predicted labels, taken from ``classes_``.
         """
         X = self._check_X(X)
-        return self._decode(self._indices(self.estimator_, X))
+        params = self._route("predict", params)
+        return self._decode(self._indices(self.estimator_, X, **params))
 
     @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X, **params):
         """Class probabilities of ``estimator_``, columns in the order of ``classes_``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Rows to score.
+        **params : dict
+            Metadata routed to ``estimator_.predict_proba``. Only available if
+            ``enable_metadata_routing=True`` (see :meth:`fit`).
 
         Returns
         -------
@@ -554,16 +687,20 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             Class probabilities.
         """
         X = self._check_X(X)
-        return self.estimator_.predict_proba(X)
+        params = self._route("predict_proba", params)
+        return self.estimator_.predict_proba(X, **params)
 
     @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X, **params):
         """Log class probabilities of ``estimator_``, columns in the order of ``classes_``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Rows to score.
+        **params : dict
+            Metadata routed to ``estimator_.predict_log_proba``. Only available if
+            ``enable_metadata_routing=True`` (see :meth:`fit`).
 
         Returns
         -------
@@ -571,16 +708,20 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             Log class probabilities.
         """
         X = self._check_X(X)
-        return self.estimator_.predict_log_proba(X)
+        params = self._route("predict_log_proba", params)
+        return self.estimator_.predict_log_proba(X, **params)
 
     @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X, **params):
         """Decision function of ``estimator_`` (for two classes, positive means ``classes_[1]``).
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Rows to score.
+        **params : dict
+            Metadata routed to ``estimator_.decision_function``. Only available if
+            ``enable_metadata_routing=True`` (see :meth:`fit`).
 
         Returns
         -------
@@ -588,7 +729,8 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             Decision values.
         """
         X = self._check_X(X)
-        return self.estimator_.decision_function(X)
+        params = self._route("decision_function", params)
+        return self.estimator_.decision_function(X, **params)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -482,7 +482,10 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows (predictions for the unlabeled ones).
     n_iter_ : int
-        Largest number of temperatures visited over the binary problems.
+        Largest number of temperatures visited (outer iterations, the count
+        ``max_iter`` caps) over the binary problems; 1 when there are no
+        unlabeled rows. It does not count the weight solves (w-steps), of
+        which each temperature takes up to ``max_inner_iter``.
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -552,7 +555,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             "objective": res.objective,
             "beliefs": res.p,
             # Without unlabeled rows DA is one supervised solve: one iteration.
-            "n_iter": max(res.n_outer, 1),
+            "n_iter": max(res.n_temperatures, 1),
             "warnings": messages,
         }
 
@@ -672,8 +675,11 @@ class PottsDeterministicAnnealingSVC(
         The zero-temperature multi-class objective of the returned model
         (for two classes, SVMlin's ``transductive_cost``).
     n_iter_ : int
-        Number of temperatures visited (as
-        :class:`DeterministicAnnealingSVC`'s).
+        Number of temperatures visited (outer iterations, the count
+        ``max_iter`` caps); 1 when there are no unlabeled rows. As
+        :class:`DeterministicAnnealingSVC`'s, it does not count the weight
+        solves (w-steps), of which each temperature takes up to
+        ``max_inner_iter``.
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -750,7 +756,7 @@ class PottsDeterministicAnnealingSVC(
                 tol=self.tol,
                 max_iter=self.max_iter,
                 max_inner_iter=self.max_inner_iter,
-                n_jobs=self.n_jobs,
+                n_threads=self.n_jobs,
                 verbose=self.verbose,
                 sample_weight=data.sample_weight,
             )
@@ -781,7 +787,7 @@ class PottsDeterministicAnnealingSVC(
         self._set_transduction(y_enc, distributions.argmax(axis=1))
         self.objective_ = res.objective
         # Without unlabeled rows the fit is one supervised solve: one iteration.
-        self.n_iter_ = int(max(res.n_outer, 1))
+        self.n_iter_ = int(max(res.n_temperatures, 1))
         self._apply_safeguard(data, sample_weight)
         return self
 

@@ -53,10 +53,14 @@ class DAResult:
         Its SVMlin objective (the lowest seen).
     p : ndarray of shape (n_unlabeled,)
         Final beliefs.
-    n_iter : int
-        Number of ``optimize_w`` calls.
-    n_outer : int
-        Number of temperatures visited.
+    n_w_steps : int
+        Number of ``optimize_w`` calls (w-steps), the first one included.
+    n_temperatures : int
+        Number of temperatures visited (outer iterations, capped by
+        ``max_iter``); 0 without unlabeled rows.
+        :class:`~skssl.svm.DeterministicAnnealingSVC`'s ``n_iter_`` is the
+        largest of these counts over its binary problems (at least 1), not
+        ``n_w_steps``.
     converged : bool
         Whether the mean entropy of ``p`` fell to ``tol`` or the annealing
         froze (rather than the temperature cap ending it).
@@ -71,8 +75,8 @@ class DAResult:
     outputs: np.ndarray
     objective: float
     p: np.ndarray
-    n_iter: int
-    n_outer: int
+    n_w_steps: int
+    n_temperatures: int
     converged: bool = True
     inner_converged: bool = True
     mfn_converged: bool = True
@@ -283,16 +287,16 @@ def deterministic_annealing(
         p = np.full(n_unl, r)
         T = DA_INIT_TEMP * unlabeled_weight
         res = optimize_w(p, None, 0.0, None, True)
-        n_iter = 1
+        n_w_steps = 1
         mfn_ok = res.converged
         inner_ok = True
         F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
         best = (F, res.w.copy(), res.b, res.outputs.copy())
         H = entropy_bits(p, w_unl)
-        n_outer = 0
+        n_temperatures = 0
         frozen = False
-        while n_outer < max_iter and H > tol and not frozen:
-            n_outer += 1
+        while n_temperatures < max_iter and H > tol and not frozen:
+            n_temperatures += 1
             kl = 1.0
             inner = 0
             while inner < max_inner_iter and kl > tol:
@@ -303,7 +307,7 @@ def deterministic_annealing(
                 p = optimize_p(g, T, r, w_unl, n_threads)
                 kl = kl_bits(p, p_old, w_unl)
                 res = optimize_w(p, res.w, res.b, res.outputs, False)
-                n_iter += 1
+                n_w_steps += 1
                 mfn_ok &= res.converged
                 F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
                 if F < best[0]:
@@ -317,9 +321,9 @@ def deterministic_annealing(
             H = entropy_bits(p, w_unl)
             if verbose:
                 print(
-                    f"[DA] outer {n_outer}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
+                    f"[DA] outer {n_temperatures}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
                     f"entropy={H:.3g} bits, objective {F:.6g} (best {best[0]:.6g})"
                 )
             T /= DA_ANNEALING_RATE
         F, w, b, outputs = best
-        return DAResult(w, b, outputs, F, p, n_iter, n_outer, H <= tol or frozen, inner_ok, mfn_ok)
+        return DAResult(w, b, outputs, F, p, n_w_steps, n_temperatures, H <= tol or frozen, inner_ok, mfn_ok)

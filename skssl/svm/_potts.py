@@ -50,10 +50,13 @@ class PottsResult:
         The zero-temperature objective at that point (the lowest seen).
     P : ndarray of shape (n_unlabeled, n_classes)
         Final beliefs.
-    n_iter : int
-        Number of w-steps.
-    n_outer : int
-        Number of temperatures visited.
+    n_w_steps : int
+        Number of w-steps (each solves every class), the first one included.
+    n_temperatures : int
+        Number of temperatures visited (outer iterations, capped by
+        ``max_iter``); 0 without unlabeled rows.
+        :class:`~skssl.svm.PottsDeterministicAnnealingSVC`'s ``n_iter_`` is
+        this count (at least 1), not ``n_w_steps``.
     converged : bool
         Whether the mean entropy fell to ``tol`` (rather than the temperature
         cap ending the annealing).
@@ -71,8 +74,8 @@ class PottsResult:
     outputs: np.ndarray
     objective: float
     P: np.ndarray
-    n_iter: int
-    n_outer: int
+    n_w_steps: int
+    n_temperatures: int
     converged: bool = True
     inner_converged: bool = True
     mfn_converged: bool = True
@@ -282,7 +285,7 @@ def potts_annealing(
     max_iter=DA_OUTER_ITERMAX,
     max_inner_iter=DA_INNER_ITERMAX,
     max_newton_iter=MFNITERMAX,
-    n_jobs=None,
+    n_threads=None,
     symmetric_binary=True,
     verbose=0,
     callback=None,
@@ -311,10 +314,12 @@ def potts_annealing(
         Cap on the alternations of p- and w-steps at one temperature.
     max_newton_iter : int, default=MFNITERMAX
         Newton steps cap of each l2-SVM-MFN solve.
-    n_jobs : int, default=None
-        Threads: up to ``n_jobs`` classes are solved at once in a w-step
-        (joblib threads), each with ``n_jobs // (classes at once)`` threads
-        for its row-block products, as one-vs-rest shares them.
+    n_threads : int, default=None
+        Threads (joblib's ``n_jobs`` convention: ``None`` is 1 outside a
+        joblib backend context, -1 all cores): up to ``n_threads`` classes
+        are solved at once in a w-step (joblib threads), each with
+        ``n_threads // (classes at once)`` threads for its row-block
+        products, as one-vs-rest shares them.
     symmetric_binary : bool, default=True
         For K = 2, solve the class-1 problem only and set ``w_0 = -w_1``.
     verbose : int
@@ -350,16 +355,16 @@ def potts_annealing(
         unl_weight = sw[unl] / sw[unl].sum() * n_unl if n_unl else None
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
-    n_total = effective_n_jobs(n_jobs)
-    n_outer_jobs = max(1, min(n_total, len(solved)))
-    n_threads = max(1, n_total // n_outer_jobs)
+    n_total = effective_n_jobs(n_threads)
+    n_parallel_classes = max(1, min(n_total, len(solved)))
+    n_block_threads = max(1, n_total // n_parallel_classes)
     problems = {
         k: _ClassProblem(
-            X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_newton_iter, n_threads, lab_weight, unl_weight
+            X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_newton_iter, n_block_threads, lab_weight, unl_weight
         )
         for k in solved
     }
-    parallel = Parallel(n_jobs=n_outer_jobs, prefer="threads") if n_outer_jobs > 1 else None
+    parallel = Parallel(n_jobs=n_parallel_classes, prefer="threads") if n_parallel_classes > 1 else None
 
     def w_step(P, first, exact=True):
         """Solve every class at beliefs ``P``; ``exact=False``: one Newton step each."""
@@ -383,12 +388,12 @@ def potts_annealing(
     P = np.tile(r, (n_unl, 1))
     T = DA_INIT_TEMP * unlabeled_weight
     W, b, outputs = w_step(P, True)
-    n_iter = 1
+    n_w_steps = 1
     F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
     best = (F, W.copy(), b.copy(), outputs.copy())
     if n_unl == 0:
         mfn_ok = all(pr.converged for pr in problems.values())
-        return PottsResult(W, b, outputs, F, P, n_iter, 0, True, True, mfn_ok)
+        return PottsResult(W, b, outputs, F, P, n_w_steps, 0, True, True, mfn_ok)
     if callback is not None:
         callback("init", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
     H = potts_entropy_bits(P, unl_weight)
@@ -419,11 +424,11 @@ def potts_annealing(
             best = (F, W.copy(), b.copy(), outputs.copy())
         return F, best
 
-    n_outer = 0
+    n_temperatures = 0
     inner_ok = True
     frozen = False
-    while n_outer < max_iter and H > tol and not frozen:
-        n_outer += 1
+    while n_temperatures < max_iter and H > tol and not frozen:
+        n_temperatures += 1
         kl = 1.0
         inner = 0
         next_p = None  # the p-step already solved by the extrapolation
@@ -447,7 +452,7 @@ def potts_annealing(
             last = kl <= tol or inner == max_inner_iter
             W_prev, b_prev, out_prev = W, b, outputs
             W, b, outputs = w_step(P, False, exact=last or not accelerate)
-            n_iter += 1
+            n_w_steps += 1
             F, best = keep_if_best(W, b, outputs, best)
             if callback is not None:
                 callback("w", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
@@ -478,10 +483,12 @@ def potts_annealing(
         H = potts_entropy_bits(P, unl_weight)
         if verbose:
             print(
-                f"[Potts DA] outer {n_outer}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
+                f"[Potts DA] outer {n_temperatures}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
                 f"entropy={H:.3g} bits, objective {F:.6g} (best {best[0]:.6g})"
             )
         T /= DA_ANNEALING_RATE
     F, W, b, outputs = best
     mfn_ok = all(pr.converged for pr in problems.values())
-    return PottsResult(W, b, outputs, F, P, n_iter, n_outer, H <= tol or frozen, inner_ok, mfn_ok, n_extrapolated)
+    return PottsResult(
+        W, b, outputs, F, P, n_w_steps, n_temperatures, H <= tol or frozen, inner_ok, mfn_ok, n_extrapolated
+    )

@@ -5,15 +5,19 @@ import importlib.util
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import make_classification
+from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.model_selection import cross_validate
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import LinearSVC
 from sklearn.utils import get_tags
 
 from skssl.base import NoUnlabeledDataWarning
+from skssl.model_selection import SemiSupervisedKFold
 from skssl.self_training import CurriculumLabelingClassifier
 from skssl.self_training._curriculum import _class_weights, _percentile_schedule
 
@@ -569,3 +573,202 @@ def test_sample_weight_is_not_mutated_by_class_weighting():
     np.testing.assert_array_equal(sw, sw_copy)
     np.testing.assert_array_equal(FIT_LOG[0]["w"], sw[:N_LAB])
     assert all(not np.allclose(rec["w"], sw[rec["ids"]]) for rec in FIT_LOG[1:])
+
+
+# --- metadata routing ----------------------------------------------------------------
+
+
+class RecordingLogisticRegression(LogisticRegression):
+    """LogisticRegression that logs the ``sample_weight`` of every ``fit`` into ``FIT_LOG``."""
+
+    def fit(self, X, y, sample_weight=None):
+        FIT_LOG.append({"n": X.shape[0], "w": None if sample_weight is None else np.asarray(sample_weight).copy()})
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+class MetadataTable(TableClassifier):
+    """A TableClassifier whose methods take metadata and log it into ``FIT_LOG``."""
+
+    def fit(self, X, y, sample_weight=None, groups=None, tag=None):
+        super().fit(X, y, sample_weight)
+        FIT_LOG[-1].update({"groups": None if groups is None else np.asarray(groups).copy(), "tag": tag})
+        return self
+
+    def predict(self, X, tag=None):
+        FIT_LOG.append({"method": "predict", "tag": tag})
+        return self.classes_[super().predict_proba(X).argmax(axis=1)]  # without logging a predict_proba
+
+    def predict_proba(self, X, tag=None):
+        FIT_LOG.append({"method": "predict_proba", "tag": tag})
+        return super().predict_proba(X)
+
+    def predict_log_proba(self, X, tag=None):
+        FIT_LOG.append({"method": "predict_log_proba", "tag": tag})
+        return np.log(super().predict_proba(X))
+
+    def decision_function(self, X, tag=None):
+        FIT_LOG.append({"method": "decision_function", "tag": tag})
+        return super().predict_proba(X)[:, 1] - 0.5
+
+
+def _fits():
+    return [rec for rec in FIT_LOG if "ids" in rec]
+
+
+def test_routed_sample_weight_reaches_every_round_of_logistic_regression():
+    X, _, y_semi = _blobs()
+    sw = np.random.RandomState(0).uniform(0.5, 2.0, X.shape[0])
+    unrouted = CurriculumLabelingClassifier(RecordingLogisticRegression(), random_state=0).fit(
+        X, y_semi, sample_weight=sw
+    )
+    expected = [rec["w"] for rec in FIT_LOG]
+    FIT_LOG.clear()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = RecordingLogisticRegression().set_fit_request(sample_weight=True)
+        routed = CurriculumLabelingClassifier(est, random_state=0).fit(X, y_semi, sample_weight=sw)
+    assert len(FIT_LOG) == routed.n_iter_ == 6
+    assert all(rec["w"] is not None and rec["w"].shape == (rec["n"],) for rec in FIT_LOG)
+    for got, want in zip([rec["w"] for rec in FIT_LOG], expected):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(routed.estimator_.coef_, unrouted.estimator_.coef_)
+
+
+def test_routed_sample_weight_matches_the_unrouted_fit_rows_and_validation():
+    X = np.column_stack([np.arange(40), np.zeros(40)]).astype(float)
+    y = np.where(np.arange(40) < 20, np.arange(40) % 2, -1)
+    table = _two_class_table(np.linspace(0.6, 0.99, 40), np.arange(40) % 2)
+    sw = np.linspace(0.5, 2.0, 40)
+    kw = dict(validation_fraction=0.5, random_state=0)
+    unrouted = CurriculumLabelingClassifier(TableClassifier([table]), **kw).fit(X, y, sample_weight=sw)
+    expected = _fits()
+    FIT_LOG.clear()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = TableClassifier([table]).set_fit_request(sample_weight=True)
+        routed = CurriculumLabelingClassifier(est, **kw).fit(X, y, sample_weight=sw)
+    assert len(FIT_LOG) == len(expected) == 6
+    for got, want in zip(FIT_LOG, expected):
+        np.testing.assert_array_equal(got["ids"], want["ids"])
+        np.testing.assert_array_equal(got["w"], want["w"])
+    assert routed.history_ == unrouted.history_
+
+
+def test_routed_sample_weight_through_an_alias():
+    sw = np.arange(1, N_LAB + N_UNL + 1, dtype=float)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = TableClassifier(_tables()).set_fit_request(sample_weight="row_weight")
+        CurriculumLabelingClassifier(est, class_weighting=False).fit(X_IDS, Y_SEMI, row_weight=sw)
+    assert len(FIT_LOG) == 6
+    for rec in FIT_LOG:
+        np.testing.assert_array_equal(rec["w"], sw[rec["ids"]])
+
+
+def test_unrequested_sample_weight_raises_with_routing():
+    X, _, y_semi = _blobs()
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(UnsetMetadataPassedError, match="sample_weight"):
+            CurriculumLabelingClassifier(LogisticRegression()).fit(X, y_semi, sample_weight=np.ones(X.shape[0]))
+        # Declined: routed to no object at all.
+        est = LogisticRegression().set_fit_request(sample_weight=False)
+        with pytest.raises(TypeError, match="not routed to any object"):
+            CurriculumLabelingClassifier(est).fit(X, y_semi, sample_weight=np.ones(X.shape[0]))
+        # Nothing passed: an estimator that requests nothing fits as without routing.
+        routed = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+        proba = routed.predict_proba(X)
+    plain = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+    np.testing.assert_array_equal(proba, plain.predict_proba(X))
+
+
+def test_fit_params_without_routing_raise():
+    clf = CurriculumLabelingClassifier(MetadataTable(_tables()))
+    with pytest.raises(ValueError, match="enable_metadata_routing=True"):
+        clf.fit(X_IDS, Y_SEMI, groups=np.arange(16))
+    assert _fits() == []
+    clf.fit(X_IDS, Y_SEMI)
+    for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
+        with pytest.raises(ValueError, match=f"CurriculumLabelingClassifier.{method} is only supported"):
+            getattr(clf, method)(X_IDS, tag="x")
+
+
+def test_routed_fit_params_are_cut_to_each_round():
+    groups = np.arange(100, 116)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = MetadataTable(_tables()).set_fit_request(groups=True, tag=True)
+        CurriculumLabelingClassifier(est, class_weighting=False).fit(X_IDS, Y_SEMI, groups=groups, tag="scalar")
+    fits = _fits()  # predict_proba calls are logged too
+    assert len(fits) == 6
+    for rec in fits:
+        np.testing.assert_array_equal(rec["groups"], groups[rec["ids"]])
+        assert rec["tag"] == "scalar"
+        assert rec["w"] is None
+
+
+def test_prediction_methods_route_metadata():
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = (
+            MetadataTable(_tables())
+            .set_predict_request(tag=True)
+            .set_predict_proba_request(tag="proba_tag")
+            .set_predict_log_proba_request(tag=True)
+            .set_decision_function_request(tag=True)
+        )
+        clf = CurriculumLabelingClassifier(est).fit(X_IDS, Y_SEMI)
+        FIT_LOG.clear()
+        clf.predict(X_IDS, tag="p")
+        clf.predict_proba(X_IDS, proba_tag="pp")
+        clf.predict_log_proba(X_IDS, tag="plp")
+        clf.decision_function(X_IDS, tag="df")
+        assert [(rec["method"], rec["tag"]) for rec in FIT_LOG] == [
+            ("predict", "p"),
+            ("predict_proba", "pp"),
+            ("predict_log_proba", "plp"),
+            ("decision_function", "df"),
+        ]
+        unrequested = CurriculumLabelingClassifier(MetadataTable(_tables())).fit(X_IDS, Y_SEMI)
+        with pytest.raises(UnsetMetadataPassedError, match="tag"):
+            unrequested.predict(X_IDS, tag="p")
+
+
+def test_routed_sample_weight_reaches_partial_fit():
+    sw = np.arange(1, N_LAB + N_UNL + 1, dtype=float)
+
+    class WeightedPartialFit(PartialFitTable):
+        def partial_fit(self, X, y, classes=None, sample_weight=None):
+            super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+            FIT_LOG[-1]["w"] = None if sample_weight is None else np.asarray(sample_weight).copy()
+            return self
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = WeightedPartialFit(_tables()).set_fit_request(sample_weight=True)
+        clf = CurriculumLabelingClassifier(est, reinitialize=False, class_weighting=False)
+        mapping = str(clf.get_metadata_routing())
+        assert "'callee': 'partial_fit'" in mapping
+        # partial_fit's own request is needed too
+        with pytest.raises(UnsetMetadataPassedError, match="partial_fit"):
+            clf.fit(X_IDS, Y_SEMI, sample_weight=sw)
+        FIT_LOG.clear()
+        est.set_partial_fit_request(sample_weight=True)
+        clf.fit(X_IDS, Y_SEMI, sample_weight=sw)
+    assert [rec.get("partial", False) for rec in FIT_LOG] == [False] + [True] * 5
+    for rec in FIT_LOG:
+        np.testing.assert_array_equal(rec["w"], sw[rec["ids"]])
+    # Re-initialising rounds call fit only: no partial_fit request is asked for.
+    assert "'callee': 'partial_fit'" not in str(CurriculumLabelingClassifier(est).get_metadata_routing())
+
+
+def test_get_metadata_routing_and_nested_routing():
+    clf = CurriculumLabelingClassifier(LogisticRegression())
+    # This meta-estimator routes fit's sample_weight and does not request it itself; score consumes it.
+    assert not hasattr(clf, "set_fit_request")
+    assert hasattr(clf, "set_score_request")
+    X, y, y_semi = _blobs()
+    sw = np.random.RandomState(1).uniform(0.5, 2.0, X.shape[0])
+    with sklearn.config_context(enable_metadata_routing=True):
+        routing = clf.get_metadata_routing()
+        assert routing.consumes("fit", ["sample_weight"]) == set()
+        est = RecordingLogisticRegression().set_fit_request(sample_weight=True)
+        clf = CurriculumLabelingClassifier(est, step=50, random_state=0).set_score_request(sample_weight=True)
+        assert clf.get_metadata_routing().consumes("fit", ["sample_weight"]) == {"sample_weight"}
+        result = cross_validate(clf, X, y_semi, cv=SemiSupervisedKFold(2), params={"sample_weight": sw})
+    # 2 folds x 3 rounds, each fit weighted
+    assert len(FIT_LOG) == 6 and all(rec["w"] is not None for rec in FIT_LOG)
+    assert np.isfinite(result["test_score"]).all()

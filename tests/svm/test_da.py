@@ -110,6 +110,18 @@ def test_lowest_objective_not_the_last(monkeypatch):
 
 def test_da_p_converges_to_hard_labels():
     X, y, labeled = _problem(5)
-    res = deterministic_annealing(X, y, labeled, alpha=1e-2, unlabeled_weight=1.0, positive_fraction=0.5)
-    assert entropy_bits(res.p) <= 1e-6 or res.n_outer == 30
+    temperatures = []
+    res = deterministic_annealing(
+        X,
+        y,
+        labeled,
+        alpha=1e-2,
+        unlabeled_weight=1.0,
+        positive_fraction=0.5,
+        callback=lambda T, p, F: temperatures.append(T),
+    )
+    assert entropy_bits(res.p) <= 1e-6 or res.n_temperatures == 30
+    # The callback follows every w-step but the first; each temperature has at least one.
+    assert res.n_w_steps == 1 + len(temperatures)
+    assert res.n_temperatures == len(set(temperatures))
     assert res.p.mean() == pytest.approx(0.5, abs=1e-9)

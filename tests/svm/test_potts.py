@@ -284,6 +284,13 @@ def test_two_classes_equal_the_binary_da_and_both_problems_agree(seed):
         np.testing.assert_allclose(res.P[:, 1], binary.p, atol=1e-7)
     # Solving class 0 separately gives the negated class-1 model.
     np.testing.assert_allclose(both.W[0], -both.W[1], rtol=1e-6, atol=1e-9)
+    # The same path: as many temperatures and w-steps as the binary DA.
+    for res in (mirrored, both):
+        assert (res.n_temperatures, res.n_w_steps) == (binary.n_temperatures, binary.n_w_steps)
+    assert binary.n_w_steps > binary.n_temperatures >= 1
+    # n_threads=2 solves the two classes at once, to the same model.
+    threaded = potts_annealing(X, y_semi, labeled, symmetric_binary=False, n_threads=2, **kw)
+    np.testing.assert_array_equal(threaded.W, both.W)
 
 
 # --- symmetries -------------------------------------------------------------------
