@@ -112,7 +112,14 @@ RUN_NOTE = (
     "classes now use the binary DA's belief update). Two helper processes running test suites and, from "
     "14:55 to 15:20, a third benchmark also used the machine (load average 3-5), so the CPU seconds carry "
     "the load of the moment: the ratios per run below range from 1.12 to 1.95. "
-    "`benchmarks/results/potts_time.md` times the two DA methods alone, alternating, on an idle machine."
+    "`benchmarks/results/potts_time.md` times the two DA methods alone, alternating, on an idle machine. "
+    "The two rows with every default (alpha='auto', estimated class fractions, the safeguard) come from "
+    "`python benchmarks/potts_newsgroups.py ../shared/data --labels 5 --seeds 0 --no-pcmac --methods "
+    '"Potts DA (defaults)" "OvR TSVM (defaults)" LinearSVC` at git a158581 (the script as committed in '
+    "2e71a34), 2026-11-24, on a machine running two other benchmarks (load average about 4): their CPU "
+    "seconds are inflated. The CPU columns of the "
+    "other rows predate later speed-ups of the p-step and the compiled kernels (CHANGELOG); `potts_time.md` and "
+    "`potts_time_all.md` time Potts against one-vs-rest DA after them (0.92 to 1.31)."
 )
 RESULTS = ROOT / "benchmarks" / "results"
 JSONL = RESULTS / "potts_newsgroups.jsonl"
