@@ -210,13 +210,48 @@ def test_reinitialize_false_without_support_raises():
         CurriculumLabelingClassifier(KNeighborsClassifier(3), reinitialize=False).fit(X_IDS, Y_SEMI)
 
 
-def test_class_weights_formula():
+def test_inverse_frequency_weights_formula():
     y_pool = np.array([0] * 6 + [1] * 3 + [2])
-    w = _class_weights(y_pool, 3)
+    w = _class_weights(y_pool, "inverse_frequency", np.full(3, 1 / 3))
     # (N - n_k) / n_k / (K - 1) with N = 10: (4/6)/2, (7/3)/2, (9/1)/2
     np.testing.assert_allclose(w, [1 / 3] * 6 + [7 / 6] * 3 + [4.5])
     assert np.isclose(w.mean(), 1.0)
-    np.testing.assert_allclose(_class_weights(np.array([0, 1, 2, 0, 1, 2]), 3), 1.0)
+    balanced_pool = np.array([0, 1, 2, 0, 1, 2])
+    np.testing.assert_allclose(_class_weights(balanced_pool, "inverse_frequency", np.full(3, 1 / 3)), 1.0)
+
+
+def test_labeled_prior_weights_formula():
+    y_pool = np.array([0] * 6 + [1] * 3 + [2])
+    share = np.array([0.2, 0.3, 0.5])
+    w = _class_weights(y_pool, "labeled_prior", share)
+    # N pi_k / n_k with N = 10: 10 * 0.2 / 6, 10 * 0.3 / 3, 10 * 0.5 / 1
+    np.testing.assert_allclose(w, [1 / 3] * 6 + [1.0] * 3 + [5.0])
+    assert np.isclose(w.mean(), 1.0)
+    # with row weights the products sum to (total weight) * pi_k per class
+    row_weight = np.linspace(0.5, 3.0, 10)
+    w = _class_weights(y_pool, "labeled_prior", share, row_weight)
+    totals = np.bincount(y_pool, weights=row_weight * w)
+    np.testing.assert_allclose(totals, row_weight.sum() * share)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_labeled_prior_weights_hold_the_labeled_shares(seed):
+    """Property over random pools: each class weighs its labeled share, the inverse rule swaps two classes."""
+    rng = np.random.RandomState(seed)
+    n_classes = rng.randint(2, 6)
+    share = rng.dirichlet(np.ones(n_classes))
+    y_pool = rng.choice(n_classes, size=rng.randint(20, 300), p=rng.dirichlet(np.full(n_classes, 0.3)))
+    y_pool[:n_classes] = np.arange(n_classes)  # the labeled rows keep every class in the pool
+    row_weight = None if seed % 2 else rng.uniform(0.1, 3.0, y_pool.shape[0])
+    base = np.ones(y_pool.shape[0]) if row_weight is None else row_weight
+    w = _class_weights(y_pool, "labeled_prior", share, row_weight)
+    assert np.all(w > 0)
+    totals = np.bincount(y_pool, weights=base * w, minlength=n_classes)
+    np.testing.assert_allclose(totals, base.sum() * share, rtol=1e-10)
+    if n_classes == 2:
+        counts = np.bincount(y_pool, minlength=2)
+        totals = np.bincount(y_pool, weights=_class_weights(y_pool, "inverse_frequency", share), minlength=2)
+        np.testing.assert_allclose(totals, counts[::-1])
 
 
 def test_class_weighting_in_pseudo_rounds_only():
@@ -228,11 +263,25 @@ def test_class_weighting_in_pseudo_rounds_only():
     assert FIT_LOG[0]["w"] is None
     assert [h["class_weighted"] for h in clf.history_] == [False] + [True] * 5
     for rec in FIT_LOG[1:]:
+        # the labeled rows are balanced: N / (2 n_k), each class weighing half the pool
+        n = rec["y"].shape[0]
+        n1 = int(rec["y"].sum())
+        expected = np.where(rec["y"] == 1, n / (2 * n1), n / (2 * (n - n1)))
+        np.testing.assert_allclose(rec["w"], expected)
+    # last pool: 3 of class 0, 13 of class 1
+    np.testing.assert_allclose(np.unique(FIT_LOG[-1]["w"]), [16 / 26, 16 / 6])
+
+
+def test_inverse_frequency_weighting_is_the_reference_rule():
+    tables = _tables()
+    for table in tables:
+        table[N_LAB:] = _two_class_table(CONF0, np.ones(N_UNL, int))
+    CurriculumLabelingClassifier(TableClassifier(tables), class_weighting="inverse_frequency").fit(X_IDS, Y_SEMI)
+    for rec in FIT_LOG[1:]:
         n = rec["y"].shape[0]
         n1 = int(rec["y"].sum())
         expected = np.where(rec["y"] == 1, (n - n1) / n1, n1 / (n - n1))
         np.testing.assert_allclose(rec["w"], expected)
-    # last pool: 3 of class 0, 13 of class 1
     np.testing.assert_allclose(np.unique(FIT_LOG[-1]["w"]), [3 / 13, 13 / 3])
 
 
@@ -243,13 +292,64 @@ def test_class_weighting_off_and_user_weights():
     sw = np.arange(1, N_LAB + N_UNL + 1, dtype=float)
     CurriculumLabelingClassifier(TableClassifier(_tables())).fit(X_IDS, Y_SEMI, sample_weight=sw)
     np.testing.assert_allclose(FIT_LOG[0]["w"], sw[:N_LAB])
-    rec = FIT_LOG[-1]
-    np.testing.assert_allclose(rec["w"], sw[rec["ids"]] * _class_weights(rec["y"], 2))
+    # labeled weights: class 0 rows 1 + 3 + 5 = 9, class 1 rows 2 + 4 + 6 = 12
+    share = np.array([9.0, 12.0]) / 21.0
+    for rec in FIT_LOG[1:]:
+        pool_weight = sw[rec["ids"]]
+        expected = pool_weight * _class_weights(rec["y"], "labeled_prior", share, pool_weight)
+        np.testing.assert_allclose(rec["w"], expected)
+        totals = np.bincount(rec["y"], weights=rec["w"], minlength=2)
+        np.testing.assert_allclose(totals, pool_weight.sum() * share)
+
+
+def test_zero_labeled_sample_weight_raises():
+    sw = np.r_[np.zeros(N_LAB), np.ones(N_UNL)]
+    with pytest.raises(ValueError, match="zero on every labeled training row"):
+        CurriculumLabelingClassifier(TableClassifier(_tables())).fit(X_IDS, Y_SEMI, sample_weight=sw)
+    assert FIT_LOG == []
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_imbalanced_problems_keep_the_minority_in_proportion(seed):
+    """Property over random imbalanced problems: the default weighting never turns the classes around.
+
+    With the reference's inverse-frequency weights the pseudo rounds gave the minority class the
+    majority's weight and predicted it on far more rows than it has (SMS spam: every row).
+    """
+    rng = np.random.RandomState(seed)
+    n_classes = 2 + seed % 2
+    minority = rng.uniform(0.04, 0.2)
+    weights = [1 - minority * (n_classes - 1)] + [minority] * (n_classes - 1)
+    X, y = make_classification(
+        n_samples=600,
+        n_features=rng.randint(4, 12),
+        n_informative=3,
+        n_redundant=0,
+        n_classes=n_classes,
+        n_clusters_per_class=1,
+        weights=weights,
+        class_sep=rng.uniform(0.8, 2.0),
+        random_state=seed,
+    )
+    y_semi = np.full_like(y, -1)
+    for k in range(n_classes):
+        rows = rng.permutation(np.flatnonzero(y == k))
+        y_semi[rows[: max(3, int(0.1 * rows.shape[0]))]] = k
+    unlabeled = y_semi == -1
+    clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+    supervised = LogisticRegression().fit(X[~unlabeled], y[~unlabeled])
+    predicted = clf.predict(X[unlabeled])
+    true_share = np.bincount(y[unlabeled], minlength=n_classes)[1:] / unlabeled.sum()
+    predicted_share = np.bincount(predicted, minlength=n_classes)[1:] / unlabeled.sum()
+    assert np.all(predicted_share <= 2 * true_share + 0.05), (predicted_share, true_share)
+    accuracy = np.mean(predicted == y[unlabeled])
+    assert accuracy >= np.mean(supervised.predict(X[unlabeled]) == y[unlabeled]) - 0.05
 
 
 def test_class_weighting_true_needs_sample_weight():
-    with pytest.raises(ValueError, match="class_weighting=True"):
-        CurriculumLabelingClassifier(KNeighborsClassifier(3), class_weighting=True).fit(X_IDS, Y_SEMI)
+    for weighting in (True, "labeled_prior", "inverse_frequency"):
+        with pytest.raises(ValueError, match=f"class_weighting={weighting!r}"):
+            CurriculumLabelingClassifier(KNeighborsClassifier(3), class_weighting=weighting).fit(X_IDS, Y_SEMI)
     clf = CurriculumLabelingClassifier(KNeighborsClassifier(3)).fit(X_IDS, Y_SEMI)
     assert not any(h["class_weighted"] for h in clf.history_)
     with pytest.raises(ValueError, match="does not take sample_weight"):
