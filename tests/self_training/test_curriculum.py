@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.linear_model import LogisticRegression, SGDClassifier
@@ -89,6 +89,12 @@ class PartialFitTable(TableClassifier):
         return self
 
 
+def _rounds_only(*args, **params):
+    """The estimator without its safeguard: these tests follow the fits of one curriculum, round by round."""
+    params.setdefault("safeguard", None)
+    return CurriculumLabelingClassifier(*args, **params)
+
+
 def _two_class_table(confidence, label):
     """Rows ``i`` get probability ``confidence[i]`` for class ``label[i]``."""
     confidence, label = np.asarray(confidence, float), np.asarray(label)
@@ -121,7 +127,7 @@ def test_percentile_schedule():
 
 
 def test_percentile_thresholds_and_selection_on_hand_made_probabilities():
-    clf = CurriculumLabelingClassifier(TableClassifier(_tables()), class_weighting=False).fit(X_IDS, Y_SEMI)
+    clf = _rounds_only(TableClassifier(_tables()), class_weighting=False).fit(X_IDS, Y_SEMI)
     assert clf.n_iter_ == 6 and len(FIT_LOG) == 6
     # linear interpolation of the 10 sorted confidences: position p/100 * 9
     expected_thr = [np.nan]
@@ -148,7 +154,7 @@ def test_previous_pseudo_labels_may_leave_and_change():
     # The round-1 model loses confidence in row 15 (picked in round 1) and flips row 14's label.
     tables[1][15] = [0.5, 0.5]
     tables[1][14] = [0.03, 0.97]  # LABEL0 of row 14 is 0
-    clf = CurriculumLabelingClassifier(TableClassifier(tables), class_weighting=False).fit(X_IDS, Y_SEMI)
+    clf = _rounds_only(TableClassifier(tables), class_weighting=False).fit(X_IDS, Y_SEMI)
     round2_ids = FIT_LOG[2]["ids"]
     assert 15 not in round2_ids, "a row picked in round 1 must be able to leave in round 2"
     assert 14 in round2_ids
@@ -162,7 +168,7 @@ def test_previous_pseudo_labels_may_leave_and_change():
 
 def test_each_round_starts_from_fresh_parameters():
     est = TableClassifier(_tables(), warm_start=True)
-    CurriculumLabelingClassifier(est, class_weighting=False).fit(X_IDS, Y_SEMI)
+    _rounds_only(est, class_weighting=False).fit(X_IDS, Y_SEMI)
     assert len(FIT_LOG) == 6
     assert not any(rec["was_fitted"] for rec in FIT_LOG)
     assert not hasattr(est, "round_"), "the user's estimator must never be fitted"
@@ -182,7 +188,7 @@ def test_fresh_parameters_with_a_real_warm_start_estimator(reinitialize):
     y_semi = y.copy()
     y_semi[20:] = -1
     est = RecordingSGD(loss="log_loss", warm_start=True, max_iter=5, tol=None, random_state=3)
-    clf = CurriculumLabelingClassifier(est, reinitialize=reinitialize).fit(X, y_semi)
+    clf = _rounds_only(est, reinitialize=reinitialize).fit(X, y_semi)
     assert clf.n_iter_ == 6 and len(FIT_LOG) == 6
     expected = [False] * 6 if reinitialize else [False] + [True] * 5
     assert [rec["was_fitted"] for rec in FIT_LOG] == expected
@@ -190,7 +196,7 @@ def test_fresh_parameters_with_a_real_warm_start_estimator(reinitialize):
 
 def test_reinitialize_false_uses_warm_start():
     est = TableClassifier(_tables(), warm_start=False)
-    clf = CurriculumLabelingClassifier(est, reinitialize=False, class_weighting=False).fit(X_IDS, Y_SEMI)
+    clf = _rounds_only(est, reinitialize=False, class_weighting=False).fit(X_IDS, Y_SEMI)
     assert [rec["was_fitted"] for rec in FIT_LOG] == [False] + [True] * 5
     assert [rec["warm_start"] for rec in FIT_LOG] == [False] + [True] * 5
     assert clf.estimator_.warm_start is True
@@ -198,7 +204,7 @@ def test_reinitialize_false_uses_warm_start():
 
 
 def test_reinitialize_false_uses_partial_fit_without_warm_start():
-    clf = CurriculumLabelingClassifier(PartialFitTable(_tables()), reinitialize=False, class_weighting=False)
+    clf = _rounds_only(PartialFitTable(_tables()), reinitialize=False, class_weighting=False)
     clf.fit(X_IDS, Y_SEMI)
     assert "partial" not in FIT_LOG[0]
     assert all(rec.get("partial") for rec in FIT_LOG[1:]) and len(FIT_LOG) == 6
@@ -259,7 +265,7 @@ def test_class_weighting_in_pseudo_rounds_only():
     # make every round pick rows of class 1 mostly so that the pool is unbalanced
     for table in tables:
         table[N_LAB:] = _two_class_table(CONF0, np.ones(N_UNL, int))
-    clf = CurriculumLabelingClassifier(TableClassifier(tables)).fit(X_IDS, Y_SEMI)
+    clf = _rounds_only(TableClassifier(tables)).fit(X_IDS, Y_SEMI)
     assert FIT_LOG[0]["w"] is None
     assert [h["class_weighted"] for h in clf.history_] == [False] + [True] * 5
     for rec in FIT_LOG[1:]:
@@ -276,7 +282,7 @@ def test_inverse_frequency_weighting_is_the_reference_rule():
     tables = _tables()
     for table in tables:
         table[N_LAB:] = _two_class_table(CONF0, np.ones(N_UNL, int))
-    CurriculumLabelingClassifier(TableClassifier(tables), class_weighting="inverse_frequency").fit(X_IDS, Y_SEMI)
+    _rounds_only(TableClassifier(tables), class_weighting="inverse_frequency").fit(X_IDS, Y_SEMI)
     for rec in FIT_LOG[1:]:
         n = rec["y"].shape[0]
         n1 = int(rec["y"].sum())
@@ -286,11 +292,11 @@ def test_inverse_frequency_weighting_is_the_reference_rule():
 
 
 def test_class_weighting_off_and_user_weights():
-    CurriculumLabelingClassifier(TableClassifier(_tables()), class_weighting=False).fit(X_IDS, Y_SEMI)
+    _rounds_only(TableClassifier(_tables()), class_weighting=False).fit(X_IDS, Y_SEMI)
     assert all(rec["w"] is None for rec in FIT_LOG)
     FIT_LOG.clear()
     sw = np.arange(1, N_LAB + N_UNL + 1, dtype=float)
-    CurriculumLabelingClassifier(TableClassifier(_tables())).fit(X_IDS, Y_SEMI, sample_weight=sw)
+    _rounds_only(TableClassifier(_tables())).fit(X_IDS, Y_SEMI, sample_weight=sw)
     np.testing.assert_allclose(FIT_LOG[0]["w"], sw[:N_LAB])
     # labeled weights: class 0 rows 1 + 3 + 5 = 9, class 1 rows 2 + 4 + 6 = 12
     share = np.array([9.0, 12.0]) / 21.0
@@ -365,7 +371,7 @@ def test_validation_fraction_keeps_best_round():
     bad = good.copy()
     bad[:20] = good[:20, ::-1]
     tables = [bad, bad, good, bad, bad, bad]
-    clf = CurriculumLabelingClassifier(TableClassifier(tables), validation_fraction=0.5, random_state=0)
+    clf = _rounds_only(TableClassifier(tables), validation_fraction=0.5, random_state=0)
     clf.fit(X, y)
     assert [h["validation_score"] for h in clf.history_] == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
     assert clf.best_iter_ == 2 and clf.estimator_.round_ == 2
@@ -376,7 +382,7 @@ def test_validation_fraction_keeps_best_round():
         assert held_out.isdisjoint(rec["ids"])
     # ties go to the later round
     FIT_LOG.clear()
-    clf = CurriculumLabelingClassifier(TableClassifier([good] * 6), validation_fraction=0.5, random_state=0)
+    clf = _rounds_only(TableClassifier([good] * 6), validation_fraction=0.5, random_state=0)
     assert clf.fit(X, y).best_iter_ == 5
 
 
@@ -518,13 +524,13 @@ def test_sparse_matches_dense_and_sparse_tag_follows_estimator():
 
 def test_unlabeled_rows_change_the_model():
     X, y, y_semi = _blobs()
-    clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+    clf = _rounds_only(LogisticRegression(), random_state=0).fit(X, y_semi)
     sup = LogisticRegression().fit(X[y_semi != -1], y_semi[y_semi != -1])
     assert not np.allclose(clf.estimator_.coef_, sup.coef_)
 
 
 def test_verbose_prints_one_line_per_round(capsys):
-    CurriculumLabelingClassifier(TableClassifier(_tables()), verbose=1).fit(X_IDS, Y_SEMI)
+    _rounds_only(TableClassifier(_tables()), verbose=1).fit(X_IDS, Y_SEMI)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "CurriculumLabeling" in ln]
     assert len(lines) == 6 and "percentile 80" in lines[1]
 
@@ -669,7 +675,7 @@ def test_sample_weight_is_not_mutated_by_class_weighting():
     table = _two_class_table(np.r_[np.full(N_LAB, 0.99), CONF0], np.r_[LAB_LABEL, np.zeros(N_UNL, dtype=int)])
     sw = np.linspace(0.5, 2.0, N_LAB + N_UNL)
     sw_copy = sw.copy()
-    CurriculumLabelingClassifier(TableClassifier([table])).fit(X_IDS, Y_SEMI, sample_weight=sw)
+    _rounds_only(TableClassifier([table])).fit(X_IDS, Y_SEMI, sample_weight=sw)
     np.testing.assert_array_equal(sw, sw_copy)
     np.testing.assert_array_equal(FIT_LOG[0]["w"], sw[:N_LAB])
     assert all(not np.allclose(rec["w"], sw[rec["ids"]]) for rec in FIT_LOG[1:])
@@ -718,14 +724,12 @@ def _fits():
 def test_routed_sample_weight_reaches_every_round_of_logistic_regression():
     X, _, y_semi = _blobs()
     sw = np.random.RandomState(0).uniform(0.5, 2.0, X.shape[0])
-    unrouted = CurriculumLabelingClassifier(RecordingLogisticRegression(), random_state=0).fit(
-        X, y_semi, sample_weight=sw
-    )
+    unrouted = _rounds_only(RecordingLogisticRegression(), random_state=0).fit(X, y_semi, sample_weight=sw)
     expected = [rec["w"] for rec in FIT_LOG]
     FIT_LOG.clear()
     with sklearn.config_context(enable_metadata_routing=True):
         est = RecordingLogisticRegression().set_fit_request(sample_weight=True)
-        routed = CurriculumLabelingClassifier(est, random_state=0).fit(X, y_semi, sample_weight=sw)
+        routed = _rounds_only(est, random_state=0).fit(X, y_semi, sample_weight=sw)
     assert len(FIT_LOG) == routed.n_iter_ == 6
     assert all(rec["w"] is not None and rec["w"].shape == (rec["n"],) for rec in FIT_LOG)
     for got, want in zip([rec["w"] for rec in FIT_LOG], expected):
@@ -739,12 +743,12 @@ def test_routed_sample_weight_matches_the_unrouted_fit_rows_and_validation():
     table = _two_class_table(np.linspace(0.6, 0.99, 40), np.arange(40) % 2)
     sw = np.linspace(0.5, 2.0, 40)
     kw = dict(validation_fraction=0.5, random_state=0)
-    unrouted = CurriculumLabelingClassifier(TableClassifier([table]), **kw).fit(X, y, sample_weight=sw)
+    unrouted = _rounds_only(TableClassifier([table]), **kw).fit(X, y, sample_weight=sw)
     expected = _fits()
     FIT_LOG.clear()
     with sklearn.config_context(enable_metadata_routing=True):
         est = TableClassifier([table]).set_fit_request(sample_weight=True)
-        routed = CurriculumLabelingClassifier(est, **kw).fit(X, y, sample_weight=sw)
+        routed = _rounds_only(est, **kw).fit(X, y, sample_weight=sw)
     assert len(FIT_LOG) == len(expected) == 6
     for got, want in zip(FIT_LOG, expected):
         np.testing.assert_array_equal(got["ids"], want["ids"])
@@ -756,7 +760,7 @@ def test_routed_sample_weight_through_an_alias():
     sw = np.arange(1, N_LAB + N_UNL + 1, dtype=float)
     with sklearn.config_context(enable_metadata_routing=True):
         est = TableClassifier(_tables()).set_fit_request(sample_weight="row_weight")
-        CurriculumLabelingClassifier(est, class_weighting=False).fit(X_IDS, Y_SEMI, row_weight=sw)
+        _rounds_only(est, class_weighting=False).fit(X_IDS, Y_SEMI, row_weight=sw)
     assert len(FIT_LOG) == 6
     for rec in FIT_LOG:
         np.testing.assert_array_equal(rec["w"], sw[rec["ids"]])
@@ -793,7 +797,7 @@ def test_routed_fit_params_are_cut_to_each_round():
     groups = np.arange(100, 116)
     with sklearn.config_context(enable_metadata_routing=True):
         est = MetadataTable(_tables()).set_fit_request(groups=True, tag=True)
-        CurriculumLabelingClassifier(est, class_weighting=False).fit(X_IDS, Y_SEMI, groups=groups, tag="scalar")
+        _rounds_only(est, class_weighting=False).fit(X_IDS, Y_SEMI, groups=groups, tag="scalar")
     fits = _fits()  # predict_proba calls are logged too
     assert len(fits) == 6
     for rec in fits:
@@ -839,7 +843,7 @@ def test_routed_sample_weight_reaches_partial_fit():
 
     with sklearn.config_context(enable_metadata_routing=True):
         est = WeightedPartialFit(_tables()).set_fit_request(sample_weight=True)
-        clf = CurriculumLabelingClassifier(est, reinitialize=False, class_weighting=False)
+        clf = _rounds_only(est, reinitialize=False, class_weighting=False)
         mapping = str(clf.get_metadata_routing())
         assert "'callee': 'partial_fit'" in mapping
         # partial_fit's own request is needed too
@@ -852,11 +856,11 @@ def test_routed_sample_weight_reaches_partial_fit():
     for rec in FIT_LOG:
         np.testing.assert_array_equal(rec["w"], sw[rec["ids"]])
     # Re-initialising rounds call fit only: no partial_fit request is asked for.
-    assert "'callee': 'partial_fit'" not in str(CurriculumLabelingClassifier(est).get_metadata_routing())
+    assert "'callee': 'partial_fit'" not in str(_rounds_only(est).get_metadata_routing())
 
 
 def test_get_metadata_routing_and_nested_routing():
-    clf = CurriculumLabelingClassifier(LogisticRegression())
+    clf = _rounds_only(LogisticRegression())
     # This meta-estimator routes fit's sample_weight and does not request it itself; score consumes it.
     assert not hasattr(clf, "set_fit_request")
     assert hasattr(clf, "set_score_request")
@@ -866,9 +870,119 @@ def test_get_metadata_routing_and_nested_routing():
         routing = clf.get_metadata_routing()
         assert routing.consumes("fit", ["sample_weight"]) == set()
         est = RecordingLogisticRegression().set_fit_request(sample_weight=True)
-        clf = CurriculumLabelingClassifier(est, step=50, random_state=0).set_score_request(sample_weight=True)
+        clf = _rounds_only(est, step=50, random_state=0).set_score_request(sample_weight=True)
         assert clf.get_metadata_routing().consumes("fit", ["sample_weight"]) == {"sample_weight"}
         result = cross_validate(clf, X, y_semi, cv=SemiSupervisedKFold(2), params={"sample_weight": sw})
     # 2 folds x 3 rounds, each fit weighted
     assert len(FIT_LOG) == 6 and all(rec["w"] is not None for rec in FIT_LOG)
     assert np.isfinite(result["test_score"]).all()
+
+
+# --- the cross-validated safeguard ------------------------------------------------------
+
+
+class FlipsAfterRoundZero(ClassifierMixin, BaseEstimator):
+    """LogisticRegression that answers the opposite class once fitted on more than ``honest_rows`` rows.
+
+    Its pseudo-label rounds ruin the curriculum, which the safeguard must see.
+    """
+
+    def __init__(self, honest_rows=30):
+        self.honest_rows = honest_rows
+
+    def fit(self, X, y, sample_weight=None):
+        self.model_ = LogisticRegression().fit(X, y, sample_weight=sample_weight)
+        self.classes_ = self.model_.classes_
+        self.flip_ = X.shape[0] > self.honest_rows
+        return self
+
+    def predict_proba(self, X):
+        proba = self.model_.predict_proba(X)
+        return proba[:, ::-1] if self.flip_ else proba
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+def _two_blobs(seed, n_labeled_per_class=15, n=300):
+    X, y = make_classification(
+        n_samples=n, n_features=5, n_informative=3, n_redundant=0, class_sep=1.5, random_state=seed
+    )
+    y_semi = np.full_like(y, -1)
+    rng = np.random.RandomState(seed)
+    for k in (0, 1):
+        y_semi[rng.permutation(np.flatnonzero(y == k))[:n_labeled_per_class]] = k
+    return X, y, y_semi
+
+
+def test_safeguard_returns_the_supervised_model_when_the_rounds_hurt():
+    X, y, y_semi = _two_blobs(0)
+    clf = CurriculumLabelingClassifier(FlipsAfterRoundZero(), random_state=0).fit(X, y_semi)
+    unguarded = CurriculumLabelingClassifier(FlipsAfterRoundZero(), safeguard=None, random_state=0).fit(X, y_semi)
+    supervised, curriculum = clf.safeguard_scores_
+    assert supervised > 0.7 and curriculum < supervised - 0.3
+    assert clf.best_iter_ == 0 and unguarded.best_iter_ == 5
+    labeled = y_semi != -1
+    expected = LogisticRegression().fit(X[labeled], y[labeled]).predict(X)
+    np.testing.assert_array_equal(clf.predict(X), expected)
+    assert np.mean(clf.predict(X) == y) > 0.7 > 0.4 > np.mean(unguarded.predict(X) == y)
+    assert unguarded.safeguard_scores_ is None
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_safeguard_contract_on_random_problems(seed):
+    """Property: the safeguard returns the curriculum's model or round 0's, as its two scores say."""
+    rng = np.random.RandomState(seed)
+    X, y, y_semi = _two_blobs(seed, n_labeled_per_class=rng.randint(2, 12), n=rng.randint(60, 200))
+    est = LogisticRegression(C=rng.choice([0.01, 1.0, 100.0]))
+    clf = CurriculumLabelingClassifier(est, random_state=seed).fit(X, y_semi)
+    unguarded = CurriculumLabelingClassifier(est, safeguard=None, random_state=seed).fit(X, y_semi)
+    scores = clf.safeguard_scores_
+    assert scores.shape == (2,) and np.all((scores >= 0) & (scores <= 1))
+    labeled = y_semi != -1
+    if scores[1] < scores[0]:
+        assert clf.best_iter_ == 0
+        np.testing.assert_array_equal(clf.predict(X), clone(est).fit(X[labeled], y[labeled]).predict(X))
+    else:
+        assert clf.best_iter_ == unguarded.best_iter_ == 5
+        np.testing.assert_array_equal(clf.predict(X), unguarded.predict(X))
+    np.testing.assert_array_equal(clf.transduction_[labeled], y_semi[labeled])
+    again = CurriculumLabelingClassifier(est, random_state=seed).fit(X, y_semi)
+    np.testing.assert_array_equal(again.safeguard_scores_, scores)
+
+
+def test_safeguard_folds_hold_out_labeled_rows():
+    """Each fold's curriculum never sees its held-out labeled rows; the held-out parts cover the labeled rows."""
+    clf = CurriculumLabelingClassifier(TableClassifier(_tables()), random_state=0).fit(X_IDS, Y_SEMI)
+    assert clf.safeguard_scores_ is not None
+    main, inner = FIT_LOG[:6], FIT_LOG[6:]
+    assert len(inner) == 3 * 6  # 3 folds (3 labeled rows per class) of 6 rounds
+    held_out = []
+    for fold in range(3):
+        seen = np.unique(np.concatenate([rec["ids"] for rec in inner[6 * fold : 6 * fold + 6]]))
+        missing = np.setdiff1d(ROW_IDS, seen)
+        assert np.all(Y_SEMI[missing] != -1) and missing.shape[0] == 2
+        held_out.append(missing)
+    np.testing.assert_array_equal(np.sort(np.concatenate(held_out)), np.flatnonzero(Y_SEMI != -1))
+    assert np.unique(np.concatenate([rec["ids"] for rec in main])).shape[0] == N_LAB + N_UNL
+
+
+def test_safeguard_does_not_act_without_enough_labels_or_unlabeled_rows():
+    X, y, _ = _two_blobs(1, n=40)
+    y_semi = np.full_like(y, -1)
+    y_semi[np.flatnonzero(y == 0)[:1]] = 0
+    y_semi[np.flatnonzero(y == 1)[:1]] = 1
+    clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi)
+    assert clf.safeguard_scores_ is None and clf.best_iter_ == 5
+    with pytest.warns(NoUnlabeledDataWarning):
+        clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y)
+    assert clf.safeguard_scores_ is None and clf.n_iter_ == 1
+    assert not hasattr(clf, "_round0_estimator")
+
+
+def test_safeguard_verbose_line(capsys):
+    X, y, y_semi = _two_blobs(0)
+    CurriculumLabelingClassifier(FlipsAfterRoundZero(), verbose=1, random_state=0).fit(X, y_semi)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 7 and out[-1].startswith("[CurriculumLabeling] safeguard: cross-validated accuracy")
+    assert out[-1].endswith("kept the supervised model of round 0")
