@@ -15,8 +15,8 @@ with ``mask, pseudo = masking_.mask(softmax(weak logits))`` (see
 :mod:`skssl.deep._thresholds`). :meth:`SemiSupervisedNet.unlabeled_loss` is the
 one method a new semi-supervised loss overrides; the core's is FixMatch's
 ``unlabeled_weight * mean(mask * CE(strong, pseudo))``, and
-:class:`~skssl.deep.FreeMatchClassifier` adds its fairness term there. ``predict``/``predict_proba`` use the EMA of the
-weights (:mod:`skssl.deep._ema`).
+:class:`~skssl.deep.FreeMatchClassifier` adds its fairness term there.
+``predict``/``predict_proba`` use the EMA of the weights (:mod:`skssl.deep._ema`).
 
 Decisions:
 
@@ -60,9 +60,9 @@ class SemiSupervisedNet(BaseNet):
     labeled loss the cross-entropy of the strong view of the unlabeled rows
     against the pseudo-labels of their weak view that the masking policy
     keeps (:meth:`unlabeled_loss`, the method to override for another
-    unlabeled loss). :class:`FixMatchClassifier`, :class:`FreeMatchClassifier` and
-    :class:`AdshClassifier` are this net with their policy and defaults; use
-    this class directly to plug in your own policy.
+    unlabeled loss). :class:`FixMatchClassifier`, :class:`FreeMatchClassifier`
+    and :class:`AdshClassifier` are this net with their policy and defaults;
+    use this class directly to plug in your own policy.
 
     %(ssl_sections)s
 
