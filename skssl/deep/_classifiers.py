@@ -2,8 +2,15 @@
 
 Each class only sets what differs from :class:`~skssl.deep.SemiSupervisedNet`:
 its default masking policy (used when ``masking=None``) and the defaults its
-paper fixes. Everything else, parameters included, is the core's.
+paper fixes, and FreeMatch its fairness term (its override of
+:meth:`~skssl.deep.SemiSupervisedNet.unlabeled_loss` and the
+``fairness_weight`` parameter). Everything else is the core's.
 """
+
+from numbers import Real
+
+import torch
+from sklearn.utils._param_validation import Interval
 
 from ._core import SemiSupervisedNet
 from ._thresholds import ClassAdaptiveThreshold, FixedThreshold, SelfAdaptiveThreshold
@@ -59,8 +66,9 @@ class FreeMatchClassifier(SemiSupervisedNet):
     masking policy (a global threshold that follows the model's mean
     confidence, scaled per class by the running class marginal) and its
     self-adaptive fairness loss weighted by ``fairness_weight`` (0.01, the
-    paper's value for few labels). Tune the policy with ``masking__momentum``
-    and ``masking__saf_sign``.
+    paper's value for few labels), added to the unlabeled loss by
+    :meth:`unlabeled_loss`. Tune the policy with ``masking__momentum`` and
+    ``masking__saf_sign``.
 
     %(ssl_sections)s
 
@@ -87,9 +95,32 @@ class FreeMatchClassifier(SemiSupervisedNet):
     """
 
     _default_masking = SelfAdaptiveThreshold
+    _added_parameters_doc = """\
+fairness_weight : float, default={fairness_weight}
+    Weight of the masking policy's fairness loss (FreeMatch's lambda_f),
+    >= 0. It is added to the unlabeled loss when the policy has a
+    ``fairness_loss`` method, as :class:`SelfAdaptiveThreshold` does; with
+    another policy, or with 0, the net trains without it."""
+
+    _parameter_constraints: dict = {
+        **SemiSupervisedNet._parameter_constraints,
+        "fairness_weight": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(self, module=None, *, fairness_weight=0.01, **kwargs):
-        super().__init__(module, fairness_weight=fairness_weight, **kwargs)
+        super().__init__(module, **kwargs)
+        self.fairness_weight = fairness_weight
+
+    def unlabeled_loss(self, logits_strong, probs_weak, mask, pseudo_labels):
+        # the core's masked cross-entropy plus fairness_weight * the policy's
+        # fairness loss on the strong view, recorded as loss_f; docstring on SemiSupervisedNet
+        loss = super().unlabeled_loss(logits_strong, probs_weak, mask, pseudo_labels)
+        fairness_loss = getattr(self.masking_, "fairness_loss", None)
+        if self.fairness_weight > 0 and fairness_loss is not None:
+            loss_f = fairness_loss(torch.softmax(logits_strong.float(), dim=1), mask)
+            loss = loss + self.fairness_weight * loss_f
+            self.history.record_batch("loss_f", loss_f.item())
+        return loss
 
 
 class AdshClassifier(SemiSupervisedNet):

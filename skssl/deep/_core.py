@@ -9,11 +9,14 @@ labeled rows and the weak and strong views of the unlabeled rows go through the
 module in one forward pass (as FixMatch does, so BatchNorm sees all of them),
 and the loss is (:mod:`skssl.deep._losses`) ::
 
-    labeled + unlabeled_weight * mean(mask * CE(strong, pseudo)) [+ fairness_weight * L_f]
+    labeled + unlabeled_loss(strong logits, softmax(weak logits), mask, pseudo)
 
 with ``mask, pseudo = masking_.mask(softmax(weak logits))`` (see
-:mod:`skssl.deep._thresholds`). ``predict``/``predict_proba`` use the EMA of the
-weights (:mod:`skssl.deep._ema`).
+:mod:`skssl.deep._thresholds`). :meth:`SemiSupervisedNet.unlabeled_loss` is the
+one method a new semi-supervised loss overrides; the core's is FixMatch's
+``unlabeled_weight * mean(mask * CE(strong, pseudo))``, and
+:class:`~skssl.deep.FreeMatchClassifier` adds its fairness term there.
+``predict``/``predict_proba`` use the EMA of the weights (:mod:`skssl.deep._ema`).
 
 Decisions:
 
@@ -41,6 +44,7 @@ from skorch.utils import to_tensor
 
 from ._augment import default_augmentations
 from ._base import BaseNet, clone_param
+from ._docs import inherit_method_docs
 from ._ema import EMAState
 from ._losses import masked_cross_entropy
 from ._samplers import EndlessSampler
@@ -55,9 +59,10 @@ class SemiSupervisedNet(BaseNet):
     ``fit(X, y)`` with ``y == -1`` for unlabeled rows. Each step adds to the
     labeled loss the cross-entropy of the strong view of the unlabeled rows
     against the pseudo-labels of their weak view that the masking policy
-    keeps. :class:`FixMatchClassifier`, :class:`FreeMatchClassifier` and
-    :class:`AdshClassifier` are this net with their policy and defaults; use
-    this class directly to plug in your own policy.
+    keeps (:meth:`unlabeled_loss`, the method to override for another
+    unlabeled loss). :class:`FixMatchClassifier`, :class:`FreeMatchClassifier`
+    and :class:`AdshClassifier` are this net with their policy and defaults;
+    use this class directly to plug in your own policy.
 
     %(ssl_sections)s
 
@@ -95,7 +100,6 @@ class SemiSupervisedNet(BaseNet):
         "masking": [HasMethods(["start", "update", "mask"]), None],
         "mu": [Interval(Real, 0, None, closed="neither")],
         "unlabeled_weight": [Interval(Real, 0, None, closed="left")],
-        "fairness_weight": [Interval(Real, 0, None, closed="left")],
         "ema_momentum": [Interval(Real, 0, 1, closed="left")],
         "weak_augment": [callable, None],
         "strong_augment": [callable, None],
@@ -108,7 +112,6 @@ class SemiSupervisedNet(BaseNet):
         masking=None,
         mu=3,
         unlabeled_weight=1.0,
-        fairness_weight=0.0,
         ema_momentum=0.999,
         weak_augment=None,
         strong_augment=None,
@@ -118,10 +121,13 @@ class SemiSupervisedNet(BaseNet):
         self.masking = masking
         self.mu = mu
         self.unlabeled_weight = unlabeled_weight
-        self.fairness_weight = fairness_weight
         self.ema_momentum = ema_momentum
         self.weak_augment = weak_augment
         self.strong_augment = strong_augment
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        inherit_method_docs(cls, ("unlabeled_loss",))
 
     def _default_parameter_object(self, name):
         if name == "masking":
@@ -160,8 +166,45 @@ class SemiSupervisedNet(BaseNet):
         idx = torch.as_tensor(self._unlabeled_stream.take(k), device=self._X_unl_t.device)
         return self._X_unl_t[idx]
 
+    def unlabeled_loss(self, logits_strong, probs_weak, mask, pseudo_labels):
+        """Return the unlabeled part of one step's loss, weights included.
+
+        A training step minimises the labeled loss plus what this method
+        returns, so a new semi-supervised loss is a subclass that overrides
+        this method alone; the step itself (augmentations, forward pass,
+        labeled loss, masking policy, ``loss_x`` and ``mask_rate`` records)
+        stays the core's. This implementation is FixMatch's:
+        ``unlabeled_weight * mean(mask * CE(logits_strong, pseudo_labels))``,
+        averaged over every unlabeled row of the batch, with the unweighted
+        mean recorded as ``loss_u`` in the batch history. An override may call
+        it and add terms of its own, and record them with
+        ``self.history.record_batch(name, value)``.
+
+        Parameters
+        ----------
+        logits_strong : tensor of shape (n_unlabeled, n_classes)
+            Logits of the strong view of the batch's unlabeled rows, with their
+            gradient.
+        probs_weak : tensor of shape (n_unlabeled, n_classes)
+            Softmax of the weak view's logits, detached and in float32 or wider.
+        mask : bool tensor of shape (n_unlabeled,)
+            The rows the masking policy (``masking_``) keeps.
+        pseudo_labels : int tensor of shape (n_unlabeled,)
+            The policy's pseudo-label (encoded class index) of every row.
+
+        Returns
+        -------
+        loss : scalar tensor
+            The term added to the labeled loss; it must keep its gradient
+            path to ``logits_strong`` (return ``0 * logits_strong.sum()``, not
+            a constant, for no unlabeled loss).
+        """
+        loss_u = masked_cross_entropy(logits_strong, pseudo_labels, mask)
+        self.history.record_batch("loss_u", loss_u.item())
+        return self.unlabeled_weight * loss_u
+
     def train_step_single(self, batch, **fit_params):
-        # labeled loss + unlabeled_weight * masked pseudo-label loss (+ fairness); docstring on BaseNet
+        # labeled loss + unlabeled_loss(...); docstring on BaseNet
         self._set_training(True)
         Xi, yi, weight = self._split_batch(batch)
         Xi = to_tensor(Xi, device=self.device)
@@ -181,20 +224,14 @@ class SemiSupervisedNet(BaseNet):
             logits = self.infer(torch.cat([x_l, x_w, x_s]), **fit_params)
             logits_l, logits_w, logits_s = logits[:n_l], logits[n_l : n_l + n_u], logits[n_l + n_u :]
             loss_x = self.get_loss(logits_l, yi, X=X_loss, training=True)
+            record("loss_x", loss_x.item())
             probs_w = torch.softmax(logits_w.detach().float(), dim=1)
             policy = self.masking_
             if policy.update_every == "batch":
                 policy.update(probs_w)
             mask, pseudo = policy.mask(probs_w)
-            loss_u = masked_cross_entropy(logits_s, pseudo, mask)
-            loss = loss_x + self.unlabeled_weight * loss_u
-            record("loss_x", loss_x.item())
-            record("loss_u", loss_u.item())
             record("mask_rate", float(mask.float().mean()))
-            if self.fairness_weight > 0 and hasattr(policy, "fairness_loss"):
-                loss_f = policy.fairness_loss(torch.softmax(logits_s.float(), dim=1), mask)
-                loss = loss + self.fairness_weight * loss_f
-                record("loss_f", loss_f.item())
+            loss = loss_x + self.unlabeled_loss(logits_s, probs_w, mask, pseudo)
         loss.backward()
         return {"loss": loss, "y_pred": logits_l}
 

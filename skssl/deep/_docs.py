@@ -30,9 +30,6 @@ mu : float, default={mu}
     Unlabeled batch size as a multiple of ``batch_size``.
 unlabeled_weight : float, default={unlabeled_weight}
     Weight of the unlabeled (pseudo-label) loss, >= 0.
-fairness_weight : float, default={fairness_weight}
-    Weight of the policy's fairness loss (used when the policy has a
-    ``fairness_loss``, as :class:`SelfAdaptiveThreshold` does), >= 0.
 ema_momentum : float, default={ema_momentum}
     Momentum of the exponential moving average of the weights used for
     prediction, in [0, 1), with a warm-up ``min(ema_momentum, (1 + t) /
@@ -125,7 +122,8 @@ ema_state_ : object or None
     and the number of EMA steps (``ema_state_.steps``); ``None`` when
     ``ema_momentum=0``.
 history_ : skorch History
-    Per batch ``loss_x``, ``loss_u``, ``loss_f`` and ``mask_rate``; per epoch
+    Per batch ``loss_x``, ``loss_u``, ``mask_rate`` (and ``loss_f`` for
+    :class:`FreeMatchClassifier`'s fairness term); per epoch
     ``train_loss``, ``mask_rate``, ``thresholds`` (per class) and their
     ``thr_min``/``thr_mean``/``thr_max``."""
 
@@ -157,6 +155,10 @@ def fill_doc(cls, **extra):
     sections of a semi-supervised net), ``%(module)s``,
     ``%(net_parameters)s`` and ``%(reference_<name>)s``;
     each stands alone on a line indented like the docstring's sections.
+    A class whose ``__init__`` adds parameters to its parent's documents them
+    in ``cls._added_parameters_doc`` (formatted with the defaults like the
+    shared blocks); ``%(ssl_sections)s`` puts that text right after
+    ``module``, where the merged signature puts those parameters.
     """
     doc = cls.__doc__
     if not doc or "%(" not in doc:
@@ -176,7 +178,9 @@ def fill_doc(cls, **extra):
         else "; ``None``: one pass over the labeled rows, but at least 10 steps",
         **extra,
     }
-    sections = ("Parameters\n----------", _MODULE, _SSL_PARAMETERS, _NET_PARAMETERS, "\nAttributes\n----------")
+    added = getattr(cls, "_added_parameters_doc", "")
+    sections = ("Parameters\n----------", _MODULE, *([added] if added else []), _SSL_PARAMETERS, _NET_PARAMETERS)
+    sections = (*sections, "\nAttributes\n----------")
     blocks = {
         "ssl_sections": "\n".join([*sections, _SSL_ATTRIBUTES]),
         "module": _MODULE,

@@ -1,8 +1,11 @@
 """The loss terms of the nets, as pure functions of tensors.
 
-One semi-supervised step minimises ::
+One semi-supervised step of the core net minimises ::
 
-    labeled + unlabeled_weight * unlabeled [+ fairness_weight * fairness]
+    labeled + unlabeled_weight * unlabeled
+
+and :class:`~skssl.deep.FreeMatchClassifier` adds ``fairness_weight * fairness``
+(both are the net's ``unlabeled_loss``).
 
 * ``labeled``: the mean over the labeled batch of the criterion's per-row
   loss (cross-entropy by default), each row times its ``sample_weight``
