@@ -26,7 +26,11 @@ Decisions
 * **Ties keep the curriculum**: the held-out folds are small, and a tie says
   the unlabeled rows did no harm that the labels can see (strict
   improvement required: -1.15 on the same sets).
-* **Folds:** ``min(3, smallest labeled class)`` stratified folds, at least 2.
+* **Folds:** ``min(3, smallest labeled class)`` stratified folds, at least 2,
+  in the rows' order and not shuffled, as scikit-learn's cross-validated
+  estimators (``LogisticRegressionCV``) split by default: the verdict does
+  not depend on ``random_state``, so a deterministic wrapped estimator gives
+  the same model in every run even with ``random_state=None``.
   When a training part would hold a single class (two classes with one
   labeled row each) the safeguard cannot judge and does not act
   (``safeguard_scores_`` is ``None``).
@@ -49,14 +53,14 @@ __all__ = ["MAX_FOLDS", "cross_validated_scores"]
 MAX_FOLDS = 3
 
 
-def _labeled_folds(y_labeled, seed):
+def _labeled_folds(y_labeled):
     """Stratified folds ``(train, held_out)`` of the labeled rows, or ``None`` when they cannot judge."""
     counts = np.bincount(y_labeled)
     counts = counts[counts > 0]
     n_splits = int(min(MAX_FOLDS, max(2, counts.min())))
     if y_labeled.shape[0] < 2 * n_splits:
         return None
-    splitter = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    splitter = StratifiedKFold(n_splits=n_splits)
     with warnings.catch_warnings():
         # a class with fewer rows than folds is allowed: it is held out in some folds only
         warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
@@ -83,7 +87,7 @@ def cross_validated_scores(curriculum, X, y, labeled_rows, y_labeled, sample_wei
     row_weight : ndarray or None
         Weights of the rows that reach the estimator (weigh the held-out counts).
     seed : int
-        Seed of the fold split and of the folds' curricula.
+        ``random_state`` of the folds' curricula.
 
     Returns
     -------
@@ -92,7 +96,7 @@ def cross_validated_scores(curriculum, X, y, labeled_rows, y_labeled, sample_wei
         ``None`` when the labeled rows cannot be split into folds that each
         train on two classes or more.
     """
-    folds = _labeled_folds(y_labeled, seed)
+    folds = _labeled_folds(y_labeled)
     if folds is None:
         return None
     correct = np.zeros(2)
