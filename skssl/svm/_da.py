@@ -16,8 +16,8 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from ._kernels import belief_mean, dot
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
-from ._objective import transductive_cost
+from ._mfn import MFNITERMAX, CGTolerance, l2_svm_mfn
+from ._problem import BeliefWStep, S3VMProblem
 from ._rowblocks import RowSlicer, thread_pool
 
 __all__ = [
@@ -80,6 +80,11 @@ class DAResult:
     converged: bool = True
     inner_converged: bool = True
     mfn_converged: bool = True
+
+    @property
+    def n_iter(self):
+        """The estimator's iteration count: ``n_temperatures``, at least 1 (without unlabeled rows, one solve)."""
+        return max(self.n_temperatures, 1)
 
 
 def optimize_p(g, T, r, weight=None, n_threads=1):
@@ -236,61 +241,29 @@ def deterministic_annealing(
     -------
     result : DAResult
     """
+    problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
     with thread_pool(n_threads) as executor:
-        lab = np.flatnonzero(labeled)
-        unl = np.flatnonzero(~labeled)
-        n_lab, n_unl = lab.size, unl.size
-        n_rows = X.shape[0]
-        y = np.asarray(y, dtype=np.float64)
-        state = CGTolerance()
-        slicer = RowSlicer()
+        unl, n_unl = problem.unl, problem.n_unl
         if n_unl == 0:
-            c = np.full(n_rows, 1.0 / n_lab) if sample_weight is None else sample_weight / sample_weight.sum()
-            res = l2_svm_mfn(X, y, c, alpha=alpha, tolerance=state, max_iter=max_newton_iter)
-            F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
-            return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
-        rows = np.concatenate([lab, unl, unl])
-        targets = np.concatenate([y[lab], np.ones(n_unl), -np.ones(n_unl)])
-        cost = np.empty(rows.size)
-        if sample_weight is None:
-            cost[:n_lab] = 1.0 / n_lab
-            lam_u_by_u = unlabeled_weight / n_unl
-            w_unl = None
-        else:
-            cost[:n_lab] = sample_weight[lab] / sample_weight[lab].sum()
-            w_unl = sample_weight[unl] / sample_weight[unl].sum() * n_unl  # mean 1
-            lam_u_by_u = unlabeled_weight * w_unl / n_unl
-        r = positive_fraction
-
-        def optimize_w(p, w, b, outputs, first):
-            cost[n_lab : n_lab + n_unl] = lam_u_by_u * p
-            cost[n_lab + n_unl :] = lam_u_by_u * (1.0 - p)
-            return l2_svm_mfn(
-                X,
-                targets,
-                cost,
-                alpha=alpha,
-                rows=rows,
-                w=w,
-                b=b,
-                outputs=outputs,
-                first=first,
-                tolerance=state,
-                stop="absolute",
-                abs_tol=EPSILON,
-                max_iter=max_newton_iter,
-                executor=executor,
-                n_threads=n_threads,
-                slicer=slicer,
+            res = l2_svm_mfn(
+                X, problem.y, problem.lab_cost, alpha=alpha, tolerance=CGTolerance(), max_iter=max_newton_iter
             )
+            F = problem.objective(res.w, res.b, res.outputs)
+            return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
+        w_unl = problem.unl_weight
+        r = positive_fraction
+        step = BeliefWStep(X, problem, max_iter=max_newton_iter, n_threads=n_threads, slicer=RowSlicer())
+
+        def optimize_w(p, first):
+            return step.solve(p, first, executor)
 
         p = np.full(n_unl, r)
         T = DA_INIT_TEMP * unlabeled_weight
-        res = optimize_w(p, None, 0.0, None, True)
+        res = optimize_w(p, True)
         n_w_steps = 1
         mfn_ok = res.converged
         inner_ok = True
-        F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
+        F = problem.objective(res.w, res.b, res.outputs)
         best = (F, res.w.copy(), res.b, res.outputs.copy())
         H = entropy_bits(p, w_unl)
         n_temperatures = 0
@@ -306,10 +279,10 @@ def deterministic_annealing(
                 p_old = p
                 p = optimize_p(g, T, r, w_unl, n_threads)
                 kl = kl_bits(p, p_old, w_unl)
-                res = optimize_w(p, res.w, res.b, res.outputs, False)
+                res = optimize_w(p, False)
                 n_w_steps += 1
                 mfn_ok &= res.converged
-                F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
+                F = problem.objective(res.w, res.b, res.outputs)
                 if F < best[0]:
                     best = (F, res.w.copy(), res.b, res.outputs.copy())
                 if callback is not None:

@@ -16,8 +16,9 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
 from ._da import DA_ANNEALING_RATE, DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX, optimize_p
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
+from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
+from ._problem import BeliefWStep, S3VMProblem
 from ._rowblocks import thread_pool
 
 __all__ = [
@@ -183,94 +184,10 @@ def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight,
     return float(J)
 
 
-class _ClassProblem:
-    """The w-step of one class: the binary DA's weighted l2-SVM on the same X.
-
-    Rows ``[labeled, unlabeled, unlabeled]`` with targets ``[y_k, +1, -1]``
-    and costs ``[1/l, lam_u p/u, lam_u (1 - p)/u]``: X is never duplicated.
-    With row weights ``s`` the costs are ``[s_i / S_l, lam_u s_j p / S_u,
-    lam_u s_j (1 - p) / S_u]`` (``S_l``, ``S_u``: the weight sums), which
-    ``lab_weight`` (``s_i / S_l``) and ``unl_weight`` (``u s_j / S_u``, mean 1)
-    give; both None for unit weights.
-    """
-
-    def __init__(
-        self, X, y_k, lab, unl, alpha, unlabeled_weight, max_iter, n_threads, lab_weight=None, unl_weight=None
-    ):
-        self.X = X
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.n_threads = n_threads
-        self.converged = True
-        n_lab, n_unl = lab.size, unl.size
-        self.n_lab, self.n_unl = n_lab, n_unl
-        self.rows = np.concatenate([lab, unl, unl])
-        self.targets = np.concatenate([y_k[lab], np.ones(n_unl), -np.ones(n_unl)])
-        self.cost = np.empty(self.rows.size)
-        if lab_weight is None:
-            self.cost[:n_lab] = 1.0 / n_lab
-        else:
-            self.cost[:n_lab] = lab_weight
-        if not n_unl:
-            self.lam_u_by_u = 0.0
-        elif unl_weight is None:
-            self.lam_u_by_u = unlabeled_weight / n_unl
-        else:
-            # As the binary DA scales its unlabeled costs.
-            self.lam_u_by_u = unlabeled_weight * unl_weight / n_unl
-        self.state = CGTolerance()
-        self.w, self.b, self.outputs = None, 0.0, None
-
-    def solve(self, p, first, exact=True):
-        """Solve the class's l2-SVM at beliefs ``p``, from the current weights.
-
-        ``exact=False`` takes one Newton step (CGLS and the exact line
-        search) instead of iterating to MFN's stopping rule.
-        """
-        newton_steps = self.max_iter if exact else 1
-        with thread_pool(self.n_threads) as executor:
-            res = self._solve(p, first, executor, newton_steps)
-        self.w, self.b, self.outputs = res.w, res.b, res.outputs
-        if exact:
-            self.converged &= res.converged
-        return self
-
-    def set_point(self, w, b, outputs):
-        """Move the seed of the next solve (an extrapolated point)."""
-        self.w, self.b, self.outputs = w, float(b), outputs
-
-    def _solve(self, p, first, executor, newton_steps):
-        n_lab, n_unl = self.n_lab, self.n_unl
-        threads = {"executor": executor, "n_threads": self.n_threads}
-        if n_unl == 0:
-            # No unlabeled rows: the supervised l2-SVM, as the binary DA fits it.
-            return l2_svm_mfn(
-                self.X,
-                self.targets,
-                self.cost,
-                alpha=self.alpha,
-                tolerance=self.state,
-                max_iter=newton_steps,
-                **threads,
-            )
-        self.cost[n_lab : n_lab + n_unl] = self.lam_u_by_u * p
-        self.cost[n_lab + n_unl :] = self.lam_u_by_u * (1.0 - p)
-        return l2_svm_mfn(
-            self.X,
-            self.targets,
-            self.cost,
-            alpha=self.alpha,
-            rows=self.rows,
-            w=self.w,
-            b=self.b,
-            outputs=self.outputs,
-            first=first,
-            tolerance=self.state,
-            stop="absolute",
-            abs_tol=EPSILON,
-            max_iter=newton_steps,
-            **threads,
-        )
+def _solve_class(step, p, first, exact):
+    """One class's w-step in a thread pool of its own (classes may be solved at once)."""
+    with thread_pool(step.n_threads) as executor:
+        step.solve(p, first, executor, exact)
 
 
 def potts_annealing(
@@ -340,30 +257,29 @@ def potts_annealing(
     """
     r = np.asarray(class_fractions, dtype=np.float64)
     K = r.shape[0]
-    lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
     n_unl = unl.size
     Y = np.where(np.asarray(y)[:, None] == np.arange(K)[None, :], 1.0, -1.0)
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if sw is None:
-        lab_weight = unl_weight = None
-    else:
-        if sw.shape != (X.shape[0],) or not np.all(sw > 0) or not np.isfinite(sw).all():
-            raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
-        lab_weight = sw[lab] / sw[lab].sum()
-        # Unlabeled weights of mean 1, as the binary DA normalizes them.
-        unl_weight = sw[unl] / sw[unl].sum() * n_unl if n_unl else None
+    if sw is not None and (sw.shape != (X.shape[0],) or not np.all(sw > 0) or not np.isfinite(sw).all()):
+        raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
     n_total = effective_n_jobs(n_threads)
     n_parallel_classes = max(1, min(n_total, len(solved)))
     n_block_threads = max(1, n_total // n_parallel_classes)
+    # Each class's w-step is the binary DA's, on that class's one-vs-rest problem.
     problems = {
-        k: _ClassProblem(
-            X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_newton_iter, n_block_threads, lab_weight, unl_weight
+        k: BeliefWStep(
+            X,
+            S3VMProblem(Y[:, k], labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sw),
+            max_iter=max_newton_iter,
+            n_threads=n_block_threads,
         )
         for k in solved
     }
+    # The unlabeled rows' weights of mean 1 (None for unit weights), the same in every class's problem.
+    unl_weight = problems[solved[0]].problem.unl_weight
     parallel = Parallel(n_jobs=n_parallel_classes, prefer="threads") if n_parallel_classes > 1 else None
 
     def w_step(P, first, exact=True):
@@ -371,9 +287,9 @@ def potts_annealing(
         cols = [P[:, k] for k in solved]
         if parallel is None or n_unl == 0:
             for k, p in zip(solved, cols):
-                problems[k].solve(p, first, exact)
+                _solve_class(problems[k], p, first, exact)
         else:
-            parallel(delayed(problems[k].solve)(p, first, exact) for k, p in zip(solved, cols))
+            parallel(delayed(_solve_class)(problems[k], p, first, exact) for k, p in zip(solved, cols))
         if mirror:
             pr = problems[1]
             W = np.vstack([-pr.w, pr.w])
