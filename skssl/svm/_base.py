@@ -106,7 +106,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
@@ -118,6 +118,7 @@ from ..base import SemiSupervisedClassifierMixin
 from ..utils.validation import check_sparse_structure
 from ._mfn import MFNITERMAX
 from ._regularization import resolve_alpha
+from ._rowblocks import share_threads
 from ._safeguard import candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 
@@ -174,18 +175,6 @@ _MFN_CAP_MESSAGE = (
 
 def _capped_message(name, value, what):
     return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
-
-
-def _share_cores(n_jobs, n_problems):
-    """Split ``n_jobs`` threads between one-vs-rest problems and row blocks.
-
-    Returns ``(n_outer, n_inner)``: ``n_outer = min(n_jobs, n_problems)``
-    problems run at once, each with ``n_jobs // n_outer`` threads for its
-    row-block products.
-    """
-    n_total = effective_n_jobs(n_jobs)
-    n_outer = max(1, min(n_total, n_problems))
-    return n_outer, max(1, n_total // n_outer)
 
 
 class _LinearFitMixin:
@@ -499,7 +488,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         positives = [1] if n_classes == 2 else list(range(n_classes))
         targets = [data.rows(np.where(y_enc == k, 1.0, -1.0)) for k in positives]
         X_fit, mask_fit = data.rows(X), data.rows(mask)
-        n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
+        n_outer, n_inner = share_threads(self.n_jobs, len(targets))
         try:
             results = Parallel(n_jobs=n_outer, prefer="threads")(
                 delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)

@@ -15,14 +15,14 @@ Potts model" and the Potts part of "Implementation decisions".
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 
 from ._annealing import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, BestPoint, anneal
 from ._da import optimize_p
 from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
 from ._problem import BeliefWStep, S3VMProblem
-from ._rowblocks import thread_pool
+from ._rowblocks import share_threads, thread_pool
 
 __all__ = [
     "PottsResult",
@@ -268,9 +268,7 @@ def potts_annealing(
         raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
-    n_total = effective_n_jobs(n_threads)
-    n_parallel_classes = max(1, min(n_total, len(solved)))
-    n_block_threads = max(1, n_total // n_parallel_classes)
+    n_parallel_classes, n_block_threads = share_threads(n_threads, len(solved))
     # Each class's w-step is the binary DA's, on that class's one-vs-rest problem.
     problems = {
         k: BeliefWStep(
