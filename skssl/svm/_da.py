@@ -25,7 +25,7 @@ from ._annealing import (
     anneal,
 )
 from ._kernels import belief_mean, dot
-from ._mfn import MFNITERMAX, CGTolerance, l2_svm_mfn
+from ._mfn import MFNITERMAX
 from ._problem import BeliefWStep, S3VMProblem
 from ._rowblocks import RowSlicer, thread_pool
 
@@ -249,9 +249,8 @@ def deterministic_annealing(
     with thread_pool(n_threads) as executor:
         unl, n_unl = problem.unl, problem.n_unl
         if n_unl == 0:
-            res = l2_svm_mfn(
-                X, problem.y, problem.lab_cost, alpha=alpha, tolerance=CGTolerance(), max_iter=max_newton_iter
-            )
+            # The supervised l2-SVM (in this thread, as SVMlin's DA solves it).
+            res = BeliefWStep(X, problem, max_iter=max_newton_iter).solve(None, True)
             F = problem.objective(res.w, res.b, res.outputs)
             return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
         w_unl = problem.unl_weight
