@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 import skssl.svm._da as da_mod
 import skssl.svm._mfn as mfn_mod
+import skssl.svm._problem as problem_mod
 import skssl.svm._tsvm as tsvm_mod
 from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC
 
@@ -113,7 +114,7 @@ class Probe:
         def on_optp(args, kwargs, out):
             c["optimize_p"] += 1
 
-        for mod in (tsvm_mod, da_mod):
+        for mod in (tsvm_mod, problem_mod):  # TSVM's solves, and DA's w-steps
             if hasattr(mod, "l2_svm_mfn"):
                 self._wrap(mod, "l2_svm_mfn", on_mfn)
         self._wrap(mfn_mod, "cgls", on_cgls)

@@ -43,7 +43,7 @@ import linear_subprocess as lsp  # noqa: E402
 from _results import ResultsFile  # noqa: E402
 
 from skssl.datasets._locate import find_data_file  # noqa: E402
-from skssl.svm._objective import transductive_cost  # noqa: E402
+from skssl.svm._problem import transductive_cost  # noqa: E402
 
 ALPHA, LAM_U, N_LABELED = 1e-3, 1.0, 300
 METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}

@@ -65,7 +65,7 @@ from _results import ResultsFile  # noqa: E402
 
 from skssl.datasets import load_pcmac, newsgroups_labeled_subset  # noqa: E402
 from skssl.svm import _kernels  # noqa: E402
-from skssl.svm._objective import transductive_cost  # noqa: E402
+from skssl.svm._problem import transductive_cost  # noqa: E402
 
 ALPHA, LAM_U = 1e-3, 1.0
 

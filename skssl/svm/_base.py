@@ -106,7 +106,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
@@ -118,6 +118,7 @@ from ..base import SemiSupervisedClassifierMixin
 from ..utils.validation import check_sparse_structure
 from ._mfn import MFNITERMAX
 from ._regularization import resolve_alpha
+from ._rowblocks import share_threads
 from ._safeguard import candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 
@@ -174,18 +175,6 @@ _MFN_CAP_MESSAGE = (
 
 def _capped_message(name, value, what):
     return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
-
-
-def _share_cores(n_jobs, n_problems):
-    """Split ``n_jobs`` threads between one-vs-rest problems and row blocks.
-
-    Returns ``(n_outer, n_inner)``: ``n_outer = min(n_jobs, n_problems)``
-    problems run at once, each with ``n_jobs // n_outer`` threads for its
-    row-block products.
-    """
-    n_total = effective_n_jobs(n_jobs)
-    n_outer = max(1, min(n_total, n_problems))
-    return n_outer, max(1, n_total // n_outer)
 
 
 class _LinearFitMixin:
@@ -454,7 +443,42 @@ def _annealing_messages(res, estimator, what):
 
 
 class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator):
-    """Shared one-vs-rest fit: validation, one problem per class, attributes. Subclasses give ``_solve``."""
+    """Shared one-vs-rest fit: validation, one binary problem per class (in parallel), the fitted attributes.
+
+    A subclass gives the solve of one binary problem::
+
+        _solve(X, y, labeled, positive_fraction, n_threads, sample_weight=None) -> result
+
+    with ``X`` the float64 rows of the fit (zero-weight rows already
+    dropped), ``y`` the +1 / -1 targets of the problem (entries of unlabeled
+    rows ignored), ``labeled`` a boolean mask, ``positive_fraction`` the
+    fraction of the unlabeled rows in the positive class, ``n_threads`` the
+    threads for its row-block products and ``sample_weight`` the positive row
+    weights (``None``: unit weights). It builds the problem's costs and
+    objective with :class:`~skssl.svm._problem.S3VMProblem` and returns its
+    solver's result dataclass (``MFNResult``, ``TSVMResult``, ``DAResult``),
+    of which the base reads:
+
+    * ``w`` (n_features,) and ``b``: the weights and the bias;
+    * ``outputs`` (n_rows,): ``X @ w + b`` (the base recomputes them on all
+      rows, dropped ones included, by assigning the attribute);
+    * ``objective``: SVMlin's ``transductive_cost`` of the problem at ``(w, b)``;
+    * ``n_iter``: the estimator's iteration count (``n_iter_`` is the largest).
+
+    Optional hooks: ``_convergence_messages(res)`` (the ``ConvergenceWarning``
+    messages of a result), ``_store_extra(results)`` (more fitted
+    attributes) and ``_checked_results`` (name in the error message -> field
+    of the result that must be finite).
+
+    :class:`~skssl.svm.PottsDeterministicAnnealingSVC` does not follow this
+    contract: its classes share the unlabeled rows' distributions, so its fit
+    is one joint solve, not one binary problem per class; it gives
+    ``_fit`` of :class:`_LinearFitMixin` itself, and each class's w-step uses
+    the same :class:`~skssl.svm._problem.S3VMProblem`.
+    """
+
+    #: Fields of a result that must be finite, by the name used in the error message.
+    _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}
 
     def _fit(self, X, y, sample_weight=None):
         data = self._prepare_fit(X, y, sample_weight)
@@ -464,7 +488,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         positives = [1] if n_classes == 2 else list(range(n_classes))
         targets = [data.rows(np.where(y_enc == k, 1.0, -1.0)) for k in positives]
         X_fit, mask_fit = data.rows(X), data.rows(mask)
-        n_outer, n_inner = _share_cores(self.n_jobs, len(targets))
+        n_outer, n_inner = share_threads(self.n_jobs, len(targets))
         try:
             results = Parallel(n_jobs=n_outer, prefer="threads")(
                 delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
@@ -474,25 +498,29 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         if X_fit is not X:
             for res in results:
                 with np.errstate(over="ignore", invalid="ignore"):
-                    res["outputs"] = X @ res["w"] + res["b"]
+                    res.outputs = X @ res.w + res.b
         for res in results:
-            _check_finite_fit(self, {k: res[k] for k in ("w", "b", "objective", "outputs", "beliefs") if k in res})
-        self.coef_ = np.vstack([res["w"] for res in results])
-        self.intercept_ = np.array([res["b"] for res in results])
-        self.objective_ = np.array([res["objective"] for res in results])
-        self.n_iter_ = int(max(res["n_iter"] for res in results))
+            _check_finite_fit(self, {name: getattr(res, field) for name, field in self._checked_results.items()})
+        self.coef_ = np.vstack([res.w for res in results])
+        self.intercept_ = np.array([res.b for res in results])
+        self.objective_ = np.array([res.objective for res in results])
+        self.n_iter_ = int(max(res.n_iter for res in results))
         for res in results:
-            for message in res.get("warnings", ()):
+            for message in self._convergence_messages(res):
                 warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
-        outputs = np.column_stack([res["outputs"] for res in results])
+        outputs = np.column_stack([res.outputs for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
         self._store_extra(results)
         self._apply_safeguard(data, sample_weight)
         return self
 
+    def _convergence_messages(self, res):
+        """The ``ConvergenceWarning`` messages of one result (none by default)."""
+        return []
+
     def _store_extra(self, results):
-        """Hook for estimator-specific attributes."""
+        """Store estimator-specific attributes from the results of all binary problems (nothing by default)."""
 
 
 #: The parameters of both annealing estimators (binary DA and Potts DA).

@@ -40,6 +40,7 @@ Decisions
 """
 
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -61,7 +62,7 @@ from ._base import (
 )
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
-from ._objective import transductive_cost
+from ._problem import S3VMProblem
 from ._potts import potts_annealing
 from ._rowblocks import thread_pool
 from ._tsvm import TSVM_MAX_ITER, tsvm
@@ -168,39 +169,31 @@ class LinearL2SVC(_BaseLinearSVC):
         self.verbose = verbose
 
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
-        lab = np.flatnonzero(labeled)
-        if sample_weight is None:
-            cost = np.full(lab.size, 1.0 / lab.size)
-        else:
-            cost = sample_weight[lab] / sample_weight[lab].sum()
+        problem = S3VMProblem(y, labeled, alpha=self.alpha_, unlabeled_weight=0.0, sample_weight=sample_weight)
+        lab = problem.lab
         all_rows = lab.size == X.shape[0]  # no copy of X when every row is labeled (the safeguard's refit)
         with thread_pool(n_threads) as executor:
             res = l2_svm_mfn(
                 X if all_rows else X[lab],
-                y if all_rows else y[lab],
-                cost,
+                problem.y if all_rows else problem.y_lab,
+                problem.lab_cost,
                 alpha=self.alpha_,
                 rel_tol=self.tol,
                 max_iter=self.max_iter,
                 executor=executor,
                 n_threads=n_threads,
             )
-        outputs = X @ res.w + res.b
         if self.verbose:
             print(
                 f"[LinearL2SVC] {res.n_iter} Newton step(s), {res.n_cg_iter} CGLS iteration(s), "
                 f"objective {res.objective:.6g}"
             )
-        objective = transductive_cost(res.w, res.b, outputs, y, labeled, self.alpha_, 0.0, sample_weight)
-        messages = [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
-        return {
-            "w": res.w,
-            "b": res.b,
-            "outputs": outputs,
-            "objective": objective,
-            "n_iter": res.n_iter,
-            "warnings": messages,
-        }
+        # The result on every row, with the objective as the semi-supervised estimators define it.
+        outputs = X @ res.w + res.b
+        return replace(res, outputs=outputs, objective=problem.objective(res.w, res.b, outputs))
+
+    def _convergence_messages(self, res):
+        return [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
 
 
 class TransductiveSVC(_BaseLinearSVC):
@@ -367,24 +360,16 @@ class TransductiveSVC(_BaseLinearSVC):
             n_threads=n_threads,
             sample_weight=sample_weight,
         )
-        objective = transductive_cost(
-            res.w, res.b, res.outputs, y, labeled, self.alpha_, self.unlabeled_weight, sample_weight
-        )
-        return {
-            "w": res.w,
-            "b": res.b,
-            "outputs": res.outputs,
-            "objective": objective,
-            "n_iter": res.n_iter,
-            "n_switches": res.n_switches,
-            "warnings": [
-                *([] if res.converged else [_capped_message("max_iter", self.max_iter, "l2-SVM-MFN solves")]),
-                *([] if res.mfn_converged else [_MFN_CAP_MESSAGE]),
-            ],
-        }
+        return res
+
+    def _convergence_messages(self, res):
+        return [
+            *([] if res.converged else [_capped_message("max_iter", self.max_iter, "l2-SVM-MFN solves")]),
+            *([] if res.mfn_converged else [_MFN_CAP_MESSAGE]),
+        ]
 
     def _store_extra(self, results):
-        self.n_switches_ = np.array([res["n_switches"] for res in results])
+        self.n_switches_ = np.array([res.n_switches for res in results])
 
 
 class DeterministicAnnealingSVC(_BaseLinearSVC):
@@ -506,6 +491,7 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
     """
 
     _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
+    _checked_results = {**_BaseLinearSVC._checked_results, "beliefs": "p"}
 
     def __init__(
         self,
@@ -547,17 +533,10 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
             n_threads=n_threads,
             sample_weight=sample_weight,
         )
-        messages = _annealing_messages(res, self, "beliefs")
-        return {
-            "w": res.w,
-            "b": res.b,
-            "outputs": res.outputs,
-            "objective": res.objective,
-            "beliefs": res.p,
-            # Without unlabeled rows DA is one supervised solve: one iteration.
-            "n_iter": max(res.n_temperatures, 1),
-            "warnings": messages,
-        }
+        return res
+
+    def _convergence_messages(self, res):
+        return _annealing_messages(res, self, "beliefs")
 
 
 class PottsDeterministicAnnealingSVC(

@@ -1,9 +1,10 @@
 """Deterministic-annealing semi-supervised l2-SVM (SVMlin's ``DA_S3VM``).
 
 The beliefs of the unlabeled rows (``optimize_p``, a one-dimensional root
-find) and the model (``optimize_w``, l2-SVM-MFN) are optimized alternately
-while a temperature falls; the lowest-objective model of the path is
-returned. The objective, the belief update and the implementation decisions
+find) and the model (the w-step, l2-SVM-MFN on the problem's belief terms
+of :mod:`skssl.svm._problem`) are optimized alternately while a temperature
+falls (the loop of :mod:`skssl.svm._annealing`, shared with Potts DA); the
+lowest-objective model of the path is returned. The objective, the belief update and the implementation decisions
 are in the user guide, "Mathematical formulation of the linear S3VMs": its
 section "Deterministic annealing" and the deterministic-annealing part of
 "Implementation decisions".
@@ -15,9 +16,17 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit
 
+from ._annealing import (
+    DA_ANNEALING_RATE,
+    DA_INIT_TEMP,
+    DA_INNER_ITERMAX,
+    DA_OUTER_ITERMAX,
+    BestPoint,
+    anneal,
+)
 from ._kernels import belief_mean, dot
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
-from ._objective import transductive_cost
+from ._mfn import MFNITERMAX
+from ._problem import BeliefWStep, S3VMProblem
 from ._rowblocks import RowSlicer, thread_pool
 
 __all__ = [
@@ -31,11 +40,6 @@ __all__ = [
     "kl_bits",
     "optimize_p",
 ]
-
-DA_INIT_TEMP = 10.0
-DA_ANNEALING_RATE = 1.5
-DA_INNER_ITERMAX = 100
-DA_OUTER_ITERMAX = 30
 
 _CLIP = 1e-8
 
@@ -54,7 +58,7 @@ class DAResult:
     p : ndarray of shape (n_unlabeled,)
         Final beliefs.
     n_w_steps : int
-        Number of ``optimize_w`` calls (w-steps), the first one included.
+        Number of w-steps, the first one included.
     n_temperatures : int
         Number of temperatures visited (outer iterations, capped by
         ``max_iter``); 0 without unlabeled rows.
@@ -67,7 +71,7 @@ class DAResult:
     inner_converged : bool
         Whether every temperature ended on the KL rule (rather than its cap).
     mfn_converged : bool
-        Whether every ``optimize_w`` met its stopping rule.
+        Whether every w-step met its stopping rule.
     """
 
     w: np.ndarray
@@ -80,6 +84,11 @@ class DAResult:
     converged: bool = True
     inner_converged: bool = True
     mfn_converged: bool = True
+
+    @property
+    def n_iter(self):
+        """The estimator's iteration count: ``n_temperatures``, at least 1 (without unlabeled rows, one solve)."""
+        return max(self.n_temperatures, 1)
 
 
 def optimize_p(g, T, r, weight=None, n_threads=1):
@@ -215,15 +224,15 @@ def deterministic_annealing(
     max_iter : int, default=DA_OUTER_ITERMAX
         Cap on the temperatures visited (outer iterations).
     max_inner_iter : int, default=DA_INNER_ITERMAX
-        Cap on the alternations of ``optimize_p`` and ``optimize_w`` at one
+        Cap on the alternations of ``optimize_p`` and the w-step at one
         temperature (inner iterations).
     max_newton_iter : int, default=MFNITERMAX
-        Newton steps cap of each ``optimize_w``.
+        Newton steps cap of each w-step.
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
-        Called as ``callback(T, p, F)`` after every ``optimize_w`` that
-        follows an ``optimize_p``.
+        Called as ``callback(T, p, F)`` after every w-step that follows an
+        ``optimize_p``.
     n_threads : int, default=1
         Threads for the products over row blocks (see
         :mod:`skssl.svm._rowblocks`).
@@ -236,94 +245,56 @@ def deterministic_annealing(
     -------
     result : DAResult
     """
+    problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
     with thread_pool(n_threads) as executor:
-        lab = np.flatnonzero(labeled)
-        unl = np.flatnonzero(~labeled)
-        n_lab, n_unl = lab.size, unl.size
-        n_rows = X.shape[0]
-        y = np.asarray(y, dtype=np.float64)
-        state = CGTolerance()
-        slicer = RowSlicer()
+        unl, n_unl = problem.unl, problem.n_unl
         if n_unl == 0:
-            c = np.full(n_rows, 1.0 / n_lab) if sample_weight is None else sample_weight / sample_weight.sum()
-            res = l2_svm_mfn(X, y, c, alpha=alpha, tolerance=state, max_iter=max_newton_iter)
-            F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
+            # The supervised l2-SVM (in this thread, as SVMlin's DA solves it).
+            res = BeliefWStep(X, problem, max_iter=max_newton_iter).solve(None, True)
+            F = problem.objective(res.w, res.b, res.outputs)
             return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
-        rows = np.concatenate([lab, unl, unl])
-        targets = np.concatenate([y[lab], np.ones(n_unl), -np.ones(n_unl)])
-        cost = np.empty(rows.size)
-        if sample_weight is None:
-            cost[:n_lab] = 1.0 / n_lab
-            lam_u_by_u = unlabeled_weight / n_unl
-            w_unl = None
-        else:
-            cost[:n_lab] = sample_weight[lab] / sample_weight[lab].sum()
-            w_unl = sample_weight[unl] / sample_weight[unl].sum() * n_unl  # mean 1
-            lam_u_by_u = unlabeled_weight * w_unl / n_unl
+        w_unl = problem.unl_weight
         r = positive_fraction
+        step = BeliefWStep(X, problem, max_iter=max_newton_iter, n_threads=n_threads, slicer=RowSlicer())
+        best = BestPoint()
 
-        def optimize_w(p, w, b, outputs, first):
-            cost[n_lab : n_lab + n_unl] = lam_u_by_u * p
-            cost[n_lab + n_unl :] = lam_u_by_u * (1.0 - p)
-            return l2_svm_mfn(
-                X,
-                targets,
-                cost,
-                alpha=alpha,
-                rows=rows,
-                w=w,
-                b=b,
-                outputs=outputs,
-                first=first,
-                tolerance=state,
-                stop="absolute",
-                abs_tol=EPSILON,
-                max_iter=max_newton_iter,
-                executor=executor,
-                n_threads=n_threads,
-                slicer=slicer,
-            )
+        def w_step(p, T, first, last):
+            res = step.solve(p, first, executor)
+            F = problem.objective(res.w, res.b, res.outputs)
+            best.offer(F, res.w, res.b, res.outputs)
+            if callback is not None and not first:
+                callback(T, p, F)
+            return F
 
-        p = np.full(n_unl, r)
-        T = DA_INIT_TEMP * unlabeled_weight
-        res = optimize_w(p, None, 0.0, None, True)
-        n_w_steps = 1
-        mfn_ok = res.converged
-        inner_ok = True
-        F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
-        best = (F, res.w.copy(), res.b, res.outputs.copy())
-        H = entropy_bits(p, w_unl)
-        n_temperatures = 0
-        frozen = False
-        while n_temperatures < max_iter and H > tol and not frozen:
-            n_temperatures += 1
-            kl = 1.0
-            inner = 0
-            while inner < max_inner_iter and kl > tol:
-                inner += 1
-                o = res.outputs[unl]
-                g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
-                p_old = p
-                p = optimize_p(g, T, r, w_unl, n_threads)
-                kl = kl_bits(p, p_old, w_unl)
-                res = optimize_w(p, res.w, res.b, res.outputs, False)
-                n_w_steps += 1
-                mfn_ok &= res.converged
-                F = transductive_cost(res.w, res.b, res.outputs, y, labeled, alpha, unlabeled_weight, sample_weight)
-                if F < best[0]:
-                    best = (F, res.w.copy(), res.b, res.outputs.copy())
-                if callback is not None:
-                    callback(T, p, F)
-            inner_ok &= kl <= tol
-            # Frozen: a lower temperature left p unchanged, so the entropy left is what the
-            # constraint mean(p) = r forces (one row split when r u is not a whole number).
-            frozen = inner == 1 and kl <= tol
-            H = entropy_bits(p, w_unl)
-            if verbose:
-                print(
-                    f"[DA] outer {n_temperatures}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
-                    f"entropy={H:.3g} bits, objective {F:.6g} (best {best[0]:.6g})"
-                )
-            T /= DA_ANNEALING_RATE
-        F, w, b, outputs = best
-        return DAResult(w, b, outputs, F, p, n_w_steps, n_temperatures, H <= tol or frozen, inner_ok, mfn_ok)
+        def p_step(T):
+            o = step.outputs[unl]
+            g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
+            return optimize_p(g, T, r, w_unl, n_threads)
+
+        path = anneal(
+            np.full(n_unl, r),
+            unlabeled_weight=unlabeled_weight,
+            w_step=w_step,
+            p_step=p_step,
+            divergence=lambda p, q: kl_bits(p, q, w_unl),
+            entropy=lambda p: entropy_bits(p, w_unl),
+            best=best,
+            tol=tol,
+            max_iter=max_iter,
+            max_inner_iter=max_inner_iter,
+            name="DA",
+            verbose=verbose,
+        )
+        w, b, outputs = best.point
+        return DAResult(
+            w,
+            b,
+            outputs,
+            best.objective,
+            path.beliefs,
+            path.n_w_steps,
+            path.n_temperatures,
+            path.converged,
+            path.inner_converged,
+            step.converged,
+        )

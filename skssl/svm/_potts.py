@@ -3,22 +3,26 @@
 Every unlabeled row carries one distribution over the K classes; the K
 one-vs-rest l2-SVMs (w-step, by l2-SVM-MFN) and the distributions (p-step,
 :mod:`skssl.svm._potts_beliefs`) are optimized alternately while a
-temperature falls, and the model with the lowest zero-temperature objective
-is returned. For K = 2 it is the binary DA of :mod:`skssl.svm._da`. The model,
-its derivation, the row weights and the implementation decisions are in the
-user guide, "Mathematical formulation of the linear S3VMs": its section "The
+temperature falls (the loop of :mod:`skssl.svm._annealing`, shared with the
+binary DA), and the model with the lowest zero-temperature objective is
+returned. Each class's w-step is the binary DA's, on its one-vs-rest
+:class:`~skssl.svm._problem.S3VMProblem`. For K = 2 it is the binary DA of
+:mod:`skssl.svm._da`. The model, its derivation, the row weights and the
+implementation decisions are in the user guide, "Mathematical formulation of the linear S3VMs": its section "The
 Potts model" and the Potts part of "Implementation decisions".
 """
 
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 
-from ._da import DA_ANNEALING_RATE, DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX, optimize_p
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn
+from ._annealing import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, BestPoint, anneal
+from ._da import optimize_p
+from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
-from ._rowblocks import thread_pool
+from ._problem import BeliefWStep, S3VMProblem
+from ._rowblocks import share_threads, thread_pool
 
 __all__ = [
     "PottsResult",
@@ -183,94 +187,10 @@ def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight,
     return float(J)
 
 
-class _ClassProblem:
-    """The w-step of one class: the binary DA's weighted l2-SVM on the same X.
-
-    Rows ``[labeled, unlabeled, unlabeled]`` with targets ``[y_k, +1, -1]``
-    and costs ``[1/l, lam_u p/u, lam_u (1 - p)/u]``: X is never duplicated.
-    With row weights ``s`` the costs are ``[s_i / S_l, lam_u s_j p / S_u,
-    lam_u s_j (1 - p) / S_u]`` (``S_l``, ``S_u``: the weight sums), which
-    ``lab_weight`` (``s_i / S_l``) and ``unl_weight`` (``u s_j / S_u``, mean 1)
-    give; both None for unit weights.
-    """
-
-    def __init__(
-        self, X, y_k, lab, unl, alpha, unlabeled_weight, max_iter, n_threads, lab_weight=None, unl_weight=None
-    ):
-        self.X = X
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.n_threads = n_threads
-        self.converged = True
-        n_lab, n_unl = lab.size, unl.size
-        self.n_lab, self.n_unl = n_lab, n_unl
-        self.rows = np.concatenate([lab, unl, unl])
-        self.targets = np.concatenate([y_k[lab], np.ones(n_unl), -np.ones(n_unl)])
-        self.cost = np.empty(self.rows.size)
-        if lab_weight is None:
-            self.cost[:n_lab] = 1.0 / n_lab
-        else:
-            self.cost[:n_lab] = lab_weight
-        if not n_unl:
-            self.lam_u_by_u = 0.0
-        elif unl_weight is None:
-            self.lam_u_by_u = unlabeled_weight / n_unl
-        else:
-            # As the binary DA scales its unlabeled costs.
-            self.lam_u_by_u = unlabeled_weight * unl_weight / n_unl
-        self.state = CGTolerance()
-        self.w, self.b, self.outputs = None, 0.0, None
-
-    def solve(self, p, first, exact=True):
-        """Solve the class's l2-SVM at beliefs ``p``, from the current weights.
-
-        ``exact=False`` takes one Newton step (CGLS and the exact line
-        search) instead of iterating to MFN's stopping rule.
-        """
-        newton_steps = self.max_iter if exact else 1
-        with thread_pool(self.n_threads) as executor:
-            res = self._solve(p, first, executor, newton_steps)
-        self.w, self.b, self.outputs = res.w, res.b, res.outputs
-        if exact:
-            self.converged &= res.converged
-        return self
-
-    def set_point(self, w, b, outputs):
-        """Move the seed of the next solve (an extrapolated point)."""
-        self.w, self.b, self.outputs = w, float(b), outputs
-
-    def _solve(self, p, first, executor, newton_steps):
-        n_lab, n_unl = self.n_lab, self.n_unl
-        threads = {"executor": executor, "n_threads": self.n_threads}
-        if n_unl == 0:
-            # No unlabeled rows: the supervised l2-SVM, as the binary DA fits it.
-            return l2_svm_mfn(
-                self.X,
-                self.targets,
-                self.cost,
-                alpha=self.alpha,
-                tolerance=self.state,
-                max_iter=newton_steps,
-                **threads,
-            )
-        self.cost[n_lab : n_lab + n_unl] = self.lam_u_by_u * p
-        self.cost[n_lab + n_unl :] = self.lam_u_by_u * (1.0 - p)
-        return l2_svm_mfn(
-            self.X,
-            self.targets,
-            self.cost,
-            alpha=self.alpha,
-            rows=self.rows,
-            w=self.w,
-            b=self.b,
-            outputs=self.outputs,
-            first=first,
-            tolerance=self.state,
-            stop="absolute",
-            abs_tol=EPSILON,
-            max_iter=newton_steps,
-            **threads,
-        )
+def _solve_class(step, p, first, exact):
+    """One class's w-step in a thread pool of its own (classes may be solved at once)."""
+    with thread_pool(step.n_threads) as executor:
+        step.solve(p, first, executor, exact)
 
 
 def potts_annealing(
@@ -340,30 +260,27 @@ def potts_annealing(
     """
     r = np.asarray(class_fractions, dtype=np.float64)
     K = r.shape[0]
-    lab = np.flatnonzero(labeled)
     unl = np.flatnonzero(~labeled)
     n_unl = unl.size
     Y = np.where(np.asarray(y)[:, None] == np.arange(K)[None, :], 1.0, -1.0)
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if sw is None:
-        lab_weight = unl_weight = None
-    else:
-        if sw.shape != (X.shape[0],) or not np.all(sw > 0) or not np.isfinite(sw).all():
-            raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
-        lab_weight = sw[lab] / sw[lab].sum()
-        # Unlabeled weights of mean 1, as the binary DA normalizes them.
-        unl_weight = sw[unl] / sw[unl].sum() * n_unl if n_unl else None
+    if sw is not None and (sw.shape != (X.shape[0],) or not np.all(sw > 0) or not np.isfinite(sw).all()):
+        raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
-    n_total = effective_n_jobs(n_threads)
-    n_parallel_classes = max(1, min(n_total, len(solved)))
-    n_block_threads = max(1, n_total // n_parallel_classes)
+    n_parallel_classes, n_block_threads = share_threads(n_threads, len(solved))
+    # Each class's w-step is the binary DA's, on that class's one-vs-rest problem.
     problems = {
-        k: _ClassProblem(
-            X, Y[:, k], lab, unl, alpha, unlabeled_weight, max_newton_iter, n_block_threads, lab_weight, unl_weight
+        k: BeliefWStep(
+            X,
+            S3VMProblem(Y[:, k], labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sw),
+            max_iter=max_newton_iter,
+            n_threads=n_block_threads,
         )
         for k in solved
     }
+    # The unlabeled rows' weights of mean 1 (None for unit weights), the same in every class's problem.
+    unl_weight = problems[solved[0]].problem.unl_weight
     parallel = Parallel(n_jobs=n_parallel_classes, prefer="threads") if n_parallel_classes > 1 else None
 
     def w_step(P, first, exact=True):
@@ -371,9 +288,9 @@ def potts_annealing(
         cols = [P[:, k] for k in solved]
         if parallel is None or n_unl == 0:
             for k, p in zip(solved, cols):
-                problems[k].solve(p, first, exact)
+                _solve_class(problems[k], p, first, exact)
         else:
-            parallel(delayed(problems[k].solve)(p, first, exact) for k, p in zip(solved, cols))
+            parallel(delayed(_solve_class)(problems[k], p, first, exact) for k, p in zip(solved, cols))
         if mirror:
             pr = problems[1]
             W = np.vstack([-pr.w, pr.w])
@@ -385,20 +302,6 @@ def potts_annealing(
             outputs = np.column_stack([problems[k].outputs for k in range(K)])
         return W, b, outputs
 
-    P = np.tile(r, (n_unl, 1))
-    T = DA_INIT_TEMP * unlabeled_weight
-    W, b, outputs = w_step(P, True)
-    n_w_steps = 1
-    F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
-    best = (F, W.copy(), b.copy(), outputs.copy())
-    if n_unl == 0:
-        mfn_ok = all(pr.converged for pr in problems.values())
-        return PottsResult(W, b, outputs, F, P, n_w_steps, 0, True, True, mfn_ok)
-    if callback is not None:
-        callback("init", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
-    H = potts_entropy_bits(P, unl_weight)
-    nu = None
-
     def p_step(E, T, nu):
         if K == 2:
             # The binary DA's own belief update: K = 2 costs what the binary DA costs
@@ -409,7 +312,6 @@ def potts_annealing(
 
     # K = 2 keeps the binary DA's iteration step for step (see the user guide's implementation decisions).
     accelerate = K > 2
-    n_extrapolated = 0
 
     def reduced_objective(point, T, nu_start):
         """``min_P J_T`` at ``point = (W, b, outputs)`` with its minimizer: a p-step, no product with X."""
@@ -417,78 +319,91 @@ def potts_annealing(
         P_g, nu_g = potts_p_step(potts_energies(out_g[unl], unlabeled_weight), T, r, nu_start, unl_weight)
         return annealed_objective(W_g, b_g, out_g, Y, labeled, P_g, T, alpha, unlabeled_weight, sw), P_g, nu_g
 
-    def keep_if_best(W, b, outputs, best):
-        """The zero-temperature objective at ``(W, b, outputs)`` and the best point seen so far."""
+    def offer(W, b, outputs):
+        """The zero-temperature objective at ``(W, b, outputs)``, offered to the best point."""
         F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
-        if F < best[0]:
-            best = (F, W.copy(), b.copy(), outputs.copy())
-        return F, best
+        best.offer(F, W, b, outputs)
+        return F
 
-    n_temperatures = 0
-    inner_ok = True
-    frozen = False
-    while n_temperatures < max_iter and H > tol and not frozen:
-        n_temperatures += 1
-        kl = 1.0
-        inner = 0
-        next_p = None  # the p-step already solved by the extrapolation
-        while inner < max_inner_iter and kl > tol:
-            inner += 1
-            P_old = P
-            if next_p is None:
-                E = potts_energies(outputs[unl], unlabeled_weight)
-                if not np.isfinite(E).all():
-                    raise FloatingPointError(
-                        "Potts DA's belief update got non-finite outputs; the data are too large for float64: "
-                        "scale X first."
-                    )
-                P, nu = p_step(E, T, nu)
-            else:
-                P, nu = next_p
-                next_p = None
-            if callback is not None:
-                callback("p", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
-            kl = potts_kl_bits(P, P_old, unl_weight)
-            last = kl <= tol or inner == max_inner_iter
-            W_prev, b_prev, out_prev = W, b, outputs
-            W, b, outputs = w_step(P, False, exact=last or not accelerate)
-            n_w_steps += 1
-            F, best = keep_if_best(W, b, outputs, best)
-            if callback is not None:
-                callback("w", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
-            if not accelerate or last:
-                continue
-            # Extrapolate along the last step while the reduced objective falls.
-            dW, db, dout = W - W_prev, b - b_prev, outputs - out_prev
-            point_best = (W, b, outputs)
-            J_best, P_best, nu_best = reduced_objective(point_best, T, nu)
-            gamma = 1.0
-            while gamma <= EXTRAPOLATION_MAX:
-                point = (W + gamma * dW, b + gamma * db, outputs + gamma * dout)
-                J_g, P_g, nu_g = reduced_objective(point, T, nu_best)
-                if not J_g < J_best:
-                    break
-                J_best, P_best, nu_best, point_best = J_g, P_g, nu_g, point
-                gamma *= 2.0
-            next_p = (P_best, nu_best)
-            if point_best[0] is not W:
-                n_extrapolated += 1
-                W, b, outputs = point_best
-                for k in solved:
-                    problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
-                F, best = keep_if_best(W, b, outputs, best)
-        inner_ok &= kl <= tol
-        # Frozen: a lower temperature left P unchanged (see the user guide's implementation decisions).
-        frozen = inner == 1 and kl <= tol
-        H = potts_entropy_bits(P, unl_weight)
-        if verbose:
-            print(
-                f"[Potts DA] outer {n_temperatures}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
-                f"entropy={H:.3g} bits, objective {F:.6g} (best {best[0]:.6g})"
-            )
-        T /= DA_ANNEALING_RATE
-    F, W, b, outputs = best
+    best = BestPoint()
+    W = b = outputs = None  # the current point
+    nu = None  # the p-step's multipliers, the seed of the next one
+    next_p = None  # the p-step already solved by the extrapolation
+    n_extrapolated = 0
+
+    def annealing_w_step(P, T, first, last):
+        nonlocal W, b, outputs, next_p, n_extrapolated
+        W_prev, b_prev, out_prev = W, b, outputs
+        W, b, outputs = w_step(P, first, exact=first or last or not accelerate)
+        F = offer(W, b, outputs)
+        if callback is not None and n_unl:
+            J = annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw)
+            callback("init" if first else "w", T, P, J)
+        if first or not accelerate or last:
+            return F
+        # Extrapolate along the last step while the reduced objective falls.
+        dW, db, dout = W - W_prev, b - b_prev, outputs - out_prev
+        point_best = (W, b, outputs)
+        J_best, P_best, nu_best = reduced_objective(point_best, T, nu)
+        gamma = 1.0
+        while gamma <= EXTRAPOLATION_MAX:
+            point = (W + gamma * dW, b + gamma * db, outputs + gamma * dout)
+            J_g, P_g, nu_g = reduced_objective(point, T, nu_best)
+            if not J_g < J_best:
+                break
+            J_best, P_best, nu_best, point_best = J_g, P_g, nu_g, point
+            gamma *= 2.0
+        next_p = (P_best, nu_best)  # not the last alternation: the next p-step is at the same temperature
+        if point_best[0] is not W:
+            n_extrapolated += 1
+            W, b, outputs = point_best
+            for k in solved:
+                problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
+            F = offer(W, b, outputs)
+        return F
+
+    def annealing_p_step(T):
+        nonlocal nu, next_p
+        if next_p is None:
+            E = potts_energies(outputs[unl], unlabeled_weight)
+            if not np.isfinite(E).all():
+                raise FloatingPointError(
+                    "Potts DA's belief update got non-finite outputs; the data are too large for float64: "
+                    "scale X first."
+                )
+            P, nu = p_step(E, T, nu)
+        else:
+            (P, nu), next_p = next_p, None
+        if callback is not None:
+            callback("p", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
+        return P
+
+    path = anneal(
+        np.tile(r, (n_unl, 1)),
+        unlabeled_weight=unlabeled_weight,
+        w_step=annealing_w_step,
+        p_step=annealing_p_step,
+        divergence=lambda P, Q: potts_kl_bits(P, Q, unl_weight),
+        entropy=lambda P: potts_entropy_bits(P, unl_weight),
+        best=best,
+        tol=tol,
+        max_iter=max_iter,
+        max_inner_iter=max_inner_iter,
+        name="Potts DA",
+        verbose=verbose,
+    )
+    W, b, outputs = best.point
     mfn_ok = all(pr.converged for pr in problems.values())
     return PottsResult(
-        W, b, outputs, F, P, n_w_steps, n_temperatures, H <= tol or frozen, inner_ok, mfn_ok, n_extrapolated
+        W,
+        b,
+        outputs,
+        best.objective,
+        path.beliefs,
+        path.n_w_steps,
+        path.n_temperatures,
+        path.converged,
+        path.inner_converged,
+        mfn_ok,
+        n_extrapolated,
     )

@@ -132,6 +132,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 
 from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks, dot, warn_if_no_openmp
 
@@ -468,6 +469,31 @@ def row_blocks(X, executor, n_threads):
     if n_blocks < 2:
         return X
     return RowBlocks(X, executor, n_blocks)
+
+
+def share_threads(n_jobs, n_problems):
+    """Split ``n_jobs`` threads between independent problems and the row blocks of each.
+
+    Problems first (they need no synchronisation); the threads left go to
+    each problem's row-block products.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Threads, in joblib's convention (``None``: 1, -1: all cores).
+    n_problems : int
+        Number of independent problems (one-vs-rest problems, Potts classes).
+
+    Returns
+    -------
+    n_outer : int
+        Problems solved at once: ``min(n_jobs, n_problems)`` (at least 1).
+    n_inner : int
+        Threads of each for its row-block products: ``n_jobs // n_outer``.
+    """
+    n_total = effective_n_jobs(n_jobs)
+    n_outer = max(1, min(n_total, n_problems))
+    return n_outer, max(1, n_total // n_outer)
 
 
 @contextmanager

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._rowblocks import RowSlicer, thread_pool
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
+from ._problem import S3VMProblem
 
 __all__ = [
     "TSVM_ANNEALING_RATE",
@@ -42,6 +43,8 @@ class TSVMResult:
     w, b : weights and bias.
     outputs : ndarray of shape (n_rows,)
         ``X @ w + b`` on the training rows.
+    objective : float
+        SVMlin's ``transductive_cost`` at ``(w, b)``.
     labels : ndarray of shape (n_rows,)
         Final +1 / -1 labels of all rows (temporary ones on unlabeled rows).
     n_switches : int
@@ -58,6 +61,7 @@ class TSVMResult:
     w: np.ndarray
     b: float
     outputs: np.ndarray
+    objective: float
     labels: np.ndarray
     n_switches: int
     n_iter: int
@@ -175,10 +179,10 @@ def tsvm(
     -------
     result : TSVMResult
     """
+    problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
     with thread_pool(n_threads) as executor:
-        lab = np.flatnonzero(labeled)
-        unl = np.flatnonzero(~labeled)
-        n_lab, n_unl = lab.size, unl.size
+        lab, unl = problem.lab, problem.unl
+        n_unl = problem.n_unl
         state = CGTolerance()
         kw = {
             "alpha": alpha,
@@ -188,19 +192,16 @@ def tsvm(
             "slicer": RowSlicer(),
         }
         par = {"executor": executor, "n_threads": n_threads}
-        y_lab = y[lab].astype(np.float64)
-        if sample_weight is None:
-            c_lab = np.full(n_lab, 1.0 / n_lab)
-        else:
-            c_lab = sample_weight[lab] / sample_weight[lab].sum()
-        res = l2_svm_mfn(X[lab], y_lab, c_lab, first=True, **kw)
+        y_lab = problem.y_lab
+        res = l2_svm_mfn(X[lab], y_lab, problem.lab_cost, first=True, **kw)
         n_iter = 1
         mfn_ok = res.converged
         labels = np.zeros(X.shape[0])
         labels[lab] = y_lab
         if n_unl == 0:
             outputs = X @ res.w + res.b
-            return TSVMResult(res.w, res.b, outputs, labels, 0, n_iter, True, mfn_ok)
+            F = problem.objective(res.w, res.b, outputs)
+            return TSVMResult(res.w, res.b, outputs, F, labels, 0, n_iter, True, mfn_ok)
         # All rows' outputs, then the unlabeled ones: X[unl] would copy ~all of X.
         ou = (X @ res.w + res.b)[unl]
         n_pos = n_positive(positive_fraction, n_unl)
@@ -210,10 +211,8 @@ def tsvm(
         labels[unl] = yu
         lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
         cost = np.empty(X.shape[0])
-        cost[lab] = c_lab
-        # Unit weights keep SVMlin's lam_0 / u exactly.
-        w_unl = None if sample_weight is None else sample_weight[unl] / sample_weight[unl].sum() * n_unl
-        cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
+        cost[lab] = problem.lab_cost
+        cost[unl] = problem.unlabeled_cost(lam0)
         capped = n_iter >= max_iter
         if not capped:
             res = l2_svm_mfn(X, labels, cost, first=True, **kw, **par)
@@ -249,10 +248,11 @@ def tsvm(
             if lam0 >= unlabeled_weight:
                 lam0 = unlabeled_weight
                 last_round = True
-            cost[unl] = lam0 / n_unl if w_unl is None else lam0 * w_unl / n_unl
+            cost[unl] = problem.unlabeled_cost(lam0)
             res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
             n_iter += 1
             mfn_ok &= res.converged
         if capped and res.outputs.shape[0] != X.shape[0]:  # capped before the first solve on all rows
             res = MFNResult(res.w, res.b, X @ res.w + res.b, res.objective, 0, 0, 0, res.converged)
-        return TSVMResult(res.w, res.b, res.outputs, labels, n_switches, n_iter, not capped, mfn_ok)
+        F = problem.objective(res.w, res.b, res.outputs)
+        return TSVMResult(res.w, res.b, res.outputs, F, labels, n_switches, n_iter, not capped, mfn_ok)

@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm._da import deterministic_annealing, entropy_bits, kl_bits, optimize_p
+from skssl.svm._problem import S3VMProblem, transductive_cost
 from skssl.svm._validation import as_float64_design
-from skssl.svm._objective import transductive_cost
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -94,14 +94,14 @@ def test_lowest_objective_not_the_last(monkeypatch):
 
     X, y, labeled = _problem(4)
     seen = []
-    real = _da.transductive_cost
+    real = S3VMProblem.objective
 
-    def noisy_cost(w, b, outputs, *args):
-        F = real(w, b, outputs, *args) + (0.5 if len(seen) % 2 else 0.0)
+    def noisy_cost(self, w, b, outputs):
+        F = real(self, w, b, outputs) + (0.5 if len(seen) % 2 else 0.0)
         seen.append((F, w.copy()))
         return F
 
-    monkeypatch.setattr(_da, "transductive_cost", noisy_cost)
+    monkeypatch.setattr(S3VMProblem, "objective", noisy_cost)
     res = _da.deterministic_annealing(X, y, labeled, alpha=1e-2, unlabeled_weight=1.0, positive_fraction=0.5)
     best_F, best_w = min(seen, key=lambda t: t[0])
     assert res.objective == best_F

@@ -7,9 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _mfn, _rowblocks
-from skssl.svm._base import _share_cores
 from skssl.svm._kernels import COMPILED
-from skssl.svm._rowblocks import RowBlocks, gram_product, row_blocks, transposed
+from skssl.svm._rowblocks import RowBlocks, gram_product, row_blocks, share_threads, transposed
 
 
 @pytest.mark.parametrize("sparse", [True, False])
@@ -103,7 +102,7 @@ def test_small_matrices_are_not_blocked():
     ("n_jobs", "n_problems", "expected"), [(1, 1, (1, 1)), (2, 1, (1, 2)), (2, 3, (2, 1)), (4, 2, (2, 2))]
 )
 def test_cores_shared_between_one_vs_rest_and_row_blocks(n_jobs, n_problems, expected):
-    assert _share_cores(n_jobs, n_problems) == expected
+    assert share_threads(n_jobs, n_problems) == expected
 
 
 @pytest.mark.parametrize("Est", [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC])

@@ -1,0 +1,164 @@
+"""The deterministic-annealing driver shared by the binary DA S3VM and Potts DA.
+
+Both variants lower a temperature ``T`` from ``10 unlabeled_weight`` by a
+factor 1.5 and, at each temperature, alternate a belief update (p-step) and
+a weight solve (w-step) until the beliefs stop moving (mean KL divergence
+below ``tol``); the annealing ends when the beliefs' mean entropy falls to
+``tol``, when a temperature leaves them unchanged (frozen), or at the
+temperature cap. :func:`anneal` is that loop; each variant gives its steps
+and its divergence and entropy, and keeps the lowest-objective point in a
+:class:`BestPoint`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DA_ANNEALING_RATE", "DA_INIT_TEMP", "DA_INNER_ITERMAX", "DA_OUTER_ITERMAX", "AnnealingPath", "anneal"]
+
+DA_INIT_TEMP = 10.0
+DA_ANNEALING_RATE = 1.5
+DA_INNER_ITERMAX = 100
+DA_OUTER_ITERMAX = 30
+
+
+class BestPoint:
+    """The lowest-objective point seen along an annealing path.
+
+    Attributes
+    ----------
+    objective : float
+        Its objective (``inf`` before the first offer).
+    point : tuple or None
+        Copies of the arrays offered with it (``None`` before the first offer).
+    """
+
+    def __init__(self):
+        self.objective = np.inf
+        self.point = None
+
+    def offer(self, objective, *point):
+        """Keep ``point`` (copied) if it is the first one or its objective is lower than the best.
+
+        Parameters
+        ----------
+        objective : float
+            The objective at ``point``.
+        *point : ndarray or float
+            The model (arrays are copied, so the caller may change its own).
+        """
+        if self.point is None or objective < self.objective:
+            self.objective = objective
+            self.point = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in point)
+
+
+@dataclass
+class AnnealingPath:
+    """What :func:`anneal` reports of the path.
+
+    Attributes
+    ----------
+    beliefs : ndarray
+        The final beliefs.
+    n_w_steps : int
+        Number of w-steps, the first one included.
+    n_temperatures : int
+        Number of temperatures visited.
+    converged : bool
+        Whether the mean entropy fell to ``tol`` or the annealing froze.
+    inner_converged : bool
+        Whether every temperature ended on the KL rule (rather than its cap).
+    """
+
+    beliefs: np.ndarray
+    n_w_steps: int
+    n_temperatures: int
+    converged: bool
+    inner_converged: bool
+
+
+def anneal(
+    beliefs,
+    *,
+    unlabeled_weight,
+    w_step,
+    p_step,
+    divergence,
+    entropy,
+    best,
+    tol,
+    max_iter,
+    max_inner_iter,
+    name,
+    verbose,
+):
+    """Deterministic annealing from ``beliefs``: a first w-step, then the temperature loop.
+
+    Parameters
+    ----------
+    beliefs : ndarray
+        The starting beliefs (the class fractions on every unlabeled row).
+    unlabeled_weight : float
+        ``lam_u``; the first temperature is ``DA_INIT_TEMP * lam_u``.
+    w_step : callable
+        ``w_step(beliefs, T, first, last) -> F``: solve the weights at
+        ``beliefs`` from the current point (``first`` for the solve from
+        scratch, at the first temperature), offer the new point to ``best``, and
+        return the objective reported by ``verbose``. ``last`` tells whether
+        the alternation is the last one at ``T`` (its KL test passed or the
+        cap is reached).
+    p_step : callable
+        ``p_step(T) -> beliefs``: the beliefs at temperature ``T`` for the
+        current point.
+    divergence : callable
+        ``divergence(new, old) -> float``: mean KL divergence in bits.
+    entropy : callable
+        ``entropy(beliefs) -> float``: mean entropy in bits.
+    best : BestPoint
+        The best point so far, for ``verbose``.
+    tol : float
+        Threshold of the divergence (ends a temperature) and of the entropy
+        (ends the annealing).
+    max_iter : int
+        Cap on the temperatures.
+    max_inner_iter : int
+        Cap on the alternations at one temperature.
+    name : str
+        The variant's name in the ``verbose`` lines.
+    verbose : int
+        Print one line per temperature when > 0.
+
+    Returns
+    -------
+    path : AnnealingPath
+    """
+    T = DA_INIT_TEMP * unlabeled_weight
+    F = w_step(beliefs, T, True, True)
+    n_w_steps = 1
+    H = entropy(beliefs)
+    n_temperatures = 0
+    inner_ok = True
+    frozen = False
+    while n_temperatures < max_iter and H > tol and not frozen:
+        n_temperatures += 1
+        kl = 1.0
+        inner = 0
+        while inner < max_inner_iter and kl > tol:
+            inner += 1
+            previous = beliefs
+            beliefs = p_step(T)
+            kl = divergence(beliefs, previous)
+            F = w_step(beliefs, T, False, kl <= tol or inner == max_inner_iter)
+            n_w_steps += 1
+        inner_ok &= kl <= tol
+        # Frozen: a lower temperature left the beliefs unchanged, so the entropy left is what the class
+        # fractions force (a row split between classes when a fraction of the rows is not a whole number).
+        frozen = inner == 1 and kl <= tol
+        H = entropy(beliefs)
+        if verbose:
+            print(
+                f"[{name}] outer {n_temperatures}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
+                f"entropy={H:.3g} bits, objective {F:.6g} (best {best.objective:.6g})"
+            )
+        T /= DA_ANNEALING_RATE
+    return AnnealingPath(beliefs, n_w_steps, n_temperatures, H <= tol or frozen, inner_ok)
