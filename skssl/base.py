@@ -137,6 +137,19 @@ def _as_1d_target(y):
     return column_or_1d(y, warn=True)
 
 
+def _labeled_scoring_rows(X, y):
+    """``X`` and ``y`` made indexable, with the mask of the labeled rows, for scoring on those rows alone.
+
+    Raises a ``ValueError`` when no row is labeled: a score on no rows means nothing.
+    """
+    y = _as_1d_target(y)
+    X, y = indexable(check_sparse_structure(X), y)
+    mask = labeled_mask(y)
+    if not mask.any():
+        raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
+    return X, y, mask
+
+
 def _mixes_strings_and_numbers(values):
     """Whether a flat sequence holds both strings and non-string scalars."""
     has_str = has_other = False
@@ -414,11 +427,7 @@ class SemiSupervisedClassifierMixin:
             If no row of ``y`` is labeled.
         """
         check_is_fitted(self)
-        y = _as_1d_target(y)
-        X, y = indexable(check_sparse_structure(X), y)
-        mask = labeled_mask(y)
-        if not mask.any():
-            raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
+        X, y, mask = _labeled_scoring_rows(X, y)
         rows = np.flatnonzero(mask)
         X_labeled = _safe_indexing(X, rows)
         if sample_weight is not None:

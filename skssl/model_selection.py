@@ -51,6 +51,7 @@ from .base import (
     SemiSupervisedClassifierMixin,
     UnlabeledAsClassWarning,
     _as_1d_target,
+    _labeled_scoring_rows,
     encode_semi_supervised_target,
     labeled_mask,
 )
@@ -189,11 +190,7 @@ class _LabeledScorer:
 
     def __call__(self, estimator, X, y_true, **kwargs):
         _warn_if_unlabeled_class(estimator)
-        y_true = _as_1d_target(y_true)
-        X, y_true = indexable(check_sparse_structure(X), y_true)
-        mask = labeled_mask(y_true)
-        if not mask.any():
-            raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
+        X, y_true, mask = _labeled_scoring_rows(X, y_true)
         rows = np.flatnonzero(mask)
         y_labeled = y_true[rows]
         if y_labeled.dtype.kind == "O" and all(isinstance(v, str) for v in y_labeled):

@@ -25,6 +25,29 @@ __all__ = ["DatasetUnavailableError", "find_data_file"]
 ENV_VAR = "SKSSL_DATA"
 
 
+def _skip_example(fetcher, name, on_error):
+    """Decorator appending the Examples section that catches :class:`DatasetUnavailableError` around ``fetcher``.
+
+    The error class and the fetchers show the same way to skip when the data
+    are missing; ``name`` is the variable the data go to and ``on_error`` the
+    line the ``except`` clause runs.
+    """
+
+    def add_example(obj):
+        obj.__doc__ = obj.__doc__.rstrip(" ") + (
+            "\n    Examples\n    --------\n"
+            f"    >>> from skssl.datasets import DatasetUnavailableError, {fetcher}\n"
+            "    >>> try:  # doctest: +SKIP\n"
+            f"    ...     {name} = {fetcher}()\n"
+            "    ... except DatasetUnavailableError as exc:\n"
+            f"    ...     {on_error}\n    "
+        )
+        return obj
+
+    return add_example
+
+
+@_skip_example("fetch_20newsgroups_bydate", "news", 'print(f"skipped: {exc}")')
 class DatasetUnavailableError(FileNotFoundError):
     """A data set is neither available locally nor downloadable.
 
@@ -36,14 +59,6 @@ class DatasetUnavailableError(FileNotFoundError):
     --------
     fetch_20newsgroups_bydate : 20 Newsgroups from a local archive or scikit-learn's download.
     fetch_mnist : MNIST from a local copy or OpenML.
-
-    Examples
-    --------
-    >>> from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate
-    >>> try:  # doctest: +SKIP
-    ...     news = fetch_20newsgroups_bydate()
-    ... except DatasetUnavailableError as exc:
-    ...     print(f"skipped: {exc}")
     """
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._locate import DatasetUnavailableError, find_data_file
+from ._locate import DatasetUnavailableError, _skip_example, find_data_file
 
 __all__ = ["fetch_mnist"]
 
@@ -50,6 +50,7 @@ def _from_openml(data_home):
     )
 
 
+@_skip_example("fetch_mnist", "mnist", 'raise SystemExit(f"skipped: {exc}")')
 def fetch_mnist(path=None, *, data_home=None):
     """MNIST images and labels, train and test splits.
 
@@ -79,14 +80,6 @@ def fetch_mnist(path=None, *, data_home=None):
     DatasetUnavailableError
         If ``path`` lacks the files, or no local copy is found and OpenML
         cannot be reached. The message is one line; catch it to skip.
-
-    Examples
-    --------
-    >>> from skssl.datasets import DatasetUnavailableError, fetch_mnist
-    >>> try:  # doctest: +SKIP
-    ...     mnist = fetch_mnist()
-    ... except DatasetUnavailableError as exc:
-    ...     raise SystemExit(f"skipped: {exc}")
     """
     if path is not None:
         folder = Path(path)

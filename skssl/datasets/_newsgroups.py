@@ -37,7 +37,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils import Bunch
 
-from ._locate import DatasetUnavailableError, find_data_file
+from ._locate import DatasetUnavailableError, _skip_example, find_data_file
 
 __all__ = [
     "fetch_20newsgroups_bydate",
@@ -151,6 +151,7 @@ def _from_sklearn(data_home, download_if_missing):
     return _assemble(members, "sklearn.datasets.fetch_20newsgroups")
 
 
+@_skip_example("fetch_20newsgroups_bydate", "news", 'raise SystemExit(f"skipped: {exc}")')
 def fetch_20newsgroups_bydate(path=None, *, data_home=None, download_if_missing=True):
     """20 Newsgroups "bydate" documents from a local archive, else from scikit-learn's download.
 
@@ -195,14 +196,6 @@ def fetch_20newsgroups_bydate(path=None, *, data_home=None, download_if_missing=
     See Also
     --------
     load_newsgroups_binary : The "comp.* + sci.* vs the rest" task as tf-idf matrices.
-
-    Examples
-    --------
-    >>> from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate
-    >>> try:  # doctest: +SKIP
-    ...     news = fetch_20newsgroups_bydate()
-    ... except DatasetUnavailableError as exc:
-    ...     raise SystemExit(f"skipped: {exc}")
     """
     if path is not None:
         return load_20newsgroups_archive(path)

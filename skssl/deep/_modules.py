@@ -64,7 +64,11 @@ def _reset_layers(module, generator):
     return module
 
 
-_RESET_DOC = """Redraw every weight with torch's default initialisation, from ``generator``.
+class _GeneratorModule(nn.Module):
+    """Base of the default modules: ``reset_parameters`` draws their weights from a generator."""
+
+    def reset_parameters(self, generator=None):
+        """Redraw every weight with torch's default initialisation, from ``generator``.
 
         Parameters
         ----------
@@ -78,6 +82,7 @@ _RESET_DOC = """Redraw every weight with torch's default initialisation, from ``
         self : object
             This module, re-initialised in place.
         """
+        return _reset_layers(self, generator)
 
 
 def _widths(value):
@@ -85,7 +90,7 @@ def _widths(value):
     return (int(value),) if isinstance(value, Integral) else tuple(int(v) for v in value)
 
 
-class MLPModule(nn.Module):
+class MLPModule(_GeneratorModule):
     """Multi-layer perceptron returning class logits.
 
     The default module of the nets for 2-D ``X``: fully connected ReLU layers
@@ -124,11 +129,6 @@ class MLPModule(nn.Module):
         layers.append(nn.Linear(width, int(n_classes)))
         self.net = nn.Sequential(*layers)
 
-    def reset_parameters(self, generator=None):
-        return _reset_layers(self, generator)
-
-    reset_parameters.__doc__ = _RESET_DOC
-
     def forward(self, X):
         """Return the logits of a batch.
 
@@ -145,7 +145,7 @@ class MLPModule(nn.Module):
         return self.net(X)
 
 
-class SmallCNN(nn.Module):
+class SmallCNN(_GeneratorModule):
     """Small convolutional network for ``(n, channels, height, width)`` images.
 
     The default module of the nets for 4-D ``X``: blocks of 3x3 convolution,
@@ -200,11 +200,6 @@ class SmallCNN(nn.Module):
         # channels-last weights make the convolutions return channels-last maps, which
         # oneDNN's CPU batch norm, ReLU and pooling handle faster than NCHW
         self.to(memory_format=torch.channels_last)
-
-    def reset_parameters(self, generator=None):
-        return _reset_layers(self, generator)
-
-    reset_parameters.__doc__ = _RESET_DOC
 
     def forward(self, X):
         """Return the logits of a batch of images.

@@ -142,8 +142,6 @@ from sklearn.utils.metadata_routing import (
     _routing_enabled,
     process_routing,
 )
-from sklearn.utils.metaestimators import available_if
-from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import (
     _check_method_params,
     _check_sample_weight,
@@ -154,6 +152,7 @@ from sklearn.utils.validation import (
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
 from ..utils.validation import check_sparse_structure
+from ._delegation import delegated_predictions, fitted_estimator_attribute
 from ._safeguard import cross_validated_scores
 
 __all__ = ["CurriculumLabelingClassifier"]
@@ -743,20 +742,12 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
     @property
     def n_features_in_(self):
         """Number of features seen during ``fit`` (that of ``estimator_``)."""
-        try:
-            check_is_fitted(self)
-        except NotFittedError as exc:
-            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no n_features_in_.") from exc
-        return self.estimator_.n_features_in_
+        return fitted_estimator_attribute(self, "n_features_in_")
 
     @property
     def feature_names_in_(self):
         """Names of the features seen during ``fit`` (those of ``estimator_``)."""
-        try:
-            check_is_fitted(self)
-        except NotFittedError as exc:
-            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no feature_names_in_.") from exc
-        return self.estimator_.feature_names_in_
+        return fitted_estimator_attribute(self, "feature_names_in_")
 
     def predict(self, X, **params):
         """Predict the class of each row of ``X``.
@@ -778,68 +769,20 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         params = self._route("predict", params)
         return self._decode(self._indices(self.estimator_, X, **params))
 
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X, **params):
-        """Class probabilities of ``estimator_``, columns in the order of ``classes_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-        **params : dict
-            Metadata routed to ``estimator_.predict_proba``. Only available if
-            ``enable_metadata_routing=True`` (see :meth:`fit`).
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Class probabilities.
-        """
+    def _delegate(self, method, X, params):
+        """``estimator_.<method>`` on the checked ``X``, with the routed ``params``."""
         X = self._check_X(X)
-        params = self._route("predict_proba", params)
-        return self.estimator_.predict_proba(X, **params)
+        params = self._route(method, params)
+        return getattr(self.estimator_, method)(X, **params)
 
-    @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X, **params):
-        """Log class probabilities of ``estimator_``, columns in the order of ``classes_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-        **params : dict
-            Metadata routed to ``estimator_.predict_log_proba``. Only available if
-            ``enable_metadata_routing=True`` (see :meth:`fit`).
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log class probabilities.
-        """
-        X = self._check_X(X)
-        params = self._route("predict_log_proba", params)
-        return self.estimator_.predict_log_proba(X, **params)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X, **params):
-        """Decision function of ``estimator_`` (for two classes, positive means ``classes_[1]``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score.
-        **params : dict
-            Metadata routed to ``estimator_.decision_function``. Only available if
-            ``enable_metadata_routing=True`` (see :meth:`fit`).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Decision values.
-        """
-        X = self._check_X(X)
-        params = self._route("decision_function", params)
-        return self.estimator_.decision_function(X, **params)
+    # predict_proba, predict_log_proba and decision_function return those of estimator_ (through _delegate).
+    predict_proba, predict_log_proba, decision_function = delegated_predictions(
+        "CurriculumLabelingClassifier",
+        _estimator_has,
+        x_shape="(n_samples, n_features)",
+        params_doc="Metadata routed to ``estimator_.{method}``. Only available if "
+        "``enable_metadata_routing=True`` (see :meth:`fit`).",
+    )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -69,7 +69,6 @@ Decisions
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.utils import _safe_indexing, get_tags, indexable
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metadata_routing import (
@@ -80,11 +79,11 @@ from sklearn.utils.metadata_routing import (
     _routing_enabled,
     process_routing,
 )
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, has_fit_parameter
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
 from ..utils.validation import check_sparse_structure
+from ._delegation import delegated_predictions, fitted_estimator_attribute
 
 __all__ = ["LabeledOnlyClassifier"]
 
@@ -270,86 +269,30 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
         y : ndarray of shape (n_samples,)
             Predicted labels, taken from ``classes_``.
         """
-        routed = self._routed("predict", params)  # checks that the estimator is fitted
-        return self.estimator_.predict(check_sparse_structure(X), **routed)
+        return self._delegate("predict", X, params)
 
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X, **params):
-        """Class probabilities of ``estimator_``, columns in the order of ``classes_``.
+    def _delegate(self, method, X, params):
+        """``estimator_.<method>`` on ``X``, with the routed ``params``."""
+        routed = self._routed(method, params)  # checks that the estimator is fitted
+        return getattr(self.estimator_, method)(check_sparse_structure(X), **routed)
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, ...)
-            Rows to score.
-        **params : dict
-            Parameters for ``estimator_.predict_proba``, only with metadata
-            routing enabled.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Class probabilities.
-        """
-        routed = self._routed("predict_proba", params)  # checks that the estimator is fitted
-        return self.estimator_.predict_proba(check_sparse_structure(X), **routed)
-
-    @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X, **params):
-        """Log class probabilities of ``estimator_``, columns in the order of ``classes_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, ...)
-            Rows to score.
-        **params : dict
-            Parameters for ``estimator_.predict_log_proba``, only with
-            metadata routing enabled.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log class probabilities.
-        """
-        routed = self._routed("predict_log_proba", params)  # checks that the estimator is fitted
-        return self.estimator_.predict_log_proba(check_sparse_structure(X), **routed)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X, **params):
-        """Decision function of ``estimator_`` (for two classes, positive means ``classes_[1]``).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, ...)
-            Rows to score.
-        **params : dict
-            Parameters for ``estimator_.decision_function``, only with
-            metadata routing enabled.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Decision values.
-        """
-        routed = self._routed("decision_function", params)  # checks that the estimator is fitted
-        return self.estimator_.decision_function(check_sparse_structure(X), **routed)
+    # predict_proba, predict_log_proba and decision_function return those of estimator_ (through _delegate).
+    predict_proba, predict_log_proba, decision_function = delegated_predictions(
+        "LabeledOnlyClassifier",
+        _estimator_has,
+        x_shape="(n_samples, ...)",
+        params_doc="Parameters for ``estimator_.{method}``, only with metadata routing enabled.",
+    )
 
     @property
     def n_features_in_(self):
         """Number of features seen during ``fit`` (that of ``estimator_``)."""
-        try:
-            check_is_fitted(self, "estimator_")
-        except NotFittedError as exc:
-            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no n_features_in_.") from exc
-        return self.estimator_.n_features_in_
+        return fitted_estimator_attribute(self, "n_features_in_", "estimator_")
 
     @property
     def feature_names_in_(self):
         """Names of the features seen during ``fit`` (those of ``estimator_``)."""
-        try:
-            check_is_fitted(self, "estimator_")
-        except NotFittedError as exc:
-            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no feature_names_in_.") from exc
-        return self.estimator_.feature_names_in_
+        return fitted_estimator_attribute(self, "feature_names_in_", "estimator_")
 
     def get_metadata_routing(self):
         """Get the metadata routing of this object.

@@ -76,6 +76,38 @@ class AnnealingPath:
     converged: bool
     inner_converged: bool
 
+    def result(self, result_class, best, *extra):
+        """The variant's result: the best point, its objective, what the path reports, then ``extra``.
+
+        DA's and Potts DA's result dataclasses start with the same fields in
+        this order: the point (weights, bias, outputs), its objective, the
+        beliefs, ``n_w_steps``, ``n_temperatures``, ``converged`` and
+        ``inner_converged``; ``extra`` fills the fields of the variant.
+
+        Parameters
+        ----------
+        result_class : type
+            The variant's result dataclass.
+        best : BestPoint
+            The lowest-objective point of the path.
+        *extra
+            The remaining fields, in order.
+
+        Returns
+        -------
+        result : result_class
+        """
+        return result_class(
+            *best.point,
+            best.objective,
+            self.beliefs,
+            self.n_w_steps,
+            self.n_temperatures,
+            self.converged,
+            self.inner_converged,
+            *extra,
+        )
+
 
 def anneal(
     beliefs,

@@ -285,16 +285,4 @@ def deterministic_annealing(
             name="DA",
             verbose=verbose,
         )
-        w, b, outputs = best.point
-        return DAResult(
-            w,
-            b,
-            outputs,
-            best.objective,
-            path.beliefs,
-            path.n_w_steps,
-            path.n_temperatures,
-            path.converged,
-            path.inner_converged,
-            step.converged,
-        )
+        return path.result(DAResult, best, step.converged)

@@ -392,18 +392,5 @@ def potts_annealing(
         name="Potts DA",
         verbose=verbose,
     )
-    W, b, outputs = best.point
     mfn_ok = all(pr.converged for pr in problems.values())
-    return PottsResult(
-        W,
-        b,
-        outputs,
-        best.objective,
-        path.beliefs,
-        path.n_w_steps,
-        path.n_temperatures,
-        path.converged,
-        path.inner_converged,
-        mfn_ok,
-        n_extrapolated,
-    )
+    return path.result(PottsResult, best, mfn_ok, n_extrapolated)

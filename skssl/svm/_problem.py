@@ -102,10 +102,8 @@ class S3VMProblem:
 
         Parameters
         ----------
-        w : ndarray of shape (n_features,)
-            Weights.
-        b : float
-            Bias.
+        w, b : ndarray of shape (n_features,), float
+            Weights and bias.
         outputs : ndarray of shape (n_rows,)
             ``X @ w + b`` on every row of the problem.
 
@@ -192,12 +190,8 @@ class BeliefTerms:
 
         Parameters
         ----------
-        w : ndarray of shape (n_features,)
-            Weights.
-        b : float
-            Bias.
-        outputs : ndarray of shape (n_rows,)
-            ``X @ w + b``.
+        w, b, outputs : ndarray, float, ndarray
+            The point, as in :meth:`S3VMProblem.objective`.
 
         Returns
         -------
@@ -307,12 +301,8 @@ class BeliefWStep:
 
         Parameters
         ----------
-        w : ndarray of shape (n_features,)
-            Weights.
-        b : float
-            Bias.
-        outputs : ndarray of shape (n_rows,)
-            ``X @ w + b``.
+        w, b, outputs : ndarray, float, ndarray
+            The new seed: weights, bias and ``X @ w + b``, as in :meth:`S3VMProblem.objective`.
         """
         self.w, self.b, self.outputs = w, float(b), outputs
 
@@ -322,12 +312,8 @@ def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample
 
     Parameters
     ----------
-    w : ndarray of shape (n_features,)
-        Weights.
-    b : float
-        Bias.
-    outputs : ndarray of shape (n_rows,)
-        ``X @ w + b`` on the training rows.
+    w, b, outputs : ndarray, float, ndarray
+        The model and its outputs ``X @ w + b`` on the training rows, as in :meth:`S3VMProblem.objective`.
     y : ndarray of shape (n_rows,)
         +1 / -1 on labeled rows; other entries are ignored.
     labeled : ndarray of bool of shape (n_rows,)

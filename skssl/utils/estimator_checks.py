@@ -64,6 +64,31 @@ def _semi_supervised_data(n_classes=3, n_samples=90, labeled_per_class=3, random
     return X, y, y_semi
 
 
+_PARAMETERS_HEADER = "    Parameters\n    ----------\n"
+
+#: The parameters every check takes, documented once for all of them by :func:`_check_parameters`.
+_CHECK_PARAMETERS = """\
+    name : str
+        Name of the estimator, used in the failure messages.
+    estimator : estimator instance
+        The estimator to check; it is cloned before every fit.
+"""
+
+
+def _check_parameters(check):
+    """Write the shared ``name`` and ``estimator`` entries into a check's Parameters section.
+
+    They come first, before the check's own parameters; a check without
+    parameters of its own gets the whole section.
+    """
+    doc = check.__doc__
+    if _PARAMETERS_HEADER in doc:
+        check.__doc__ = doc.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _CHECK_PARAMETERS, 1)
+    else:
+        check.__doc__ = f"{doc}\n\n{_PARAMETERS_HEADER}{_CHECK_PARAMETERS}    "
+    return check
+
+
 def _outputs(estimator, X):
     """The richest output the estimator has, as a float array."""
     for method in ("decision_function", "predict_proba"):
@@ -79,16 +104,9 @@ def _with_seed(estimator, seed=0):
     return estimator
 
 
+@_check_parameters
 def check_classes_exclude_unlabeled(name, estimator):
-    """``classes_`` holds the labeled classes only, never ``-1``.
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """``classes_`` holds the labeled classes only, never ``-1``."""
     X, _, y_semi = _semi_supervised_data()
     est = _with_seed(estimator).fit(X, y_semi)
     assert -1 not in list(est.classes_), f"{name}.classes_ contains -1: {est.classes_}"
@@ -96,16 +114,9 @@ def check_classes_exclude_unlabeled(name, estimator):
     assert set(np.unique(est.predict(X))) <= set(est.classes_), f"{name} predicts -1"
 
 
+@_check_parameters
 def check_all_unlabeled_raises(name, estimator):
-    """A target with every row ``-1`` raises a ``ValueError`` naming it.
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """A target with every row ``-1`` raises a ``ValueError`` naming it."""
     X, _, y_semi = _semi_supervised_data()
     try:
         clone(estimator).fit(X, np.full_like(y_semi, -1))
@@ -115,16 +126,9 @@ def check_all_unlabeled_raises(name, estimator):
         raise AssertionError(f"{name} did not raise on a y where every row is -1")
 
 
+@_check_parameters
 def check_transduction(name, estimator):
-    """``transduction_`` has one label per row; labeled rows keep theirs.
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """``transduction_`` has one label per row; labeled rows keep theirs."""
     X, _, y_semi = _semi_supervised_data()
     est = _with_seed(estimator).fit(X, y_semi)
     transduction = np.asarray(est.transduction_)
@@ -134,15 +138,12 @@ def check_transduction(name, estimator):
     assert set(np.unique(transduction)) <= set(est.classes_)
 
 
+@_check_parameters
 def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     """CSR and dense input give the same outputs (skipped for dense-only estimators).
 
     Parameters
     ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
     rtol, atol : float, default=1e-5 and 1e-7
         Tolerances of the comparison of the two models' outputs.
     """
@@ -160,16 +161,9 @@ def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     )
 
 
+@_check_parameters
 def check_unlabeled_rows_change_fit(name, estimator):
-    """Fitting with the unlabeled rows gives another model than without them.
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """Fitting with the unlabeled rows gives another model than without them."""
     X, _, y_semi = _semi_supervised_data()
     labeled = y_semi != -1
     with_unlabeled = _with_seed(estimator).fit(X, y_semi)
@@ -180,16 +174,9 @@ def check_unlabeled_rows_change_fit(name, estimator):
     assert not np.allclose(a, b, rtol=1e-6, atol=1e-9), f"{name} ignores the unlabeled rows: same model"
 
 
+@_check_parameters
 def check_object_labels_with_unlabeled(name, estimator):
-    """String labels in an ``object`` array mixed with the integer ``-1`` work.
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """String labels in an ``object`` array mixed with the integer ``-1`` work."""
     X, _, y_semi = _semi_supervised_data()
     names = np.array(["ant", "bee", "cat"], dtype=object)
     y_obj = np.array([-1 if v == -1 else names[v] for v in y_semi], dtype=object)
@@ -200,16 +187,9 @@ def check_object_labels_with_unlabeled(name, estimator):
     np.testing.assert_array_equal(est.predict(X), names[numeric.predict(X)].astype(str))
 
 
+@_check_parameters
 def check_score_ignores_unlabeled(name, estimator):
-    """``score`` on a ``y`` with ``-1`` rows equals the accuracy on the labeled rows.
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """``score`` on a ``y`` with ``-1`` rows equals the accuracy on the labeled rows."""
     X, y, y_semi = _semi_supervised_data()
     est = _with_seed(estimator).fit(X, y_semi)
     y_eval = y.copy()
@@ -219,16 +199,9 @@ def check_score_ignores_unlabeled(name, estimator):
     assert np.isclose(est.score(X, y_eval), expected), f"{name}.score counts the -1 rows"
 
 
+@_check_parameters
 def check_fit_does_not_mutate_input(name, estimator):
-    """``fit`` leaves the caller's ``X`` and ``y`` untouched (dense and sparse).
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """``fit`` leaves the caller's ``X`` and ``y`` untouched (dense and sparse)."""
     X, _, y_semi = _semi_supervised_data()
     inputs = [X]
     if get_tags(estimator).input_tags.sparse:
@@ -244,16 +217,9 @@ def check_fit_does_not_mutate_input(name, estimator):
         np.testing.assert_array_equal(y_in, y_semi, err_msg=f"{name}.fit modified y")
 
 
+@_check_parameters
 def check_deterministic_fit(name, estimator):
-    """Two fits with the same ``random_state`` give the same model.
-
-    Parameters
-    ----------
-    name : str
-        Name of the estimator, used in the failure messages.
-    estimator : estimator instance
-        The estimator to check; it is cloned before every fit.
-    """
+    """Two fits with the same ``random_state`` give the same model."""
     X, _, y_semi = _semi_supervised_data()
     a = _outputs(_with_seed(estimator, 7).fit(X, y_semi), X)
     b = _outputs(_with_seed(estimator, 7).fit(X, y_semi), X)
