@@ -542,6 +542,10 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         previous_pseudo = np.zeros(0, dtype=np.intp)
 
         schedule = [None] + (_percentile_schedule(self.step) if X_unlabeled is not None else [])
+        # round 0's model is kept (a deep copy when the model trains on) only where it may be used:
+        # by the safeguard, or by the safeguard's caller on its folds' clones
+        keep_round0 = getattr(self, "_keep_round0_estimator", False)
+        needs_round0 = keep_round0 or (self.safeguard is not None and X_unlabeled is not None)
         model = None
         for t, percentile in enumerate(schedule):
             if t == 0:
@@ -575,7 +579,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                 model.fit(X_pool, y_pool, **round_kwargs["fit"])
             else:
                 self._keep_training(model, X_pool, y_pool, round_kwargs, n_classes)
-            if t == 0:
+            if t == 0 and needs_round0:
                 # the supervised model, returned instead of the curriculum's when the safeguard says so
                 self._round0_estimator = model if self.reinitialize else copy.deepcopy(model)
             if not hasattr(model, "predict_proba"):
@@ -631,7 +635,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                 self.estimator_, self.best_iter_ = self._round0_estimator, 0
             if self.verbose:
                 print(f"[CurriculumLabeling] safeguard: {self._safeguard_message()}")
-        if not getattr(self, "_keep_round0_estimator", False):  # set by the safeguard on its folds' clones
+        if needs_round0 and not keep_round0:
             del self._round0_estimator
         self.thresholds_ = np.asarray(thresholds, dtype=np.float64)
         self.n_iter_ = len(schedule)
