@@ -65,7 +65,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import HasMethods, Interval
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EpochScoring, PrintLog
 from skorch.dataset import Dataset, unpack_data
@@ -76,6 +76,7 @@ from ..base import SemiSupervisedClassifierMixin
 from ._docs import fill_doc, inherit_method_docs
 from ._losses import weighted_mean
 from ._modules import MLPModule, SmallCNN, default_module_for
+from ._parallel import ParallelFit, no_parallel
 from ._params import NetParamsMixin, clone_param, merged_signature
 from ._random import FitRandomness, seed_from
 from ._samplers import EndlessSampler
@@ -88,6 +89,16 @@ __all__ = ["BaseNet"]
 def _encoded_accuracy(net, X, y):
     """Accuracy of ``argmax(predict_proba)`` against encoded targets (skorch validation)."""
     return float(np.mean(np.argmax(net.predict_proba(X), axis=1) == np.asarray(y).reshape(-1)))
+
+
+def _same_device(a, b):
+    """Whether two torch devices hold the same memory (every CPU index is the CPU)."""
+    a, b = torch.device("cpu" if a is None else a), torch.device(b)
+    return a.type == b.type and (a.type == "cpu" or (a.index or 0) == (b.index or 0))
+
+
+def _no_print(*args, **kwargs):
+    """The print sink of the processes other than process 0 during a data-parallel fit."""
 
 
 #: module classes built on the meta device and initialised from the fit's generator; their forward draws nothing
@@ -106,6 +117,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
         "n_jobs": [Interval(Integral, 1, None, closed="left"), Interval(Integral, None, -1, closed="right"), None],
+        "accelerator": [HasMethods(["wait_for_everyone"]), None],
     }
 
     # skorch's NeuralNet.__init__ stores these three fitted-state attributes on
@@ -117,6 +129,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     virtual_params_ = types.MappingProxyType({})
     # the random streams of the fit in progress (skssl.deep._random); None outside fit
     _fit_rng = None
+    # the processes of the fit in progress (skssl.deep._parallel); one process outside fit
+    _parallel = no_parallel
 
     def __init__(
         self,
@@ -139,6 +153,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         verbose=0,
         device="cpu",
         n_jobs=1,
+        accelerator=None,
         **kwargs,
     ):
         super().__init__(
@@ -162,6 +177,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         self.iterations_per_epoch = iterations_per_epoch
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.accelerator = accelerator
         for name in ("history_", "initialized_", "virtual_params_"):
             if not self.__dict__[name]:
                 del self.__dict__[name]
@@ -336,7 +352,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             # sized from the dataset skorch hands over (a train_split may have shrunk it)
             num_samples, seed = spec
             kwargs["sampler"] = EndlessSampler(len(dataset), num_samples, seed)
-        kwargs.setdefault("batch_size", self.batch_size)
+        batch_size = self._parallel.local_batch_size(self.batch_size) if training else self.batch_size
+        kwargs.setdefault("batch_size", batch_size)
         if kwargs["batch_size"] == -1:
             kwargs["batch_size"] = len(dataset)
         return iterator(dataset, **kwargs)
@@ -468,21 +485,26 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
 
     def _fit_with_threads(self, X, y, sample_weight, reset, **fit_params):
         X, y_enc, mask, weight = self._validate_fit_data(X, y, sample_weight, reset)
+        parallel = self._check_parallel()
         self.input_shape_ = tuple(X.shape[1:])
-        seed = seed_from(self.random_state)
+        # with several processes each draws its own batches (skssl.deep._parallel)
+        seed = parallel.stream_seed(seed_from(self.random_state))
         X_lab = X[mask]
         # every draw of the fit comes from these streams, never from torch's global generator
         self._fit_rng = FitRandomness(seed, self.device)
-        self._labeled_sampler = (self._steps_per_epoch(X_lab.shape[0]) * self.batch_size, seed + 1)
+        batch = parallel.local_batch_size(self.batch_size)
+        self._labeled_sampler = (self._steps_per_epoch(X_lab.shape[0]) * batch, seed + 1)
         try:
             self._start_fit(X, y_enc, mask, reset, seed)
             if reset and not (self.warm_start and self.initialized_):
                 self.initialize()
             with self._module_section():
                 self._check_module_accepts(X_lab)
+            self._start_parallel(parallel)
             X_in = X_lab if weight is None else {"X": X_lab, "sample_weight": weight[mask]}
             NeuralNetClassifier.partial_fit(self, X_in, y_enc[mask], **fit_params)
         finally:
+            self._end_parallel()
             self._labeled_sampler = None
             self.__dict__.pop("_fit_rng", None)  # back to the class's None
             self._end_fit()
@@ -491,6 +513,45 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             predicted[~mask] = np.argmax(self.predict_proba(X[~mask]), axis=1)
         self._set_transduction(y_enc, predicted)
         return self
+
+    # --- several processes (skssl.deep._parallel) --------------------------------------------
+    def _check_parallel(self):
+        """The fit's processes; with an accelerator, checks that the net runs on its device."""
+        parallel = ParallelFit.for_net(self.accelerator)
+        if parallel.active and not _same_device(self.device, parallel.accelerator.device):
+            raise ValueError(
+                f"device={self.device!r} but the accelerator runs this process on "
+                f"{parallel.accelerator.device}; pass device=accelerator.device."
+            )
+        parallel.local_batch_size(self.batch_size)  # a batch that does not split raises here, before any training
+        return parallel
+
+    def _start_parallel(self, parallel):
+        """Wrap the module for the fit; process 0's weights (and EMA weights) go to every process."""
+        if not parallel.active:
+            return
+        self.module_ = parallel.wrap(self.module_)
+        ema = getattr(self, "ema_state_", None)
+        if ema is not None:
+            parallel.broadcast_module(ema.module)
+        if parallel.rank != 0:  # the progress lines of verbose come from process 0 only
+            self._silenced_sinks = [(cb, cb.sink) for _, cb in self.callbacks_ if isinstance(cb, PrintLog)]
+            for cb, _ in self._silenced_sinks:
+                cb.sink = _no_print
+        self._parallel = parallel
+
+    def _end_parallel(self):
+        """Put the plain module back (a fitted net holds no process group)."""
+        if isinstance(self.__dict__.get("module_"), torch.nn.parallel.DistributedDataParallel):
+            self.module_ = self.module_.module
+        for cb, sink in self.__dict__.pop("_silenced_sinks", []):
+            cb.sink = sink
+        self.__dict__.pop("_parallel", None)  # back to the class's one process
+
+    def _plain_module(self):
+        """The module without its data-parallel wrapper (forward passes that involve no other process)."""
+        module = self.module_
+        return module.module if isinstance(module, torch.nn.parallel.DistributedDataParallel) else module
 
     @abstractmethod
     def train_step_single(self, batch, **fit_params):

@@ -228,7 +228,7 @@ class SemiSupervisedNet(BaseNet):
             probs_w = torch.softmax(logits_w.detach().float(), dim=1)
             policy = self.masking_
             if policy.update_every == "batch":
-                policy.update(probs_w)
+                policy.update(self._parallel.gather_rows(probs_w))  # the whole step's rows, on every process
             mask, pseudo = policy.mask(probs_w)
             record("mask_rate", float(mask.float().mean()))
             loss = loss_x + self.unlabeled_loss(logits_s, probs_w, mask, pseudo)
@@ -252,22 +252,27 @@ class SemiSupervisedNet(BaseNet):
         """
         step = super().train_step(batch, **fit_params)
         if self.ema_state_ is not None:
+            self._parallel.sync_buffers(self.module_)  # every process averages process 0's BatchNorm statistics
             self.ema_state_.update(self.module_, self.ema_momentum)
         return step
 
     @torch.no_grad()
     def _unlabeled_probs_weak(self):
-        module = self.module_
+        module = self._plain_module()  # no collective inside: the processes may run different numbers of chunks
         was_training = module.training
         module.eval()
         bs = max(self.batch_size * 8, 256)
+        n_rows = self._X_unl_t.shape[0]
+        X_share = self._X_unl_t[self._parallel.unlabeled_share(n_rows)]
         with self._module_section():
             chunks = [
-                torch.softmax(module(self._augment(self.weak_augment_, self._X_unl_t[start : start + bs])).float(), 1)
-                for start in range(0, self._X_unl_t.shape[0], bs)
+                torch.softmax(module(self._augment(self.weak_augment_, X_share[start : start + bs])).float(), 1)
+                for start in range(0, X_share.shape[0], bs)
             ]
         module.train(was_training)
-        return torch.cat(chunks)
+        n_classes = len(self.classes_)
+        probs = torch.cat(chunks) if chunks else torch.empty((0, n_classes), device=self._X_unl_t.device)
+        return self._parallel.gather_share(probs, n_rows)
 
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         """Update an epoch-level policy (Adsh) and record the per-epoch history entries.

@@ -96,6 +96,16 @@ n_jobs : int or None, default=1
     the count per thread), also next to fits with another ``n_jobs``; the
     thread that ran a fit and the process's default for new threads get the
     count back that the first of the overlapping fits found.
+accelerator : accelerate.Accelerator or None, default=None
+    Train one model over several processes (data parallel): start the
+    script as ``k`` processes (``torchrun --nproc_per_node k script.py``, or
+    ``accelerate launch`` on GPUs), give the net ``Accelerator()`` and call
+    ``fit`` on the same data everywhere. Each step's batch is split over the processes
+    (``batch_size`` must be a multiple of ``k``), the gradients are averaged,
+    and the weights, EMA weights and masking state stay the same on every
+    process. ``device`` must be ``accelerator.device``. With one process, or
+    ``None``, the fit is the one-process fit. Needs the ``accelerate``
+    package (``pip install skssl[deep-parallel]``).
 **kwargs
     The routed skorch parameters: ``module__*``, ``optimizer__*``,
     ``criterion__*``, ``callbacks__*``, ``iterator_train__*`` ..."""
