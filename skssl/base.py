@@ -55,6 +55,7 @@ from sklearn.utils import _safe_indexing, column_or_1d, indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
+from .utils._dask import is_dask_array, labeled_accuracy
 from .utils.validation import check_sparse_structure
 
 __all__ = [
@@ -427,6 +428,13 @@ class SemiSupervisedClassifierMixin:
             If no row of ``y`` is labeled.
         """
         check_is_fitted(self)
+        if is_dask_array(X):  # reduced on the cluster (skssl.utils._dask)
+            predicted = self.predict(X)
+            if not is_dask_array(predicted):
+                import dask.array as da
+
+                predicted = da.from_array(np.asarray(predicted), chunks=(X.chunks[0],))
+            return labeled_accuracy(predicted, y, sample_weight, unlabeled=UNLABELED)
         X, y, mask = _labeled_scoring_rows(X, y)
         rows = np.flatnonzero(mask)
         X_labeled = _safe_indexing(X, rows)

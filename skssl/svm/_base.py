@@ -115,6 +115,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
+from ..utils._dask import is_dask_array, map_row_blocks
 from ..utils.validation import check_sparse_structure
 from ._mfn import MFNITERMAX
 from ._regularization import resolve_alpha
@@ -238,7 +239,27 @@ class _LinearFitMixin:
             ``X @ coef_.T + intercept_``; for a binary problem, positive
             scores predict ``classes_[1]``.
         """
+        if is_dask_array(X):  # lazily, block by block where the rows are (skssl.utils._dask)
+            n_columns = None if self.coef_.shape[0] == 1 else self.coef_.shape[0]
+            return map_row_blocks(self.decision_function, X, n_columns=n_columns)
         return super().decision_function(check_sparse_structure(X))
+
+    def predict(self, X):
+        """Predicted class of each row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The rows to label; a Dask array is labeled lazily, block by block.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Labels among ``classes_`` (a Dask array for a Dask ``X``).
+        """
+        if is_dask_array(X):
+            return map_row_blocks(self.predict, X, dtype=self.classes_.dtype)
+        return super().predict(X)
 
     def _apply_safeguard(self, data, sample_weight):
         """Replace the semi-supervised model by its safe version (:mod:`skssl.svm._safeguard`)."""
