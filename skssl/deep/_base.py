@@ -486,6 +486,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def _fit_with_threads(self, X, y, sample_weight, reset, **fit_params):
         X, y_enc, mask, weight = self._validate_fit_data(X, y, sample_weight, reset)
         parallel = self._check_parallel()
+        if parallel.active:
+            parallel.check_same_data(X, y_enc)
         self.input_shape_ = tuple(X.shape[1:])
         # with several processes each draws its own batches (skssl.deep._parallel)
         seed = parallel.stream_seed(seed_from(self.random_state))

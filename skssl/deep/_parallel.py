@@ -54,6 +54,8 @@ Decisions
       share); with ``verbose`` only the main process prints.
 """
 
+import zlib
+
 import numpy as np
 import torch
 
@@ -124,6 +126,21 @@ class ParallelFit(_OneProcess):
                 "use a multiple of the number of processes."
             )
         return batch_size // self.world_size
+
+    def check_same_data(self, X, y_enc):
+        """Raise ``ValueError`` on every process unless all of them were given the same rows and labels.
+
+        Compares the shape of ``X`` and a checksum of the encoded labels (``X``
+        itself is not hashed: it may be large); a mismatch would otherwise
+        stall the processes at their first exchange of unequal batches.
+        """
+        mine = torch.tensor([*X.shape[:2], zlib.crc32(np.ascontiguousarray(y_enc, dtype=np.int64).tobytes())])
+        every = self.gather_rows(mine.reshape(1, -1))
+        if not bool((every == every[0]).all()):
+            raise ValueError(
+                "The processes of a data-parallel fit must all call fit with the same X and y; got "
+                f"(n_samples, n_features, label checksum) = {every.tolist()} on processes 0..{self.world_size - 1}."
+            )
 
     def wrap(self, module):
         """``module`` in ``DistributedDataParallel`` (process 0's weights and buffers broadcast)."""

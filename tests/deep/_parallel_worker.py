@@ -45,8 +45,25 @@ def state_of(net):
     }
 
 
+def fit_different_labels(out, accelerator):
+    """Process 1 hides one more label than process 0: every process must raise the same clear error."""
+    X_train, y_semi, _, _ = digits_images()
+    if accelerator.process_index == 1:
+        y_semi = y_semi.copy()
+        y_semi[np.flatnonzero(y_semi != -1)[0]] = -1
+    try:
+        FixMatchClassifier(accelerator=accelerator, device=accelerator.device, **SETTINGS).fit(X_train, y_semi)
+        message = "no error"
+    except ValueError as error:
+        message = str(error)
+    (out / f"rank{accelerator.process_index}.txt").write_text(message)
+
+
 if __name__ == "__main__":
     out = Path(sys.argv[1])
+    if sys.argv[2:3] == ["different-labels"]:
+        fit_different_labels(out, Accelerator(cpu=True))
+        sys.exit(0)
     names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(NETS)
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     accelerator = Accelerator(cpu=True)

@@ -99,6 +99,22 @@ def test_process_seeds_differ_and_repeat():
     assert seeds == [ParallelFit(_fake_accelerator(4, rank)).stream_seed(7) for rank in range(4)]
 
 
+def _run_two_processes(*args):
+    pytest.importorskip("accelerate", reason="the multi-process fit needs the accelerate package")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(WORKER)]
+    run = subprocess.run([*command, *map(str, args)], env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_processes_given_different_data_raise(tmp_path):
+    _run_two_processes(tmp_path, "different-labels")
+    messages = [(tmp_path / f"rank{r}.txt").read_text() for r in (0, 1)]
+    for message in messages:
+        assert message.startswith("The processes of a data-parallel fit must all call fit with the same X and y")
+
+
 @pytest.mark.slow
 def test_two_processes_train_one_model(tmp_path):
     """Two CPU processes (gloo): the same model everywhere, and the accuracy of one process.
@@ -108,11 +124,7 @@ def test_two_processes_train_one_model(tmp_path):
     process over random_state 0-4 scored 0.933-0.954, 0.954-0.965 and 0.928-0.961. The largest gap
     between the two at the same random_state was 0.028.
     """
-    pytest.importorskip("accelerate", reason="the multi-process fit needs the accelerate package")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
-    run = subprocess.run([*command, str(WORKER), str(tmp_path)], env=env, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
+    _run_two_processes(tmp_path)
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
     assert [r["world_size"] for r in ranks] == [2, 2]
     first, second = ranks
