@@ -122,6 +122,6 @@ def fill_doc(cls):
     """Class decorator: put the shared blocks into ``cls.__doc__`` (see the module's docstring)."""
     example = _EXAMPLE_TRANSDUCTION.format(name=cls.__name__)
     cls.__doc__ = insert_blocks(cls.__doc__, {**_BLOCKS, "example_transduction": example})
-    if "%(" in cls.__doc__:
+    if cls.__doc__ is not None and "%(" in cls.__doc__:
         raise ValueError(f"{cls.__name__}'s docstring names a block that skssl.svm._docs does not have.")
     return cls

@@ -15,17 +15,20 @@ def insert_blocks(doc, blocks):
 
     Parameters
     ----------
-    doc : str
-        A docstring whose placeholders each stand alone on a line.
+    doc : str or None
+        A docstring whose placeholders each stand alone on a line; ``None``
+        (docstrings stripped by ``python -OO``) is returned as it is.
     blocks : dict of str to str
         The text of each placeholder, written at column 0; its lines are
         indented to the placeholder's column.
 
     Returns
     -------
-    doc : str
+    doc : str or None
         The docstring with the blocks in place.
     """
+    if doc is None:
+        return None
     for name, text in blocks.items():
         key = f"%({name})s"
         while key in doc:
