@@ -2,12 +2,16 @@
 
 Every public net documents every parameter of its (merged) signature; the
 parameters the nets share are written once here and substituted into each
-class docstring by :func:`fill_doc`, with the class's own defaults, the way
-skorch builds ``NeuralNetClassifier.__doc__`` from ``NeuralNet.__doc__``.
+class docstring by :func:`fill_doc` with the class's own defaults (placed by
+:func:`skssl.utils._docstrings.insert_blocks`, as the linear estimators'
+shared text are), the way skorch builds ``NeuralNetClassifier.__doc__``
+from ``NeuralNet.__doc__``.
 """
 
 import inspect
 import textwrap
+
+from ..utils._docstrings import insert_blocks
 
 __all__ = ["fill_doc", "inherit_method_docs"]
 
@@ -154,10 +158,6 @@ _SSL_REFERENCES = {
 }
 
 
-def _block(text, indent):
-    return textwrap.indent(text, " " * indent).lstrip(" ")
-
-
 def fill_doc(cls, **extra):
     """Substitute the shared blocks into ``cls.__doc__`` with ``cls``'s defaults.
 
@@ -195,16 +195,16 @@ def fill_doc(cls, **extra):
         "ssl_sections": "\n".join([*sections, _SSL_ATTRIBUTES]),
         "module": _MODULE,
         "net_parameters": _NET_PARAMETERS,
-        **{f"reference_{k}": v for k, v in _SSL_REFERENCES.items()},
+        **{f"reference_{k}": textwrap.fill(v, 79) for k, v in _SSL_REFERENCES.items()},
     }
-    for name, text in blocks.items():
-        key = f"%({name})s"
-        if key in doc:
-            text = text.format(**values) if name in ("ssl_sections", "net_parameters") else text
-            line_start = doc.rfind("\n", 0, doc.index(key)) + 1
-            indent = doc.index(key) - line_start
-            doc = doc.replace(key, _block(textwrap.fill(text, 79) if name.startswith("reference_") else text, indent))
-    cls.__doc__ = doc
+    # Only the blocks the docstring names are formatted: a class has the defaults of its own signature only.
+    formatted = ("ssl_sections", "net_parameters")
+    blocks = {
+        name: text.format(**values) if name in formatted else text
+        for name, text in blocks.items()
+        if f"%({name})s" in doc
+    }
+    cls.__doc__ = insert_blocks(doc, blocks)
 
 
 def inherit_method_docs(cls, names):

@@ -130,14 +130,12 @@ import importlib.util
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.metrics import accuracy_score
 from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
     UNUSED,
-    MetadataRouter,
-    MethodMapping,
     _raise_for_params,
     _routing_enabled,
     process_routing,
@@ -152,7 +150,13 @@ from sklearn.utils.validation import (
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
 from ..utils.validation import check_sparse_structure
-from ._delegation import delegated_predictions, fitted_estimator_attribute
+from ._delegation import (
+    delegated_predictions,
+    estimator_routing,
+    fill_doc,
+    fitted_estimator_attribute,
+    meta_fit,
+)
 from ._safeguard import cross_validated_scores
 
 __all__ = ["CurriculumLabelingClassifier"]
@@ -265,6 +269,7 @@ def _round_params(X, params, weight, rows, class_weight):
     return out
 
 
+@fill_doc
 class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Curriculum Labeling: self-training paced by percentiles, re-initialised every round.
 
@@ -353,12 +358,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         ``n_pseudo`` (pseudo-labeled rows used), ``n_left`` (rows of the
         previous round's pseudo-labeled set not used now), ``n_train``
         (rows fitted), ``class_weighted`` and ``validation_score``.
-    n_features_in_ : int
-        Number of features seen during ``fit``, read from ``estimator_`` (absent
-        when the wrapped estimator does not define it, e.g. a text pipeline).
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during ``fit``, when ``X`` has string column
-        names, read from ``estimator_``.
+    %(features_in)s
 
     See Also
     --------
@@ -433,21 +433,11 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             model.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
         return model
 
-    @_fit_context(
-        # the wrapped estimator is validated by its own fit
-        prefer_skip_nested_validation=False
-    )
+    @meta_fit
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Fit the curriculum of rounds on ``(X, y)``, ``y == -1`` marking unlabeled rows.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, ...)
-            Training data in any form the wrapped estimator takes (sparse
-            matrices, 4-D image arrays, lists of texts for a pipeline);
-            only its rows are selected here.
-        y : array-like of shape (n_samples,)
-            Labels, ``-1`` for unlabeled rows.
+        %(fit_parameters)s
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative row weights passed to the estimator's ``fit`` (cut to
             each round's rows and multiplied by the class weights in pseudo
@@ -730,12 +720,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             encapsulating the routing information.
         """
         base = self._base_estimator()
-        mapping = MethodMapping().add(caller="fit", callee="fit")
-        if self._uses_partial_fit(base):
-            mapping.add(caller="fit", callee="partial_fit")
-        for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
-            mapping.add(caller=method, callee=method)
-        return MetadataRouter(owner=self).add_self_request(self).add(estimator=base, method_mapping=mapping)
+        return estimator_routing(self, base, ("fit", "partial_fit") if self._uses_partial_fit(base) else ("fit",))
 
     def _check_X(self, X):
         # The wrapped estimator validates X (shape, features, NaN); COO becomes CSR.

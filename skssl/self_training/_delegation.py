@@ -4,14 +4,114 @@
 :class:`~skssl.self_training.LabeledOnlyClassifier` answer ``predict_proba``,
 ``predict_log_proba`` and ``decision_function`` with the same method of
 ``estimator_``, and read ``n_features_in_`` and ``feature_names_in_`` from
-it. Those methods and their docstrings are built here, once for both.
+it. Those methods and their docstrings are built here, once for both, with
+what else the two share: the ``fit`` decorator (:func:`meta_fit`), the
+metadata routing to the wrapped estimator (:func:`estimator_routing`) and
+the text of the ``fit`` parameters and fitted attributes they document
+alike (:func:`fill_doc`).
 """
 
 import textwrap
 
+from sklearn.base import _fit_context
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
+
+from ..utils._docstrings import insert_blocks
+
+
+#: Docstring text both meta-estimators use, by placeholder name (see :func:`fill_doc`).
+_BLOCKS = {
+    "fit_parameters": """\
+Parameters
+----------
+X : {array-like, sparse matrix} of shape (n_samples, ...)
+    Training data in any form the wrapped estimator takes (sparse
+    matrices, 4-D image arrays, lists of texts for a pipeline);
+    only its rows are selected here.
+y : array-like of shape (n_samples,)
+    Labels, ``-1`` for unlabeled rows.""",
+    "features_in": """\
+n_features_in_ : int
+    Number of features seen during ``fit``, read from ``estimator_`` (absent
+    when the wrapped estimator does not define it, e.g. a text pipeline).
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during ``fit``, when ``X`` has string column
+    names, read from ``estimator_``.""",
+}
+
+
+def fill_doc(obj):
+    """Decorator: put the shared text into the docstring of a class or function.
+
+    Each ``%(name)s`` of ``obj.__doc__`` standing alone on a line is replaced
+    by the block ``name`` of this module, indented like the placeholder.
+
+    Parameters
+    ----------
+    obj : class or function
+        What the docstring belongs to.
+
+    Returns
+    -------
+    obj : class or function
+        ``obj``, its docstring filled in.
+    """
+    obj.__doc__ = insert_blocks(obj.__doc__, _BLOCKS)
+    return obj
+
+
+def meta_fit(fit):
+    """Decorator of both meta-estimators' ``fit``: its shared docstring text and scikit-learn's fit context.
+
+    The meta-estimator's own parameters are validated; the wrapped
+    estimator is validated by its own ``fit`` (nested validation is not
+    skipped).
+
+    Parameters
+    ----------
+    fit : function
+        The ``fit`` method.
+
+    Returns
+    -------
+    fit : function
+        The decorated method.
+    """
+    return _fit_context(prefer_skip_nested_validation=False)(fill_doc(fit))
+
+
+def estimator_routing(meta, estimator, fit_callees=("fit",)):
+    """The metadata routing of a meta-estimator to the estimator it wraps.
+
+    ``fit`` routes to the methods ``fit_callees`` of ``estimator``, and
+    ``predict`` and the methods of :func:`delegated_predictions` each to the
+    same method; the meta-estimator's own requests (``score``'s
+    ``sample_weight``) are added.
+
+    Parameters
+    ----------
+    meta : estimator instance
+        The meta-estimator.
+    estimator : estimator instance
+        The estimator it wraps.
+    fit_callees : tuple of str, default=("fit",)
+        The methods of ``estimator`` that ``fit`` routes to.
+
+    Returns
+    -------
+    routing : MetadataRouter
+        The routing, for ``meta.get_metadata_routing()``.
+    """
+    mapping = MethodMapping()
+    for callee in fit_callees:
+        mapping.add(caller="fit", callee=callee)
+    for method in ("predict", *_PREDICTIONS):
+        mapping.add(caller=method, callee=method)
+    return MetadataRouter(owner=meta).add_self_request(meta).add(estimator=estimator, method_mapping=mapping)
+
 
 #: Summary and Returns entry of each prediction method handed on to ``estimator_``.
 _PREDICTIONS = {

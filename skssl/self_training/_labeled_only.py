@@ -68,13 +68,11 @@ Decisions
 """
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils import _safe_indexing, get_tags, indexable
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metadata_routing import (
     UNUSED,
-    MetadataRouter,
-    MethodMapping,
     _raise_for_params,
     _routing_enabled,
     process_routing,
@@ -83,7 +81,13 @@ from sklearn.utils.validation import _check_method_params, _check_sample_weight,
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
 from ..utils.validation import check_sparse_structure
-from ._delegation import delegated_predictions, fitted_estimator_attribute
+from ._delegation import (
+    delegated_predictions,
+    estimator_routing,
+    fill_doc,
+    fitted_estimator_attribute,
+    meta_fit,
+)
 
 __all__ = ["LabeledOnlyClassifier"]
 
@@ -99,6 +103,7 @@ def _estimator_has(attr):
     return check
 
 
+@fill_doc
 class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Fit any classifier on the labeled rows only: the fair supervised baseline.
 
@@ -124,12 +129,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows: the given label for labeled rows,
         ``estimator_``'s prediction for unlabeled ones.
-    n_features_in_ : int
-        Number of features seen during ``fit``, read from ``estimator_`` (absent
-        when the wrapped estimator does not define it, e.g. a text pipeline).
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during ``fit``, when ``X`` has string column
-        names, read from ``estimator_``.
+    %(features_in)s
 
     See Also
     --------
@@ -167,21 +167,13 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
     def __init__(self, estimator):
         self.estimator = estimator
 
-    @_fit_context(
-        # the wrapped estimator is validated by its own fit
-        prefer_skip_nested_validation=False
-    )
+    @meta_fit
     def fit(self, X, y, sample_weight=None, **params):
         """Fit a clone of ``estimator`` on the rows with ``y != -1``.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, ...)
-            Training data in any form the wrapped estimator takes; only its
-            rows are selected here.
-        y : array-like of shape (n_samples,)
-            Labels, ``-1`` for unlabeled rows. String labels come in an
-            ``object`` array with the integer ``-1`` as the sentinel.
+        %(fit_parameters)s
+            String labels come in an ``object`` array with the integer ``-1``
+            as the sentinel.
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights, restricted to the labeled rows and passed to the
             wrapped estimator's ``fit`` (under metadata routing, only if it
@@ -308,10 +300,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
             A :class:`~sklearn.utils.metadata_routing.MetadataRouter`
             encapsulating the routing information.
         """
-        mapping = MethodMapping().add(caller="fit", callee="fit")
-        for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
-            mapping.add(caller=method, callee=method)
-        return MetadataRouter(owner=self).add_self_request(self).add(estimator=self.estimator, method_mapping=mapping)
+        return estimator_routing(self, self.estimator)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

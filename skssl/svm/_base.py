@@ -41,8 +41,10 @@ Decisions
   ``class_weight``, the class fractions (``positive_fraction`` given or
   estimated) and the dropping of zero-weight rows. The one-vs-rest family
   adds its loop over binary problems (:class:`_BaseLinearSVC`), the Potts
-  estimator its single joint solve. The two annealing estimators share
-  their parameter constraints and their ``ConvergenceWarning`` messages.
+  estimator its single joint solve. The estimators that use the unlabeled
+  rows extend one constraints dict (``_SEMI_SUPERVISED_CONSTRAINTS``), and
+  the two annealing estimators share theirs and their
+  ``ConvergenceWarning`` messages.
   Where their public behaviour differs it is a class attribute: a binary
   Potts model also takes ``positive_fraction`` as a pair of fractions
   (``_binary_fraction_pair``), each family keeping its own error message.
@@ -544,11 +546,22 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         """Store estimator-specific attributes from the results of all binary problems (nothing by default)."""
 
 
-#: The parameters of both annealing estimators (binary DA and Potts DA).
-_ANNEALING_CONSTRAINTS = {
+#: The parameters of every estimator that uses the unlabeled rows (TSVM, DA, Potts DA).
+_SEMI_SUPERVISED_CONSTRAINTS = {
     **_LinearFitMixin._parameter_constraints,
     "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
     "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-    "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
     "safeguard": [StrOptions({"agreement"}), None],
+}
+
+#: The parameters of TSVM.
+_TSVM_CONSTRAINTS = {
+    **_SEMI_SUPERVISED_CONSTRAINTS,
+    "max_switches": [Interval(Integral, 1, None, closed="left")],
+}
+
+#: The parameters of both annealing estimators (binary DA and Potts DA).
+_ANNEALING_CONSTRAINTS = {
+    **_SEMI_SUPERVISED_CONSTRAINTS,
+    "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
 }

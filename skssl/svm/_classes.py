@@ -37,22 +37,31 @@ Decisions
   ``sklearn.exceptions.ConvergenceWarning``.
 * The algorithms have no random step (ties are broken by row index), so the
   estimators take no ``random_state``; the same data give the same model.
+* **Written once.** The two annealing estimators take the same parameters,
+  so they share one ``__init__`` and one constraints dict
+  (:class:`_AnnealingParameters`; scikit-learn's ``get_params``, ``clone``
+  and ``repr`` read the signature of the inherited ``__init__``). The other
+  two keep an explicit ``__init__`` each, scikit-learn's rule that the
+  signature lists every parameter; their constraints extend the shared
+  dicts of :mod:`skssl.svm._base`. TSVM and DA pass the arguments their
+  solvers take alike through :func:`_semi_supervised_args`,
+  and the parameters and attributes documented alike are blocks of
+  :mod:`skssl.svm._docs`, placed into each ``__doc__`` by its ``fill_doc``.
 """
 
 import warnings
 from dataclasses import replace
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..base import SemiSupervisedClassifierMixin
 from ._base import (
     _ANNEALING_CONSTRAINTS,
     _MFN_CAP_MESSAGE,
+    _TSVM_CONSTRAINTS,
     _alpha_error,
     _annealing_messages,
     _BaseLinearSVC,
@@ -61,15 +70,17 @@ from ._base import (
     _LinearFitMixin,
 )
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
+from ._docs import fill_doc
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
-from ._problem import S3VMProblem
 from ._potts import potts_annealing
+from ._problem import S3VMProblem
 from ._rowblocks import thread_pool
 from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
 
 
+@fill_doc
 class LinearL2SVC(_BaseLinearSVC):
     """Linear l2-SVM trained by the modified finite Newton method (supervised).
 
@@ -82,62 +93,33 @@ class LinearL2SVC(_BaseLinearSVC):
     ----------
     alpha : float or "auto", default="auto"
         Regularization ``lambda``.
-        ``"auto"`` (the default) sets it from the data:
-        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over the labeled rows (the rows it learns from),
-        so that one default suits tf-idf rows (norm 1) and standardized
-        tabular rows (squared norm = number of features) alike; the value
-        used is stored in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
-        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
-        rounding next to the loss (whose curvature along the bias is 1) and
-        ``fit`` raises a ``ValueError``. The loss is averaged over the
-        ``l`` labeled rows here, and SVMlin's supervised mode (``-A 1``)
-        sums it, so SVMlin's ``-W W`` is ``alpha = W / l`` (its
-        semi-supervised modes average, and there ``alpha`` is ``-W``).
-        scikit-learn's ``LinearSVC(C=C, loss="squared_hinge")``, whose bias
-        is regularized like a weight at the default ``intercept_scaling=1``,
-        fits the same model at ``C = 1 / (2 alpha l)``.
+        %(alpha_auto_labeled)s
+        The loss is averaged over the ``l`` labeled rows here, and SVMlin's
+        supervised mode (``-A 1``) sums it, so SVMlin's ``-W W`` is
+        ``alpha = W / l`` (its semi-supervised modes average, and there
+        ``alpha`` is ``-W``). scikit-learn's ``LinearSVC(C=C,
+        loss="squared_hinge")``, whose bias is regularized like a weight at
+        the default ``intercept_scaling=1``, fits the same model at
+        ``C = 1 / (2 alpha l)``.
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50
         Maximum number of Newton steps, as counted by ``n_iter_``; reaching
         it before the stopping rule gives a ``ConvergenceWarning``.
-    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes of the labeled rows, as in scikit-learn's
-        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
-        (n_classes * count)``, counted over the labeled rows). They multiply
-        ``sample_weight`` on the labeled rows; unlabeled rows are not
-        affected.
-    n_jobs : int, default=None
-        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
-        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
-        each running problem computes its sparse products ``X @ w`` and
-        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
-        threads; a binary problem gets all ``n_jobs`` threads for its
-        products. The result is the same up to rounding. On a machine whose
-        cores are busy with other work, a fit times its iterations on one
-        thread and on all and keeps the faster (the result does not depend
-        on it), so ``n_jobs=2`` is then not much slower than ``n_jobs=1``.
+    %(class_weight)s
+    %(n_jobs_one_vs_rest)s
     verbose : int, default=0
         Print a summary per binary problem when > 0.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Labeled classes.
-    alpha_ : float
-        The regularization used: ``alpha``, or its value for ``"auto"``.
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights; for a binary problem ``classes_[1]`` is the positive class.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        Biases.
+    %(model_one_vs_rest)s
     objective_ : ndarray of shape (n_problems,)
         Objective of each binary problem at the solution.
-    transduction_ : ndarray of shape (n_samples,)
-        Labels of the training rows (predictions for the unlabeled ones).
+    %(transduction)s
     n_iter_ : int
         Largest number of Newton steps over the binary problems.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    %(n_features_in)s
 
     See Also
     --------
@@ -196,6 +178,20 @@ class LinearL2SVC(_BaseLinearSVC):
         return [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
 
 
+def _semi_supervised_args(estimator, positive_fraction, n_threads, sample_weight):
+    """Keyword arguments that ``tsvm`` and ``deterministic_annealing`` take alike, from ``estimator``."""
+    return {
+        "alpha": estimator.alpha_,
+        "unlabeled_weight": estimator.unlabeled_weight,
+        "positive_fraction": positive_fraction,
+        "max_iter": estimator.max_iter,
+        "verbose": estimator.verbose,
+        "n_threads": n_threads,
+        "sample_weight": sample_weight,
+    }
+
+
+@fill_doc
 class TransductiveSVC(_BaseLinearSVC):
     """Transductive linear l2-SVM with multiple label switching (TSVM).
 
@@ -211,31 +207,14 @@ class TransductiveSVC(_BaseLinearSVC):
     ----------
     alpha : float or "auto", default="auto"
         Regularization ``lambda`` (SVMlin ``-W``).
-        ``"auto"`` (the default) sets it from the data:
-        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over all rows of the fit,
-        so that one default suits tf-idf rows (norm 1) and standardized
-        tabular rows (squared norm = number of features) alike; the value
-        used is stored in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
-        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
-        rounding next to the loss (whose curvature along the bias is 1) and
-        ``fit`` raises a ``ValueError``.
+        %(alpha_auto)s
     unlabeled_weight : float, default=1.0
         ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
         ``r`` (SVMlin ``-R``): fraction of unlabeled rows labeled positive.
         ``None`` estimates it from the labeled rows; a multi-class model
         takes one fraction per class.
-    safeguard : {"agreement"} or None, default="agreement"
-        Follow the unlabeled rows only where the answer is stable, in the
-        spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
-        more candidates with the class fractions moved by one standard
-        error of their estimate from the labeled rows; the returned model is
-        the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
-        label all three agree (the same objective, labels fixed); the
-        disputed rows are left out. It costs about 3 times the CPU of a fit without it.
-        It acts only when ``positive_fraction`` is estimated (``None``): a
-        given fraction is taken as known. ``None`` returns the
-        semi-supervised fit itself, as SVMlin does.
+    %(safeguard)s
     max_switches : int, default=10000
         ``S`` (SVMlin ``-S``): pairs switched per round at most; 1 gives
         Joachims' single-switch TSVM.
@@ -246,53 +225,23 @@ class TransductiveSVC(_BaseLinearSVC):
         switching round and one per level of ``lambda_0``), as counted by
         ``n_iter_``. Reaching it stops the fit with a ``ConvergenceWarning``.
         Each solve takes at most 50 Newton steps (SVMlin's cap).
-    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes of the labeled rows, as in scikit-learn's
-        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
-        (n_classes * count)``, counted over the labeled rows). They multiply
-        ``sample_weight`` on the labeled rows; unlabeled rows are not
-        affected.
-    n_jobs : int, default=None
-        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
-        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
-        each running problem computes its sparse products ``X @ w`` and
-        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
-        threads; a binary problem gets all ``n_jobs`` threads for its
-        products. The result is the same up to rounding. On a machine whose
-        cores are busy with other work, a fit times its iterations on one
-        thread and on all and keeps the faster (the result does not depend
-        on it), so ``n_jobs=2`` is then not much slower than ``n_jobs=1``.
+    %(class_weight)s
+    %(n_jobs_one_vs_rest)s
     verbose : int, default=0
         Print the progress of the annealing of ``lambda_0`` when > 0.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Labeled classes.
-    alpha_ : float
-        The regularization used: ``alpha``, or its value for ``"auto"``.
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights; for a binary problem ``classes_[1]`` is the positive class.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        Biases.
+    %(model_one_vs_rest)s
     objective_ : ndarray of shape (n_problems,)
         SVMlin's ``transductive_cost`` of each binary problem.
-    safeguard_agreement_ : float or None
-        With the safeguard: the fraction of the unlabeled rows on which the
-        three candidates agree (the others were left out of the refit).
-        ``None`` when it did not act: ``safeguard=None``, a given
-        ``positive_fraction``, or no unlabeled rows.
-        ``coef_``, ``intercept_`` and ``transduction_`` are those of the
-        returned (safe) model, while ``objective_`` and ``n_iter_`` describe
-        the semi-supervised solve at the given or estimated class fractions.
+    %(safeguard_agreement)s
     n_switches_ : ndarray of shape (n_problems,)
         Label pairs switched in each binary problem.
-    transduction_ : ndarray of shape (n_samples,)
-        Labels of the training rows (predictions for the unlabeled ones).
+    %(transduction)s
     n_iter_ : int
         Largest number of l2-SVM-MFN solves over the binary problems.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    %(n_features_in)s
 
     See Also
     --------
@@ -301,24 +250,12 @@ class TransductiveSVC(_BaseLinearSVC):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from skssl.svm import TransductiveSVC
-    >>> X = np.array([[-2.0], [-1.8], [-1.5], [1.5], [1.8], [2.0]])
-    >>> y = np.array([0, -1, -1, -1, -1, 1])
-    >>> clf = TransductiveSVC(alpha=1e-2).fit(X, y)
-    >>> clf.transduction_
-    array([0, 0, 0, 1, 1, 1])
+    %(example_transduction)s
     >>> clf.predict([[-1.0], [1.0]])
     array([0, 1])
     """
 
-    _parameter_constraints: dict = {
-        **_BaseLinearSVC._parameter_constraints,
-        "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
-        "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-        "max_switches": [Interval(Integral, 1, None, closed="left")],
-        "safeguard": [StrOptions({"agreement"}), None],
-    }
+    _parameter_constraints: dict = _TSVM_CONSTRAINTS
 
     def __init__(
         self,
@@ -346,21 +283,8 @@ class TransductiveSVC(_BaseLinearSVC):
         self.verbose = verbose
 
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
-        res = tsvm(
-            X,
-            y,
-            labeled,
-            alpha=self.alpha_,
-            unlabeled_weight=self.unlabeled_weight,
-            positive_fraction=positive_fraction,
-            max_switches=self.max_switches,
-            rel_tol=self.tol,
-            max_iter=self.max_iter,
-            verbose=self.verbose,
-            n_threads=n_threads,
-            sample_weight=sample_weight,
-        )
-        return res
+        shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
+        return tsvm(X, y, labeled, max_switches=self.max_switches, rel_tol=self.tol, **shared)
 
     def _convergence_messages(self, res):
         return [
@@ -372,126 +296,15 @@ class TransductiveSVC(_BaseLinearSVC):
         self.n_switches_ = np.array([res.n_switches for res in results])
 
 
-class DeterministicAnnealingSVC(_BaseLinearSVC):
-    """Semi-supervised linear l2-SVM by deterministic annealing (DA S3VM).
+class _AnnealingParameters:
+    """The parameters of both annealing estimators: one ``__init__``, one constraints dict.
 
-    Sindhwani & Keerthi (SIGIR 2006), SVMlin's algorithm 3: the labels of the
-    unlabeled rows are relaxed to probabilities ``p`` with ``mean(p)`` equal
-    to ``positive_fraction``, an entropy term at temperature ``T`` is added,
-    and ``T`` is lowered from ``10 unlabeled_weight`` by a factor 1.5 while
-    ``w`` and ``p`` are optimized alternately. The model with the lowest
-    transductive objective seen along the path is returned.
-
-    Parameters
-    ----------
-    alpha : float or "auto", default="auto"
-        Regularization ``lambda`` (SVMlin ``-W``).
-        ``"auto"`` (the default) sets it from the data:
-        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over all rows of the fit,
-        so that one default suits tf-idf rows (norm 1) and standardized
-        tabular rows (squared norm = number of features) alike; the value
-        used is stored in ``alpha_``. A number is used as given; it must be at least 2.2e-16 (float64's machine
-        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
-        rounding next to the loss (whose curvature along the bias is 1) and
-        ``fit`` raises a ``ValueError``.
-    unlabeled_weight : float, default=1.0
-        ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
-    positive_fraction : float or array-like of shape (n_classes,), default=None
-        ``r`` (SVMlin ``-R``): the mean of ``p``. ``None`` estimates it from
-        the labeled rows; a multi-class model takes one fraction per class.
-    safeguard : {"agreement"} or None, default="agreement"
-        Follow the unlabeled rows only where the answer is stable, in the
-        spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
-        more candidates with the class fractions moved by one standard
-        error of their estimate from the labeled rows; the returned model is
-        the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
-        label all three agree (the same objective, labels fixed); the
-        disputed rows are left out. It costs about 3 times the CPU of a fit without it.
-        It acts only when ``positive_fraction`` is estimated (``None``): a
-        given fraction is taken as known. ``None`` returns the
-        semi-supervised fit itself, as SVMlin does.
-    tol : float, default=1e-6
-        Threshold, in bits, of the mean KL divergence between successive
-        ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
-        annealing).
-    max_iter : int, default=30
-        Maximum number of temperatures (outer iterations, SVMlin's
-        ``DA_OUTER_ITERMAX``), as counted by ``n_iter_``. Stopping there with
-        the mean entropy still above ``tol`` gives a ``ConvergenceWarning``.
-    max_inner_iter : int, default=100
-        Maximum alternations of the ``p`` and ``w`` steps at one temperature
-        (SVMlin's ``DA_INNER_ITERMAX``); a temperature that reaches it with
-        the mean KL divergence above ``tol`` gives a ``ConvergenceWarning``.
-        Each ``w`` step takes at most 50 Newton steps (SVMlin's cap).
-    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes of the labeled rows, as in scikit-learn's
-        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
-        (n_classes * count)``, counted over the labeled rows). They multiply
-        ``sample_weight`` on the labeled rows; unlabeled rows are not
-        affected.
-    n_jobs : int, default=None
-        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
-        convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
-        each running problem computes its sparse products ``X @ w`` and
-        ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
-        threads; a binary problem gets all ``n_jobs`` threads for its
-        products. The result is the same up to rounding. On a machine whose
-        cores are busy with other work, a fit times its iterations on one
-        thread and on all and keeps the faster (the result does not depend
-        on it), so ``n_jobs=2`` is then not much slower than ``n_jobs=1``.
-    verbose : int, default=0
-        Print the annealing progress (temperature, KL, entropy, objective)
-        when > 0.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        Labeled classes.
-    alpha_ : float
-        The regularization used: ``alpha``, or its value for ``"auto"``.
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights; for a binary problem ``classes_[1]`` is the positive class.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        Biases.
-    safeguard_agreement_ : float or None
-        With the safeguard: the fraction of the unlabeled rows on which the
-        three candidates agree (the others were left out of the refit).
-        ``None`` when it did not act: ``safeguard=None``, a given
-        ``positive_fraction``, or no unlabeled rows.
-        ``coef_``, ``intercept_`` and ``transduction_`` are those of the
-        returned (safe) model, while ``objective_`` and ``n_iter_`` describe
-        the semi-supervised solve at the given or estimated class fractions.
-    objective_ : ndarray of shape (n_problems,)
-        SVMlin's ``transductive_cost`` of each binary problem (the lowest
-        seen along the annealing path).
-    transduction_ : ndarray of shape (n_samples,)
-        Labels of the training rows (predictions for the unlabeled ones).
-    n_iter_ : int
-        Largest number of temperatures visited (outer iterations, the count
-        ``max_iter`` caps) over the binary problems; 1 when there are no
-        unlabeled rows. It does not count the weight solves (w-steps), of
-        which each temperature takes up to ``max_inner_iter``.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
-
-    See Also
-    --------
-    TransductiveSVC : The same objective, optimized by label switching.
-    LinearL2SVC : The supervised baseline.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skssl.svm import DeterministicAnnealingSVC
-    >>> X = np.array([[-2.0], [-1.8], [-1.5], [1.5], [1.8], [2.0]])
-    >>> y = np.array([0, -1, -1, -1, -1, 1])
-    >>> clf = DeterministicAnnealingSVC(alpha=1e-2).fit(X, y)
-    >>> clf.transduction_
-    array([0, 0, 0, 1, 1, 1])
+    :class:`DeterministicAnnealingSVC` and :class:`PottsDeterministicAnnealingSVC`
+    take the same parameters with the same defaults; scikit-learn reads them
+    from the signature of ``type(self).__init__``, which may be inherited.
     """
 
     _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
-    _checked_results = {**_BaseLinearSVC._checked_results, "beliefs": "p"}
 
     def __init__(
         self,
@@ -518,29 +331,86 @@ class DeterministicAnnealingSVC(_BaseLinearSVC):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+
+@fill_doc
+class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
+    """Semi-supervised linear l2-SVM by deterministic annealing (DA S3VM).
+
+    Sindhwani & Keerthi (SIGIR 2006), SVMlin's algorithm 3: the labels of the
+    unlabeled rows are relaxed to probabilities ``p`` with ``mean(p)`` equal
+    to ``positive_fraction``, an entropy term at temperature ``T`` is added,
+    and ``T`` is lowered from ``10 unlabeled_weight`` by a factor 1.5 while
+    ``w`` and ``p`` are optimized alternately. The model with the lowest
+    transductive objective seen along the path is returned.
+
+    Parameters
+    ----------
+    alpha : float or "auto", default="auto"
+        Regularization ``lambda`` (SVMlin ``-W``).
+        %(alpha_auto)s
+    unlabeled_weight : float, default=1.0
+        ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
+    positive_fraction : float or array-like of shape (n_classes,), default=None
+        ``r`` (SVMlin ``-R``): the mean of ``p``. ``None`` estimates it from
+        the labeled rows; a multi-class model takes one fraction per class.
+    %(safeguard)s
+    tol : float, default=1e-6
+        Threshold, in bits, of the mean KL divergence between successive
+        ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
+        annealing).
+    max_iter : int, default=30
+        Maximum number of temperatures (outer iterations, SVMlin's
+        ``DA_OUTER_ITERMAX``), as counted by ``n_iter_``. Stopping there with
+        the mean entropy still above ``tol`` gives a ``ConvergenceWarning``.
+    max_inner_iter : int, default=100
+        Maximum alternations of the ``p`` and ``w`` steps at one temperature
+        (SVMlin's ``DA_INNER_ITERMAX``); a temperature that reaches it with
+        the mean KL divergence above ``tol`` gives a ``ConvergenceWarning``.
+        Each ``w`` step takes at most 50 Newton steps (SVMlin's cap).
+    %(class_weight)s
+    %(n_jobs_one_vs_rest)s
+    verbose : int, default=0
+        Print the annealing progress (temperature, KL, entropy, objective)
+        when > 0.
+
+    Attributes
+    ----------
+    %(model_one_vs_rest)s
+    %(safeguard_agreement)s
+    objective_ : ndarray of shape (n_problems,)
+        SVMlin's ``transductive_cost`` of each binary problem (the lowest
+        seen along the annealing path).
+    %(transduction)s
+    n_iter_ : int
+        Largest number of temperatures visited (outer iterations, the count
+        ``max_iter`` caps) over the binary problems; 1 when there are no
+        unlabeled rows. It does not count the weight solves (w-steps), of
+        which each temperature takes up to ``max_inner_iter``.
+    %(n_features_in)s
+
+    See Also
+    --------
+    TransductiveSVC : The same objective, optimized by label switching.
+    LinearL2SVC : The supervised baseline.
+
+    Examples
+    --------
+    %(example_transduction)s
+    """
+
+    _checked_results = {**_BaseLinearSVC._checked_results, "beliefs": "p"}
+
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
-        res = deterministic_annealing(
-            X,
-            y,
-            labeled,
-            alpha=self.alpha_,
-            unlabeled_weight=self.unlabeled_weight,
-            positive_fraction=positive_fraction,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            max_inner_iter=self.max_inner_iter,
-            verbose=self.verbose,
-            n_threads=n_threads,
-            sample_weight=sample_weight,
-        )
-        return res
+        shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
+        return deterministic_annealing(X, y, labeled, tol=self.tol, max_inner_iter=self.max_inner_iter, **shared)
 
     def _convergence_messages(self, res):
         return _annealing_messages(res, self, "beliefs")
 
 
+@fill_doc
 class PottsDeterministicAnnealingSVC(
-    _LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator
+    _AnnealingParameters, _LinearFitMixin, SemiSupervisedClassifierMixin, LinearClassifierMixin, BaseEstimator
 ):
     """Multi-class semi-supervised linear l2-SVM by Potts-glass deterministic annealing.
 
@@ -566,15 +436,7 @@ class PottsDeterministicAnnealingSVC(
     ----------
     alpha : float or "auto", default="auto"
         Regularization ``lambda`` of every class's weights and bias.
-        ``"auto"`` (the default) sets it from the data:
-        ``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over all rows of the fit,
-        so that one default suits tf-idf rows (norm 1) and standardized
-        tabular rows (squared norm = number of features) alike; the value
-        used is stored in ``alpha_``. A number is used as given; it must be
-        at least 2.2e-16 (float64's machine
-        epsilon): below it ``1 + alpha == 1``, the regularization is lost to
-        rounding next to the loss (whose curvature along the bias is 1) and
-        ``fit`` raises a ``ValueError``.
+        %(alpha_auto)s
     unlabeled_weight : float, default=1.0
         ``lambda_u``, the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -582,17 +444,7 @@ class PottsDeterministicAnnealingSVC(
         (positive, summing to 1). ``None`` estimates them from the labeled
         rows; a binary problem also takes one float, the fraction of
         ``classes_[1]``.
-    safeguard : {"agreement"} or None, default="agreement"
-        Follow the unlabeled rows only where the answer is stable, in the
-        spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
-        more candidates with the class fractions moved by one standard
-        error of their estimate from the labeled rows; the returned model is
-        the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
-        label all three agree (the same objective, labels fixed); the
-        disputed rows are left out. It costs about 3 times the CPU of a fit without it.
-        It acts only when ``positive_fraction`` is estimated (``None``): a
-        given fraction is taken as known. ``None`` returns the
-        semi-supervised fit itself, as SVMlin does.
+    %(safeguard)s
     tol : float, default=1e-6
         Threshold, in bits, of the mean KL divergence between successive
         distributions (ends a temperature) and of their mean entropy (ends
@@ -606,30 +458,20 @@ class PottsDeterministicAnnealingSVC(
         temperature; a temperature that reaches it with the mean KL
         divergence above ``tol`` gives a ``ConvergenceWarning``. Each weight
         step takes at most 50 Newton steps per class.
-    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes of the labeled rows, as in scikit-learn's
-        ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
-        (n_classes * count)``, counted over the labeled rows). They multiply
-        ``sample_weight`` on the labeled rows; unlabeled rows are not
-        affected.
+    %(class_weight)s
     n_jobs : int, default=None
         Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
         convention). Up to ``n_jobs`` classes have their weights solved at
         once, each with ``n_jobs // (classes at once)`` threads for its
         sparse products over row blocks. The result is the same up to
-        rounding. On a machine whose cores are busy with other work, a fit
-        times its iterations on one thread and on all and keeps the faster
-        (the result does not depend on it), so ``n_jobs=2`` is then not much
-        slower than ``n_jobs=1``.
+        rounding.
+        %(busy_cores)s
     verbose : int, default=0
         Print the annealing progress when > 0.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Labeled classes.
-    alpha_ : float
-        The regularization used: ``alpha``, or its value for ``"auto"``.
+    %(classes_alpha)s
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Weights of each class; for a binary problem the single row is
         ``classes_[1]``'s (the other class's is its negative).
@@ -642,14 +484,7 @@ class PottsDeterministicAnnealingSVC(
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows: the label of a labeled row, the most
         probable class of ``label_distributions_`` for an unlabeled one.
-    safeguard_agreement_ : float or None
-        With the safeguard: the fraction of the unlabeled rows on which the
-        three candidates agree (the others were left out of the refit).
-        ``None`` when it did not act: ``safeguard=None``, a given
-        ``positive_fraction``, or no unlabeled rows.
-        ``coef_``, ``intercept_`` and ``transduction_`` are those of the
-        returned (safe) model, while ``objective_`` and ``n_iter_`` describe
-        the semi-supervised solve at the given or estimated class fractions.
+    %(safeguard_agreement)s
     objective_ : float
         The zero-temperature multi-class objective of the returned model
         (for two classes, SVMlin's ``transductive_cost``).
@@ -659,8 +494,7 @@ class PottsDeterministicAnnealingSVC(
         :class:`DeterministicAnnealingSVC`'s, it does not count the weight
         solves (w-steps), of which each temperature takes up to
         ``max_inner_iter``.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    %(n_features_in)s
 
     See Also
     --------
@@ -687,33 +521,7 @@ class PottsDeterministicAnnealingSVC(
     array([0, 0, 1, 1, 2, 2])
     """
 
-    _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
     _binary_fraction_pair = True
-
-    def __init__(
-        self,
-        alpha="auto",
-        *,
-        unlabeled_weight=1.0,
-        positive_fraction=None,
-        safeguard="agreement",
-        tol=1e-6,
-        max_iter=DA_OUTER_ITERMAX,
-        max_inner_iter=DA_INNER_ITERMAX,
-        class_weight=None,
-        n_jobs=None,
-        verbose=0,
-    ):
-        self.alpha = alpha
-        self.unlabeled_weight = unlabeled_weight
-        self.positive_fraction = positive_fraction
-        self.safeguard = safeguard
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_inner_iter = max_inner_iter
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.verbose = verbose
 
     def _fit(self, X, y, sample_weight=None):
         data = self._prepare_fit(X, y, sample_weight)

@@ -3,7 +3,8 @@
 The variant, defined here and nowhere else, labels the unlabeled rows once with
 the supervised l2-SVM and then solves the l2-SVM with those labels fixed (one
 round of self-training). It is one class with ``_parameter_constraints``,
-``__init__`` and ``_solve``; everything else comes from the base class. If the
+``__init__`` and ``_solve``; everything else comes from the base class, and its
+``class_weight`` text is the family's shared block (``skssl.svm._docs``). If the
 base class's contract changes, these tests say so.
 """
 
@@ -19,12 +20,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skssl.svm import LinearL2SVC, TransductiveSVC
 from skssl.svm._base import _BaseLinearSVC
+from skssl.svm._docs import fill_doc
 from skssl.svm._mfn import l2_svm_mfn
 from skssl.svm._problem import S3VMProblem
 from skssl.svm._rowblocks import thread_pool
 from skssl.utils.estimator_checks import parametrize_with_semi_supervised_checks
 
 
+@fill_doc
 class OneRoundSelfLabeledSVC(_BaseLinearSVC):
     """l2-SVM that labels the unlabeled rows once with the supervised l2-SVM, then refits with them.
 
@@ -38,8 +41,7 @@ class OneRoundSelfLabeledSVC(_BaseLinearSVC):
         Relative stopping tolerance of the l2-SVM-MFN solves.
     max_iter : int, default=50
         Newton steps of each solve.
-    class_weight : dict, "balanced" or None, default=None
-        Class weights.
+    %(class_weight)s
     n_jobs : int, default=None
         Threads.
     verbose : int, default=0
@@ -157,3 +159,10 @@ def test_the_variant_reports_the_families_objective_and_differs_from_tsvm():
     y3[20:] = -1
     clf3 = OneRoundSelfLabeledSVC(alpha=0.05).fit(X, y3)
     assert clf3.coef_.shape == (3, X.shape[1]) and set(clf3.predict(X)) <= {0, 1, 2}
+
+
+def test_the_variant_documents_class_weight_with_the_familys_block():
+    doc = OneRoundSelfLabeledSVC.__doc__
+    assert "%(" not in doc
+    assert doc.count('class_weight : dict, "balanced" or None') == 1
+    assert "    class_weight : dict" in doc and "        Weights of the classes of the labeled rows" in doc

@@ -1,0 +1,127 @@
+"""Parameter and attribute text shared by the docstrings of :mod:`skssl.svm._classes`.
+
+The four linear estimators document the same ``alpha="auto"`` rule, the
+same ``class_weight``, ``safeguard`` and (one-vs-rest) ``n_jobs``, and the
+same fitted model, and TSVM and DA show the same example; that text is
+written once here. A class docstring names a
+block with a placeholder ``%(name)s`` on a line of its own and
+:func:`fill_doc` (a class decorator) puts the block there, indented like the
+placeholder (:func:`skssl.utils._docstrings.insert_blocks`), so the runtime
+``__doc__`` -- read by ``help``, numpydoc and sphinx autodoc -- is complete.
+What differs between the estimators (the first line of ``alpha``, the
+meaning of ``tol`` and ``max_iter`` ...) stays in each class's docstring.
+"""
+
+from ..utils._docstrings import insert_blocks
+
+_ALPHA_AUTO = """\
+``"auto"`` (the default) sets it from the data:
+``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over {rows},
+so that one default suits tf-idf rows (norm 1) and standardized
+tabular rows (squared norm = number of features) alike; the value
+used is stored in ``alpha_``. A number is used as given; it must be
+at least 2.2e-16 (float64's machine epsilon): below it ``1 + alpha ==
+1``, the regularization is lost to rounding next to the loss (whose
+curvature along the bias is 1) and ``fit`` raises a ``ValueError``."""
+
+_SAFEGUARD = """\
+safeguard : {"agreement"} or None, default="agreement"
+    Follow the unlabeled rows only where the answer is stable, in the
+    spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
+    more candidates with the class fractions moved by one standard
+    error of their estimate from the labeled rows; the returned model is
+    the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
+    label all three agree (the same objective, labels fixed); the
+    disputed rows are left out. It costs about 3 times the CPU of a fit
+    without it. It acts only when ``positive_fraction`` is estimated
+    (``None``): a given fraction is taken as known. ``None`` returns the
+    semi-supervised fit itself, as SVMlin does."""
+
+_CLASS_WEIGHT = """\
+class_weight : dict, "balanced" or None, default=None
+    Weights of the classes of the labeled rows, as in scikit-learn's
+    ``LinearSVC``: ``{label: weight}`` or ``"balanced"`` (``n_labeled /
+    (n_classes * count)``, counted over the labeled rows). They multiply
+    ``sample_weight`` on the labeled rows; unlabeled rows are not
+    affected."""
+
+_BUSY_CORES = """\
+On a machine whose cores are busy with other work, a fit times its
+iterations on one thread and on all and keeps the faster (the result does
+not depend on it), so ``n_jobs=2`` is then not much slower than
+``n_jobs=1``."""
+
+_N_JOBS_ONE_VS_REST = """\
+n_jobs : int, default=None
+    Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
+    convention). Up to ``n_jobs`` one-vs-rest problems run at once, and
+    each running problem computes its sparse products ``X @ w`` and
+    ``X.T @ z`` over row blocks with ``n_jobs // (problems running)``
+    threads; a binary problem gets all ``n_jobs`` threads for its
+    products. The result is the same up to rounding.
+    %(busy_cores)s"""
+
+_CLASSES_ALPHA = """\
+classes_ : ndarray of shape (n_classes,)
+    Labeled classes.
+alpha_ : float
+    The regularization used: ``alpha``, or its value for ``"auto"``."""
+
+_MODEL_ONE_VS_REST = f"""\
+{_CLASSES_ALPHA}
+coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    Weights; for a binary problem ``classes_[1]`` is the positive class.
+intercept_ : ndarray of shape (1,) or (n_classes,)
+    Biases."""
+
+_SAFEGUARD_AGREEMENT = """\
+safeguard_agreement_ : float or None
+    With the safeguard: the fraction of the unlabeled rows on which the
+    three candidates agree (the others were left out of the refit).
+    ``None`` when it did not act: ``safeguard=None``, a given
+    ``positive_fraction``, or no unlabeled rows.
+    ``coef_``, ``intercept_`` and ``transduction_`` are those of the
+    returned (safe) model, while ``objective_`` and ``n_iter_`` describe
+    the semi-supervised solve at the given or estimated class fractions."""
+
+_TRANSDUCTION = """\
+transduction_ : ndarray of shape (n_samples,)
+    Labels of the training rows (predictions for the unlabeled ones)."""
+
+_N_FEATURES_IN = """\
+n_features_in_ : int
+    Number of features seen in ``fit``."""
+
+#: The example of the two binary semi-supervised estimators; ``{name}`` is the class.
+_EXAMPLE_TRANSDUCTION = """\
+>>> import numpy as np
+>>> from skssl.svm import {name}
+>>> X = np.array([[-2.0], [-1.8], [-1.5], [1.5], [1.8], [2.0]])
+>>> y = np.array([0, -1, -1, -1, -1, 1])
+>>> clf = {name}(alpha=1e-2).fit(X, y)
+>>> clf.transduction_
+array([0, 0, 0, 1, 1, 1])"""
+
+#: The blocks, by placeholder name.
+_BLOCKS = {
+    "alpha_auto": _ALPHA_AUTO.format(rows="all rows of the fit"),
+    "alpha_auto_labeled": _ALPHA_AUTO.format(rows="the labeled rows (the rows it learns from)"),
+    "safeguard": _SAFEGUARD,
+    "class_weight": _CLASS_WEIGHT,
+    "n_jobs_one_vs_rest": insert_blocks(_N_JOBS_ONE_VS_REST, {"busy_cores": _BUSY_CORES}),
+    "busy_cores": _BUSY_CORES,
+    "classes_alpha": _CLASSES_ALPHA,
+    "model_one_vs_rest": _MODEL_ONE_VS_REST,
+    "safeguard_agreement": _SAFEGUARD_AGREEMENT,
+    "transduction": _TRANSDUCTION,
+    "n_features_in": _N_FEATURES_IN,
+}
+
+
+def fill_doc(cls):
+    """Class decorator: put the shared blocks into ``cls.__doc__`` (see the module's docstring)."""
+    example = _EXAMPLE_TRANSDUCTION.format(name=cls.__name__)
+    cls.__doc__ = insert_blocks(cls.__doc__, {**_BLOCKS, "example_transduction": example})
+    if cls.__doc__ is not None and "%(" in cls.__doc__:
+        raise ValueError(f"{cls.__name__}'s docstring names a block that skssl.svm._docs does not have.")
+    return cls
