@@ -48,24 +48,17 @@ Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with
 """
 
 import argparse
-import os
-import platform
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+import linear_subprocess as lsp
 import numpy as np
-import scipy
-import sklearn
+from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import linear_subprocess as lsp  # noqa: E402
-from _results import ResultsFile  # noqa: E402
-
-from skssl.datasets import load_pcmac, newsgroups_labeled_subset  # noqa: E402
-from skssl.svm import _kernels  # noqa: E402
-from skssl.svm._problem import transductive_cost  # noqa: E402
+from skssl.datasets import load_pcmac, newsgroups_labeled_subset
+from skssl.svm import _kernels
+from skssl.svm._problem import transductive_cost
 
 ALPHA, LAM_U = 1e-3, 1.0
 
@@ -113,15 +106,9 @@ def evaluate(w, b, X, y_semi, X_test, y_test):
     return F, test
 
 
-def fmt(v, spec):
-    return "–" if v is None else format(v, spec)
-
-
-HEADER = (
-    "| data | l | seed | method | SVMlin CPU s | SVMlin wall s | SVMlin RSS MB | skssl CPU s | skssl wall s "
-    "| wall / SVMlin | skssl RSS MB (fit growth) | n_jobs=2 CPU s | n_jobs=2 wall s | wall / SVMlin "
-    "| F SVMlin | F skssl | F diff % | F diff % (n_jobs=2) | test % SVMlin | test % skssl |"
-)
+HEADER = ["data", "l", "seed", "method", "SVMlin CPU s", "SVMlin wall s", "SVMlin RSS MB", "skssl CPU s"]
+HEADER += ["skssl wall s", "wall / SVMlin", "skssl RSS MB (fit growth)", "n_jobs=2 CPU s", "n_jobs=2 wall s"]
+HEADER += ["wall / SVMlin", "F SVMlin", "F skssl", "F diff %", "F diff % (n_jobs=2)", "test % SVMlin", "test % skssl"]
 
 
 def run_row(problem, data, method, svmlin, workdir, repeats, log):
@@ -200,7 +187,7 @@ def run_row(problem, data, method, svmlin, workdir, repeats, log):
         fmt(s_test, ".1f"),
         fmt(k_test, ".1f"),
     ]
-    log("| " + " | ".join(cells) + " |")
+    log(markdown_row(cells))
     return row
 
 
@@ -281,24 +268,16 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    results = ResultsFile(lsp.REPO / "benchmarks/results/linear_vs_svmlin.md", args.out, reduced=reductions(args))
-
-    lines = []
-
-    def log(line=""):
-        print(line, flush=True)
-        lines.append(line)
-
+    results = ResultsFile(RESULTS_DIR / "linear_vs_svmlin.md", args.out, reduced=reductions(args))
+    log = Lines()
     with tempfile.TemporaryDirectory(prefix="skssl-svmlin-") as workdir:
         svmlin, how = lsp.build_svmlin(args.svmlin_src, workdir)
         log("# skssl linear S3VMs vs SVMlin 1.0, side by side")
         log()
+        log(provenance(argv), "")
         log(
-            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}; Python "
-            f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
-            f"{sklearn.__version__}; {os.cpu_count()} CPUs shared with other jobs (timings are noisy; each "
-            f"figure is the minimum of {args.repeats} alternating repeats); skssl's CSR kernel "
-            f"{'compiled' if _kernels.COMPILED else 'NOT BUILT (scipy fallback)'}."
+            f"Timings are noisy on a shared machine: each figure is the minimum of {args.repeats} alternating "
+            f"repeats; skssl's CSR kernel {'compiled' if _kernels.COMPILED else 'NOT BUILT (scipy fallback)'}."
         )
         log()
         if svmlin is not None:
@@ -323,8 +302,7 @@ def main(argv=None):
             "one-vs-rest problems, a binary fit uses one core whatever `n_jobs` is.)"
         )
         log()
-        log(HEADER)
-        log("|" + "---|" * (HEADER.count("|") - 1))
+        log(markdown_row(HEADER), "|" + "---|" * len(HEADER))
         rows = []
 
         if not args.no_pcmac:
@@ -392,7 +370,7 @@ def main(argv=None):
                 f"{'met' if r2 <= 0.6 else 'NOT met'}); largest |F diff| {fd:.4f}% (target <= 0.05%: "
                 f"{'met' if fd <= 0.05 else 'NOT met'})."
             )
-    results.finish("\n".join(lines) + "\n")
+    results.finish(log.text())
 
 
 if __name__ == "__main__":
