@@ -29,30 +29,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from _results import RESULTS_DIR, ResultsFile, partial_path
-
-__all__ = [
-    "RESULTS_DIR",
-    "ROOT",
-    "ChildError",
-    "Lines",
-    "ResultsFile",
-    "Timing",
-    "append_jsonl",
-    "command_line",
-    "fmt",
-    "git_revision",
-    "markdown_row",
-    "markdown_table",
-    "merge_sections",
-    "partial_path",
-    "peak_rss_mb",
-    "provenance",
-    "read_jsonl",
-    "run_in_child",
-    "sections_text",
-    "timed",
-]
+from _results import RESULTS_DIR, ResultsFile, partial_path  # noqa: F401 - the rule, re-exported here
 
 ROOT = Path(__file__).resolve().parents[1]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")

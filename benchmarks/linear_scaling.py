@@ -50,6 +50,8 @@ import numpy as np
 import scipy.sparse as sp
 from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance
 
+from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary
+
 ALPHA, LAM_U = 1e-3, 1.0
 RCV1_ROWS, RCV1_FEATURES, RCV1_NNZ_PER_ROW = 804_414, 47_236, 76
 METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
@@ -133,8 +135,6 @@ def reductions(args):
         out.append(f"--max-da-nnz {args.max_da_nnz:g} (full run: 1.6e7 or more)")
     if args.n_jobs != 1:
         out.append(f"--n-jobs {args.n_jobs} (the default table is n_jobs=1)")
-    if args.tsvm_switch_fraction:
-        out.append(f"--tsvm-switch-fraction {args.tsvm_switch_fraction:g}")
     return out
 
 
@@ -151,12 +151,6 @@ def main(argv=None):
     parser.add_argument("--stack", type=int, default=7, help="copies of 20NG's training matrix (0: skip)")
     parser.add_argument("--data-20ng", default=None)
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument(
-        "--tsvm-switch-fraction",
-        type=float,
-        default=None,
-        help="give TSVM max_switches = this fraction of the unlabeled rows (default: the estimator's 10,000)",
-    )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per fit before it is abandoned")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_scaling.md")
     args = parser.parse_args(argv)
@@ -218,12 +212,11 @@ def main(argv=None):
                 problems.append(("RCV1-shaped", X, y_semi_full[:rows], y_full[:rows]))
             del X_full
         if args.stack:
-            from linear_vs_svmlin import load_20ng
-
-            ng, reason = load_20ng(args.data_20ng)
-            if ng is None:
-                print(f"skipping stacked 20 Newsgroups: {reason}")
-                results.degrade(f"stacked 20NG rows skipped: {reason}")
+            try:
+                ng = load_newsgroups_binary(args.data_20ng)
+            except DatasetUnavailableError as exc:
+                print(f"skipping stacked 20 Newsgroups: {exc}")
+                results.degrade(f"stacked 20NG rows skipped: {str(exc).splitlines()[0]}")
             else:
                 X = sp.vstack([ng.X_train] * args.stack, format="csr")
                 y = np.tile(ng.y_train, args.stack)
@@ -242,8 +235,6 @@ def main(argv=None):
                 if method == "DA" and X.nnz > args.max_da_nnz:
                     continue
                 params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r, "n_jobs": args.n_jobs}
-                if method == "TSVM" and args.tsvm_switch_fraction:
-                    params["max_switches"] = max(1, round(args.tsvm_switch_fraction * int((y_semi == -1).sum())))
                 try:
                     res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
                 except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on

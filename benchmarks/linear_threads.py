@@ -8,9 +8,8 @@ repository root::
     python benchmarks/linear_threads.py
 
 Corpus: the SMS Spam Collection (``sms.tsv`` in ``$SKSSL_DATA`` or
-``../shared/data``, ``--sms`` to override; 5,574 messages, 747 spam) or, with
-``--corpus reuters``, Reuters-21578 (``reuters21578.tgz``, found the same way,
-``--reuters`` to override; every article with a
+``../shared/data``; 5,574 messages, 747 spam) or, with ``--corpus reuters``,
+Reuters-21578 (``reuters21578.tgz``, found the same way; every article with a
 body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)`` on all
 documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both
 classes present), ``positive_fraction`` = the true spam fraction of the
@@ -21,8 +20,7 @@ environment minus every thread variable, one with ``OMP_NUM_THREADS``,
 1, alternately, ``--repeats`` times (default 3); the table gives the minimum
 CPU (all threads of the child) and wall time of ``fit`` and the objective.
 Writes ``benchmarks/results/linear_threads.md`` (``linear_threads_reuters.md``
-for Reuters). When the corpus is missing,
-it prints one line saying what it needs and exits.
+for Reuters). When the corpus is missing, it prints one line and exits.
 """
 
 import argparse
@@ -34,26 +32,16 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance
+from _user_data import _path, load_sms
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from skssl.datasets._locate import find_data_file
+from skssl.datasets import DatasetUnavailableError
 from skssl.svm._problem import transductive_cost
 
 ALPHA, LAM_U, N_LABELED = 1e-3, 1.0, 300
 METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
 HEADER = ["method", "default CPU s", "default wall s", "1 thread CPU s", "1 thread wall s", "CPU ratio"]
 HEADER += ["wall ratio", "F default", "F 1 thread", "goal (CPU ratio <= 1.10)"]
-
-
-def load_sms(path):
-    labels, texts = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            label, _, text = line.rstrip("\n").partition("\t")
-            labels.append(label == "spam")
-            texts.append(text)
-    X = TfidfVectorizer(min_df=2).fit_transform(texts).tocsr()
-    return X, np.asarray(labels, dtype=np.int64)
 
 
 def load_reuters(path, topic="earn"):
@@ -98,16 +86,9 @@ def thread_pools():
         return "?"
 
 
-def _local(name):
-    """A data file found as skssl's readers find theirs ($SKSSL_DATA, then ../shared/data), else that default."""
-    return str(find_data_file(name) or lsp.ROOT.parent / "shared" / "data" / name)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=["sms", "reuters"], default="sms")
-    parser.add_argument("--sms", default=_local("sms.tsv"))
-    parser.add_argument("--reuters", default=_local("reuters21578.tgz"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--out",
@@ -115,18 +96,17 @@ def main(argv=None):
         help="default: benchmarks/results/linear_threads.md (sms), linear_threads_reuters.md",
     )
     args = parser.parse_args(argv)
-    if args.corpus == "sms":
-        if not Path(args.sms).is_file():
-            print(f"linear_threads needs the SMS Spam Collection as {args.sms} (label<TAB>message; --sms PATH)")
-            return
-        X, y = load_sms(args.sms)
-        corpus = "SMS Spam Collection (class 1 = spam)"
-    else:
-        if not Path(args.reuters).is_file():
-            print(f"linear_threads --corpus reuters needs Reuters-21578 as {args.reuters} (--reuters PATH)")
-            return
-        X, y = load_reuters(args.reuters)
-        corpus = "Reuters-21578, every article with a body (class 1 = topic earn)"
+    try:
+        if args.corpus == "sms":
+            sms = load_sms()
+            X, y = TfidfVectorizer(min_df=2).fit_transform(sms.X).tocsr(), sms.y
+            corpus = "SMS Spam Collection (class 1 = spam)"
+        else:
+            X, y = load_reuters(_path("reuters21578.tgz"))
+            corpus = "Reuters-21578, every article with a body (class 1 = topic earn)"
+    except DatasetUnavailableError as exc:
+        print(f"linear_threads: {exc}")
+        return
     y_semi, r = labeled_subset(y, N_LABELED)
     log = Lines()
     log("# Default threads vs one thread (linear S3VMs)", "", provenance(argv), "")

@@ -86,25 +86,9 @@ from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministic
 from skssl.svm._potts import potts_objective
 
 ALPHA, LAM_U = 1e-3, 1.0
-#: How the table in the results file was produced (edit when re-running differently).
-RUN_NOTE = (
-    "the full training split (11,314 rows), commands `python benchmarks/potts_newsgroups.py ../shared/data "
-    "--labels 5` and `... --labels 20 --no-pcmac`, run side by side (one per core of a 2-core machine) at "
-    "git 844c424, 14:38-15:47 UTC 2026-11-22; the pcmac row was re-run alone afterwards at git 8e8b9ce (two "
-    "classes now use the binary DA's belief update). Two helper processes running test suites and, from "
-    "14:55 to 15:20, a third benchmark also used the machine (load average 3-5), so the CPU seconds carry "
-    "the load of the moment: the ratios per run below range from 1.12 to 1.95. "
-    "`benchmarks/results/potts_time.md` times the two DA methods alone, alternating, on an idle machine. "
-    "The two rows with every default (alpha='auto', estimated class fractions, the safeguard) come from "
-    "`python benchmarks/potts_newsgroups.py ../shared/data --labels 5 --seeds 0 --no-pcmac --methods "
-    '"Potts DA (defaults)" "OvR TSVM (defaults)" LinearSVC` at git a158581 (the script as committed in '
-    "2e71a34), 2026-11-24, on a machine running two other benchmarks (load average about 4): their CPU "
-    "seconds are inflated. The CPU columns of the "
-    "other rows predate later speed-ups of the p-step and the compiled kernels (CHANGELOG); `potts_time.md` and "
-    "`potts_time_all.md` time Potts against one-vs-rest DA after them (0.92 to 1.31)."
-)
 JSONL = RESULTS_DIR / "potts_newsgroups.jsonl"
 MD = RESULTS_DIR / "potts_newsgroups.md"
+NOTES = RESULTS_DIR / "potts_newsgroups_notes.md"
 METHODS = ["Potts DA", "OvR DA", "OvR TSVM", "LinearL2SVC", "LinearSVC", "SelfTraining(LogReg C=10)"]
 #: The estimators with every default (alpha="auto", class fractions estimated from the labeled rows, the
 #: safeguard): not run unless named in ``--methods``.
@@ -265,7 +249,7 @@ def write_md(done):
         "",
         f"Table last rewritten by: {provenance()}",
         "",
-        f"Run: {RUN_NOTE}",
+        NOTES.read_text().strip(),  # hand-written: how the committed rows were run
         "",
     ]
     header = ["train rows", "labels/class", "method", "n", "test acc %", "macro-F1 %", "transd. acc %", "obj"]
