@@ -33,11 +33,8 @@ Run from the repository root (CPU is shared: keep one thread):
 
     OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
 
-Writes ``benchmarks/results/curriculum.md``; with ``--only``, replaces the
-sections it ran and keeps the others. A run with ``--quick``, or one that
-skipped a section for lack of its data set (or of torch for the MLP), writes
-``benchmarks/results/curriculum.partial.md`` instead and leaves the committed
-file alone (``benchmarks/README.md``).
+Writes ``benchmarks/results/curriculum.md`` (``--only`` replaces the sections it ran); ``--quick`` or a
+section skipped for lack of data or torch makes the run partial (``benchmarks/README.md``).
 """
 
 import argparse

@@ -17,10 +17,8 @@ BLAS routine). Run it with as little else on the machine as possible::
     python benchmarks/dense_multiclass.py --old /path/to/old/skssl/tree [--repeats 3] [--draw 0]
 
 ``--old`` is a source tree whose compiled kernels are built (the new version
-is this tree). MNIST is found by :func:`skssl.datasets.fetch_mnist`. A run
-with fewer repeats, without ``--old`` or a subset of methods writes
-``benchmarks/results/dense_multiclass.partial.md`` unless ``--out`` names
-its own file (``benchmarks/README.md``).
+is this tree). MNIST is found by :func:`skssl.datasets.fetch_mnist`. Fewer repeats, no ``--old`` or a
+subset of methods make the run partial (``benchmarks/README.md``).
 """
 
 import argparse

@@ -34,12 +34,9 @@ rows; it has no test split, so its "test %" is the accuracy on the
 unlabeled rows. ``--no-pcmac`` and ``--no-20ng`` leave those rows out.
 
 When SVMlin cannot be built (no source or no C++ compiler), the script says
-so in one line and measures nothing. A run that lacks 20 Newsgroups, or leaves default rows or repeats
-out (``--quick``, ``--configs``, ``--repeats`` below 3, ``--methods``,
-``--no-pcmac``, ``--no-20ng``; ``--reuters`` adds rows the committed table
-does not hold), writes ``benchmarks/results/linear_vs_svmlin.partial.md`` and
-leaves the committed table alone (``benchmarks/README.md``, "Which runs may
-replace a results file").
+so in one line and measures nothing. A run without 20 Newsgroups, or with ``--quick``, ``--configs``,
+fewer ``--repeats``, ``--methods``, ``--no-pcmac``, ``--no-20ng`` or ``--reuters`` is partial
+(``benchmarks/README.md``).
 
 Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with
 ``n_jobs=2`` and <= 1.0x with ``n_jobs=1``; objectives within 0.05%.

@@ -47,15 +47,10 @@ A binary row compares the K = 2 Potts model with the binary DA on pcmac
 (SVMlin's split, r = 0.5): CPU seconds (minimum of 3 fits, alternating),
 objective and test accuracy.
 
-Results are appended to ``benchmarks/results/potts_newsgroups.jsonl`` as
-they come (so an interrupted run keeps its rows) and the table
-``benchmarks/results/potts_newsgroups.md`` is rewritten from that file after
-every fit, so several runs (say ``--labels 5`` and ``--labels 20``, one per
-core, the second with ``--no-pcmac``) can write to it side by side.
-When 20 Newsgroups is neither local nor downloadable the script prints one line and exits cleanly.
-Every line of the log is one finished fit keyed by its data, labels, seed and
-method, and the table is rebuilt from the whole log, so a run with fewer seeds
-or labels only adds rows (``benchmarks/README.md``).
+Each fit is appended to ``benchmarks/results/potts_newsgroups.jsonl`` as it ends, keyed by data, labels,
+seed and method, and ``potts_newsgroups.md`` is rebuilt from the whole log after every fit, so runs side by
+side (``--labels 5`` and ``--labels 20 --no-pcmac``, one per core) share it (``benchmarks/README.md``).
+Without 20 Newsgroups the script prints one line and exits.
 """
 
 import argparse

@@ -15,9 +15,8 @@ nothing else on the machine::
 where ``20:1`` means 20 labels per class, seed 1. 20 Newsgroups is read from
 ``DATA_DIR/20news-bydate.tgz`` when a folder is given, else found by
 :func:`skssl.datasets.fetch_20newsgroups_bydate` (``$SKSSL_DATA``,
-``../shared/data``, or scikit-learn's download). A run with fewer repeats or
-without the default runs writes ``benchmarks/results/potts_time.partial.md``
-unless ``--out`` names its own file (``benchmarks/README.md``).
+``../shared/data``, or scikit-learn's download). Fewer repeats or runs make the run partial
+(``benchmarks/README.md``).
 """
 
 import argparse

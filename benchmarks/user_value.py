@@ -130,7 +130,6 @@ TEST_SIZE = 0.3
 
 SUPERVISED = ("logreg", "linearsvc")
 METHODS = ("logreg", "linearsvc", "selftraining", "labelspreading", "tsvm", "da", "potts", "cl")
-SKSSL = ("tsvm", "da", "potts", "cl")
 LABELS = {
     "logreg": "LogReg",
     "linearsvc": "LinearSVC",
@@ -193,10 +192,6 @@ def _stratified_cap(y, n, seed=0):
         return index
     keep, _ = train_test_split(index, train_size=n, stratify=y, random_state=seed)
     return np.sort(keep)
-
-
-def _take(X, index):
-    return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
 
 def _random_split(data, draw):

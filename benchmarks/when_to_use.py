@@ -20,11 +20,8 @@ Run from the repository root (CPU is shared: keep one thread):
 
     OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
 
-Writes ``benchmarks/results/when_to_use.md`` (with ``--only``, replaces the
-sections it ran and keeps the others). A data set that is neither local nor
-downloadable is skipped with one line; such a run writes
-``benchmarks/results/when_to_use.partial.md`` instead and leaves the committed
-file alone, and a run in progress saves its sections there too
+Writes ``benchmarks/results/when_to_use.md`` (``--only`` replaces the sections it ran); a data set that
+is neither local nor downloadable is skipped with one line and makes the run partial
 (``benchmarks/README.md``).
 """
 
