@@ -103,6 +103,37 @@ def provenance(args=None):
     return f"Command: `{command_line(args)}`; skssl at git {git_revision()}; {date}; {versions()}; {machine()}."
 
 
+def reductions(args, **full):
+    """How a run leaves out part of the full run: what :class:`ResultsFile` calls ``reduced``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments.
+    **full
+        The full run's value of each option that can reduce it: a number (less is reduced), a string
+        (another value is reduced), a list (a value that is not a superset is reduced), ``False`` or
+        ``None`` (a flag or an option whose use is reduced).
+
+    Returns
+    -------
+    list of str
+        ``--option value (full run: ...)`` for each option that reduces this run.
+    """
+    out = []
+    for name, value_full in full.items():
+        value, flag = getattr(args, name), "--" + name.replace("_", "-")
+        shown = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+        if value_full is None or isinstance(value_full, bool):
+            out += [flag if value is True else f"{flag} {shown}"] if value else []
+        elif isinstance(value_full, (list, tuple)):
+            if not set(value) >= set(value_full):
+                out.append(f"{flag} {shown} (full run: {' '.join(map(str, value_full))})")
+        elif value < value_full if isinstance(value_full, (int, float)) else value != value_full:
+            out.append(f"{flag} {shown} (full run: {value_full})")
+    return out
+
+
 # --------------------------------------------------------------------------- timing and memory
 
 

@@ -43,7 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _harness import RESULTS_DIR, ResultsFile, markdown_table, provenance, run_in_child, timed
+from _harness import RESULTS_DIR, ResultsFile, markdown_table, provenance, reductions, run_in_child, timed
 
 ESTIMATORS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
 CONFIGS = [("n_jobs=1", 1, "adaptive"), ("n_jobs=2 before", 2, "fixed"), ("n_jobs=2 after", 2, "adaptive")]
@@ -191,8 +191,7 @@ def _write(args, results, loads, estimators, scenarios, X):
         + ". On a machine shared with other jobs the `idle` rows are not idle.\n\n"
         + markdown_table(HEADER, rows)
     )
-    reduced = [f"--repeats {args.repeats} (full run: 3)"] if args.repeats < 3 else []
-    reduced += [f"--{k} {getattr(args, k)}" for k in ("estimators", "scenarios") if getattr(args, k) != DEFAULTS[k]]
+    reduced = reductions(args, repeats=3, **DEFAULTS)
     ResultsFile(RESULTS_DIR / "busy_machine.md", args.out, reduced=reduced).finish(text)
     print(text)
 

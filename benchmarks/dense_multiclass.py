@@ -25,7 +25,7 @@ import argparse
 import statistics
 from pathlib import Path
 
-from _harness import RESULTS_DIR, ROOT, ResultsFile, markdown_table, provenance, run_in_child, timed
+from _harness import RESULTS_DIR, ROOT, ResultsFile, markdown_table, provenance, reductions, run_in_child, timed
 
 METHODS = ("tsvm", "da", "potts")
 N_TRAIN, N_TEST, N_LABELS = 4000, 2000, 200
@@ -115,13 +115,9 @@ def main():
     parser.add_argument("--first", choices=("new", "old"), default="new", help="the version run first in repeat 0")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/dense_multiclass.md")
     args = parser.parse_args()
-    reduced = []
-    if args.repeats < 3:
-        reduced.append(f"--repeats {args.repeats} (full run: 3)")
-    if args.old is None:
-        reduced.append("no --old version to compare with")
-    if set(args.methods) != set(METHODS):
-        reduced.append("--methods " + " ".join(args.methods))
+    reduced = reductions(args, repeats=3, methods=METHODS) + (
+        ["no --old version to compare with"] if not args.old else []
+    )
     results = ResultsFile(RESULTS_DIR / "dense_multiclass.md", args.out, reduced=reduced)
     args.provenance = provenance()  # before the run: its load average is the machine's before the fits
     versions = [("new", str(ROOT))] + ([("old", str(Path(args.old).resolve()))] if args.old else [])

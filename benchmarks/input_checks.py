@@ -19,7 +19,7 @@ Goal: the check costs at most 2% of a fit. Writes
 
 import argparse
 
-from _harness import RESULTS_DIR, ResultsFile, markdown_table, provenance, timed
+from _harness import RESULTS_DIR, ResultsFile, markdown_table, provenance, reductions, timed
 from linear_scaling import RCV1_ROWS, make_rcv1_like
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, newsgroups_labeled_subset
@@ -51,11 +51,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5, help="timings of the check (the minimum is reported)")
     parser.add_argument("--out", default=None, help="the results file (default benchmarks/results/input_checks.md)")
     args = parser.parse_args(argv)
-    reduced = []
-    if args.rows != RCV1_ROWS:
-        reduced.append(f"--rows {args.rows} (full run: {RCV1_ROWS})")
-    if args.repeats < 5:
-        reduced.append(f"--repeats {args.repeats} (full run: 5)")
+    reduced = reductions(args, repeats=5) + ([f"--rows {args.rows} (full run: {RCV1_ROWS})"] * (args.rows != RCV1_ROWS))
     results = ResultsFile(RESULTS_DIR / "input_checks.md", args.out, reduced=reduced)
     header = provenance(argv)  # its load average is the one at the start
     rows = []

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import linear_subprocess as lsp
 import numpy as np
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions
 from sklearn.svm import LinearSVC
 
 from skssl.datasets import load_pcmac
@@ -40,8 +40,7 @@ def main(argv=None):
     parser.add_argument("--W", type=float, nargs="+", default=DEFAULT_W)
     parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_alpha_mapping.md")
     args = parser.parse_args(argv)
-    reduced = [] if set(DEFAULT_W) <= set(args.W) else ["--W " + " ".join(f"{w:g}" for w in args.W)]
-    results = ResultsFile(RESULTS_DIR / "linear_alpha_mapping.md", args.out, reduced=reduced)
+    results = ResultsFile(RESULTS_DIR / "linear_alpha_mapping.md", args.out, reduced=reductions(args, W=DEFAULT_W))
     with tempfile.TemporaryDirectory(prefix="skssl-svmlin-") as workdir:
         svmlin, how = lsp.build_svmlin(args.svmlin_src, workdir)
         if svmlin is None:

@@ -48,7 +48,7 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 import scipy.sparse as sp
-from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance
+from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance, reductions
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary
 
@@ -124,20 +124,6 @@ HEADER = ["problem", "rows", "nnz", "CSR MB", "method", "CPU s", "wall s", "peak
 HEADER += ["fit RSS growth / CSR", "n_iter_", "CPU ms / n_iter_ / M nnz", "objective"]
 
 
-def reductions(args):
-    """How a run leaves out or changes rows of the default run (empty for the full run)."""
-    out = []
-    if not set(DEFAULT_ROWS) <= set(args.rows):
-        out.append("--rows " + " ".join(map(str, args.rows)))
-    if args.stack < 7:
-        out.append(f"--stack {args.stack} (full run: 7)")
-    if args.max_da_nnz < 16e6:
-        out.append(f"--max-da-nnz {args.max_da_nnz:g} (full run: 1.6e7 or more)")
-    if args.n_jobs != 1:
-        out.append(f"--n-jobs {args.n_jobs} (the default table is n_jobs=1)")
-    return out
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -154,7 +140,9 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per fit before it is abandoned")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_scaling.md")
     args = parser.parse_args(argv)
-    results = ResultsFile(RESULTS_DIR / "linear_scaling.md", args.out, reduced=reductions(args))
+    reduced = reductions(args, rows=DEFAULT_ROWS, stack=7, max_da_nnz=16e6)
+    reduced += [f"--n-jobs {args.n_jobs} (the default table is n_jobs=1)"] if args.n_jobs != 1 else []
+    results = ResultsFile(RESULTS_DIR / "linear_scaling.md", args.out, reduced=reduced)
     log = Lines()
     log("# Linear S3VMs at paper scale: time and memory against nnz", "", provenance(argv), "")
     log(

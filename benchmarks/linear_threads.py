@@ -31,7 +31,7 @@ from pathlib import Path
 
 import linear_subprocess as lsp
 import numpy as np
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions
 from _user_data import _path, load_sms
 from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -141,8 +141,9 @@ def main(argv=None):
             cells += [f"{wall[0] / wall[1]:.2f}", f"{F[0]:.6f}", f"{F[1]:.6f}", "met" if ratio <= 1.10 else "NOT met"]
             log(markdown_row(cells))
     suffix = "" if args.corpus == "sms" else f"_{args.corpus}"
-    reduced = [f"--repeats {args.repeats} (full run: 3)"] if args.repeats < 3 else []
-    ResultsFile(RESULTS_DIR / f"linear_threads{suffix}.md", args.out, reduced=reduced).finish(log.text())
+    ResultsFile(RESULTS_DIR / f"linear_threads{suffix}.md", args.out, reduced=reductions(args, repeats=3)).finish(
+        log.text()
+    )
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ from pathlib import Path
 
 import linear_subprocess as lsp
 import numpy as np
+import _harness
 from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, load_pcmac, newsgroups_labeled_subset
@@ -142,16 +143,9 @@ def run_corpus(name, X, y, test, configs, args, svmlin, workdir, log):
 
 
 def reductions(args):
-    """How a run leaves out rows or repeats of the full default run (empty for the full run)."""
-    out = ["--quick"] if args.quick else []
-    if args.configs:
-        out.append("--configs " + " ".join(args.configs))
-    if args.repeats < REPEATS:
-        out.append(f"--repeats {args.repeats} (full run: {REPEATS})")
-    if set(args.methods) != set(METHODS):
-        out.append("--methods " + " ".join(args.methods))
-    out += ["--" + flag.replace("_", "-") for flag in ("no_pcmac", "no_20ng") if getattr(args, flag)]
-    return out + (["--reuters (rows the default table does not hold)"] if args.reuters else [])
+    """How a run leaves out part of the full run (``--reuters`` adds rows the default table does not hold)."""
+    full = dict(quick=False, configs=None, repeats=REPEATS, methods=list(METHODS), no_pcmac=False, no_20ng=False)
+    return _harness.reductions(args, **full, reuters=None)
 
 
 def parse_args(argv=None):

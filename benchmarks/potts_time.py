@@ -27,7 +27,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, timed  # noqa: E402
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, timed  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, make_semi_supervised  # noqa: E402
@@ -45,10 +45,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None, help="default: benchmarks/results/potts_time.md")
     args = parser.parse_args()
-    reduced = [] if set(DEFAULT_RUNS) <= set(args.runs) else ["--runs " + " ".join(args.runs)]
-    if args.repeats < 3:
-        reduced.append(f"--repeats {args.repeats} (full run: 3)")
-    results = ResultsFile(RESULTS_DIR / "potts_time.md", args.out, reduced=reduced)
+    results = ResultsFile(
+        RESULTS_DIR / "potts_time.md", args.out, reduced=reductions(args, runs=DEFAULT_RUNS, repeats=3)
+    )
     try:
         raw = fetch_20newsgroups_bydate(None if args.data_dir is None else Path(args.data_dir) / "20news-bydate.tgz")
     except DatasetUnavailableError as exc:

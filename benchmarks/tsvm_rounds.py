@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 import linear_subprocess as lsp
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, timed
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, timed
 from linear_scaling import make_rcv1_like, slope
 
 import skssl.svm._tsvm as tsvm_mod
@@ -81,8 +81,7 @@ def main(argv=None):
     parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC))
     parser.add_argument("--out", default=None, help="default: benchmarks/results/tsvm_rounds.md")
     args = parser.parse_args(argv)
-    reduced = [] if set(DEFAULT_ROWS) <= set(args.rows) else ["--rows " + " ".join(map(str, args.rows))]
-    results = ResultsFile(RESULTS_DIR / "tsvm_rounds.md", args.out, reduced=reduced)
+    results = ResultsFile(RESULTS_DIR / "tsvm_rounds.md", args.out, reduced=reductions(args, rows=DEFAULT_ROWS))
     sizes = sorted(args.rows)
     X_full, y_semi_full, y_full = make_rcv1_like(sizes[-1])
     rows_out = []

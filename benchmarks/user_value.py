@@ -93,7 +93,7 @@ import warnings
 from collections import namedtuple
 
 import numpy as np
-from _harness import RESULTS_DIR, ResultsFile, append_jsonl, markdown_table, provenance, timed
+from _harness import RESULTS_DIR, ResultsFile, append_jsonl, markdown_table, provenance, reductions, timed
 from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -563,15 +563,7 @@ def main(argv=None):
         parser.error("--draws must be at least 1")
     methods = [m for m in METHODS if m in args.methods]
     datasets = [d for d in DATASETS if args.group in ("all", d.group) and (not args.only or d.name in args.only)]
-    reduced = []
-    if args.group != "all":
-        reduced.append(f"--group {args.group}")
-    if args.only:
-        reduced.append("--only " + " ".join(args.only))
-    if len(methods) < len(METHODS):
-        reduced.append("--methods " + " ".join(methods))
-    if args.draws < DRAWS:
-        reduced.append(f"--draws {args.draws} (full run: {DRAWS})")
+    reduced = reductions(args, group="all", only=None, methods=list(METHODS), draws=DRAWS)
     results = ResultsFile(RESULTS, args.out, reduced=reduced)
     log_path = results.partial.with_suffix(".jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -96,6 +96,22 @@ def test_provenance_names_command_commit_date_versions_and_machine(h, monkeypatc
     assert "--quick" in h.provenance(["--quick"])
 
 
+def test_reductions_name_every_option_that_leaves_part_of_the_full_run_out(h):
+    import argparse
+
+    full = dict(repeats=3, rows=[100, 200], group="all", quick=False, only=None)
+    args = argparse.Namespace(repeats=3, rows=[200, 100, 400], group="all", quick=False, only=None)
+    assert h.reductions(args, **full) == []
+    args = argparse.Namespace(repeats=1, rows=[100], group="dev", quick=True, only=["iris", "pcmac"])
+    assert h.reductions(args, **full) == [
+        "--repeats 1 (full run: 3)",
+        "--rows 100 (full run: 100 200)",
+        "--group dev (full run: all)",
+        "--quick",
+        "--only iris pcmac",
+    ]
+
+
 def test_timed_measures_cpu_and_memory(h):
     with h.timed(memory=True) as t:
         import numpy as np
