@@ -55,7 +55,7 @@ def command_line(args=None):
         script = script.relative_to(ROOT)
     args = sys.argv[1:] if args is None else list(args)
     env = [f"{k}={os.environ[k]}" for k in THREAD_VARS if k in os.environ]
-    return shlex.join([*env, "python", str(script), *args]) if env else shlex.join(["python", str(script), *args])
+    return shlex.join([*env, "python", str(script), *args])
 
 
 def git_revision():
@@ -168,8 +168,11 @@ def peak_rss_mb(pid="self"):
 
 
 def _rss_mb():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return None
 
 
 def _reset_peak_rss():
@@ -203,9 +206,8 @@ def timed(memory=False):
     finally:
         result.cpu = time.process_time() - cpu
         result.wall = time.perf_counter() - wall
-        if memory:
-            result.peak_rss_mb = peak_rss_mb()
-            result.rss_growth_mb = max(0.0, result.peak_rss_mb - before)
+        if memory and (peak := peak_rss_mb()) is not None:  # None where /proc is not Linux's
+            result.peak_rss_mb, result.rss_growth_mb = peak, max(0.0, peak - before)
 
 
 class ChildError(RuntimeError):

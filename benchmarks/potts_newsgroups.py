@@ -91,21 +91,18 @@ DEFAULT_METHODS = ["Potts DA (defaults)", "OvR TSVM (defaults)"]
 
 
 def make(name, r):
-    if name == "Potts DA (defaults)":
-        return PottsDeterministicAnnealingSVC()
-    if name == "OvR TSVM (defaults)":
-        return TransductiveSVC()
-    if name == "Potts DA":
-        return PottsDeterministicAnnealingSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
-    if name == "OvR DA":
-        return DeterministicAnnealingSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
-    if name == "OvR TSVM":
-        return TransductiveSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
-    if name == "LinearL2SVC":
-        return LinearL2SVC(ALPHA)
-    if name == "LinearSVC":
-        return LinearSVC()
-    return SelfTrainingClassifier(LogisticRegression(C=10, max_iter=1000))
+    """The estimator ``name`` with the true class fractions ``r`` where it takes them."""
+    common = dict(unlabeled_weight=LAM_U, positive_fraction=r)
+    return {
+        "Potts DA (defaults)": lambda: PottsDeterministicAnnealingSVC(),
+        "OvR TSVM (defaults)": lambda: TransductiveSVC(),
+        "Potts DA": lambda: PottsDeterministicAnnealingSVC(ALPHA, **common),
+        "OvR DA": lambda: DeterministicAnnealingSVC(ALPHA, **common),
+        "OvR TSVM": lambda: TransductiveSVC(ALPHA, **common),
+        "LinearL2SVC": lambda: LinearL2SVC(ALPHA),
+        "LinearSVC": lambda: LinearSVC(),
+        "SelfTraining(LogReg C=10)": lambda: SelfTrainingClassifier(LogisticRegression(C=10, max_iter=1000)),
+    }[name]()
 
 
 def timed_fit(est, X, y):

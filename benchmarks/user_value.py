@@ -81,11 +81,8 @@ changes the CPU column, not the accuracies):
     python benchmarks/user_value.py                                  # full run
     python benchmarks/user_value.py --draws 1 --only iris pcmac      # a smoke test
 
-A full run (all groups, sets and methods, 3 draws or more, no failure, every
-data set found) writes ``benchmarks/results/user_value.md`` and
-``user_value.jsonl``; any other run writes ``user_value.partial.md`` and
-``.partial.jsonl`` (``benchmarks/README.md``), or the file named by ``--out``
-for a run reduced on purpose.
+A complete run writes ``benchmarks/results/user_value.md`` and its ``.jsonl``; any other run
+writes the ``.partial`` pair or the files named by ``--out`` (``benchmarks/README.md``).
 """
 
 import argparse
@@ -552,13 +549,8 @@ def main(argv=None):
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"label draws per data set (default {DRAWS})")
     parser.add_argument("--out", help="write a run reduced on purpose to this file (and .jsonl beside it)")
-    parser.add_argument("--list", action="store_true", help="list the data sets and their groups, then exit")
     args = parser.parse_args(argv)
     args.argv = argv
-    if args.list:
-        for d in DATASETS:
-            print(f"{d.name:20s} {d.kind:8s} {d.group}")
-        return
     if args.draws < 1:
         parser.error("--draws must be at least 1")
     methods = [m for m in METHODS if m in args.methods]
