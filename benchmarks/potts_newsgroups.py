@@ -33,8 +33,8 @@ linear benchmark).
 Measured per fit: test accuracy and macro-F1, CPU seconds of ``fit``
 (BLAS/OpenMP pinned to one thread, joblib ``n_jobs=None``) and the peak
 growth of the resident set during ``fit`` (``_harness.timed(memory=True)``:
-the kernel's high-water mark, reset before the fit; the committed rows were
-sampled from ``/proc/self/statm`` every 10 ms, which can only miss a peak;
+the kernel's high-water mark, reset before the fit; the rows logged before
+2026-11-24 sampled ``/proc/self/statm`` every 10 ms, which misses short peaks;
 the script re-executes itself with ``MALLOC_MMAP_THRESHOLD_=131072`` so
 that every large array is its own mapping, returned to the system when freed,
 and one fit's arrays cannot hide in the heap left by an earlier fit). For the S3VMs the script
@@ -151,6 +151,7 @@ def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
                     "macro_f1": float(f1_score(y_test, pred, average="macro")),
                     "cpu_s": cpu,
                     "peak_mb": peak,
+                    "peak_measure": "VmHWM",  # rows without this field sampled RSS every 10 ms (a lower bound)
                     "recall": recall_score(y_test, pred, average=None).tolist(),
                 }
                 if hasattr(est, "coef_"):
@@ -232,8 +233,9 @@ def write_md(done):
         "",
         "Written by `python benchmarks/potts_newsgroups.py ../shared/data` (see its docstring for the "
         "protocol). Mean ± standard deviation over the seeds run (n = number of seeds). CPU seconds of "
-        "`fit`, one thread; peak MB is the growth of the resident set during `fit` (its high-water mark; rows logged "
-        "before 2026-11-24 sampled it every 10 ms). "
+        "`fit`, one thread; peak MB is the growth of the resident set during `fit` (its high-water mark; the rows "
+        "logged before 2026-11-24, without `peak_measure` in the log, sampled it every 10 ms, which misses short peaks: "
+        "a lower bound, about 10 MB under the high-water mark for LinearL2SVC at 5 labels/class). "
         "`obj` is the zero-temperature Potts "
         "objective of the returned K linear models on the training rows (lower is better for the "
         "multi-class S3VM objective); `frac err` the largest gap between a class's share of the "
@@ -281,8 +283,8 @@ def write_md(done):
         if len(rec) >= 2:
             names = list(rec)
             lines += ["", f"Per-class test recall % on {data} at {n} labels/class (mean over seeds):", ""]
-            rows = [[k] + [f"{rec[m][k] * 100:.1f}" for m in names] for k in range(len(rec[names[0]]))]
-            lines.append(markdown_table(["class"] + names, rows).rstrip("\n"))
+            recall = [[k] + [f"{rec[m][k] * 100:.1f}" for m in names] for k in range(len(rec[names[0]]))]
+            lines.append(markdown_table(["class"] + names, recall).rstrip("\n"))
     if "pcmac|K=2" in done:
         p = done["pcmac|K=2"]
         lines += [
@@ -292,11 +294,11 @@ def write_md(done):
             "",
         ]
         header = ["method", "test acc %", "objective", "n_iter_ (temperatures)", "CPU s (min of 3)"]
-        rows = [
+        binary = [
             [name, f"{q['accuracy'] * 100:.1f}", f"{q['objective']:.6f}", q["n_iter"], f"{q['cpu_s_min']:.2f}"]
             for name, q in ((name, p[name]) for name in ("Potts DA (K=2)", "binary DA"))
         ]
-        lines.append(markdown_table(header, rows).rstrip("\n"))
+        lines.append(markdown_table(header, binary).rstrip("\n"))
     MD.write_text("\n".join(lines) + "\n")
 
 
