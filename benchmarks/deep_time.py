@@ -2,6 +2,7 @@
 
 Run from the repository root::
 
+    python benchmarks/deep_time.py steps      # CPU/wall per FixMatch step: torch threads 1 vs default, by component
     python benchmarks/deep_time.py fit [THREADS] [MODULE] [SEED]
                                               # a default FreeMatch fit, 4 labels per class
     python benchmarks/deep_time.py threads    # same fit with 1 and 2 torch threads: same model?
@@ -96,6 +97,66 @@ def emit(row):
     row = dict(row, torch=torch.__version__, cores=os.cpu_count(), load1=round(os.getloadavg()[0], 1))
     print(json.dumps(row), flush=True)
     append_jsonl(OUT, row)
+
+
+# --- steps: one FixMatch step by component ---------------------------------------------------
+def part_steps(n_steps=40, repeats=3):
+    import torch
+    import torch.nn.functional as F
+
+    from skssl.deep import RandAugment, RandomShift, SmallCNN
+
+    X, y_semi, _, _ = load()
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(np.maximum(y_semi, 0))
+    lab, unl = np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)
+    default_threads = torch.get_num_threads()
+    B, MU = 32, 3
+    for module_name in ("default", "oldcnn"):
+        for rep in range(repeats):
+            for threads in (1, default_threads) if rep % 2 == 0 else (default_threads, 1):
+                torch.set_num_threads(threads)
+                torch.manual_seed(rep)
+                module = SmallCNN(1, 10) if module_name == "default" else old_cnn()(1, 10)
+                opt = torch.optim.Adam(module.parameters(), lr=1e-3)
+                weak, strong = RandomShift(), RandAugment()
+                g = np.random.default_rng(rep)
+                parts = dict(augment=0.0, forward=0.0, backward=0.0, optimizer=0.0)
+                with timed() as total:
+                    for _ in range(n_steps):
+                        il = torch.as_tensor(g.choice(lab, B))
+                        iu = torch.as_tensor(g.choice(unl, B * MU))
+                        with timed() as t:
+                            views = torch.cat([weak(Xt[il]), weak(Xt[iu]), strong(Xt[iu])])
+                        parts["augment"] += t.cpu
+                        with timed() as t:
+                            logits = module(views)
+                            lw = logits[B : B * (1 + MU)].detach()
+                            conf, pseudo = torch.softmax(lw, 1).max(1)
+                            loss_u = F.cross_entropy(logits[B * (1 + MU) :], pseudo, reduction="none") * (conf >= 0.95)
+                            loss = F.cross_entropy(logits[:B], yt[il]) + loss_u.mean()
+                        parts["forward"] += t.cpu
+                        with timed() as t:
+                            opt.zero_grad()
+                            loss.backward()
+                        parts["backward"] += t.cpu
+                        with timed() as t:
+                            opt.step()
+                            loss.item()
+                        parts["optimizer"] += t.cpu
+                wall, cpu = total.wall, total.cpu
+                emit(
+                    dict(
+                        part="steps",
+                        module=module_name,
+                        threads=threads,
+                        repeat=rep,
+                        steps=n_steps,
+                        cpu_ms_per_step=round(1e3 * cpu / n_steps, 1),
+                        wall_ms_per_step=round(1e3 * wall / n_steps, 1),
+                        **{f"{k}_ms": round(1e3 * v / n_steps, 1) for k, v in parts.items()},
+                    )
+                )
+    torch.set_num_threads(default_threads)
 
 
 # --- fit: a default FreeMatch fit ------------------------------------------------------------
@@ -254,6 +315,24 @@ def part_report():
         "inflated, CPU seconds are the process's own (summed over its threads).",
         "",
     ]
+    steps = [r for r in rows if r["part"] == "steps"]
+    if steps:
+        out.append("## One FixMatch step (`deep_time.py steps`): 32 labeled + 2 x 96 unlabeled 28x28 images\n")
+        header = ["network", "torch threads", "repeat", "CPU ms/step", "wall ms/step", "augment", "forward"]
+        table = [
+            [r["module"], r["threads"], r["repeat"], r["cpu_ms_per_step"], r["wall_ms_per_step"], r["augment_ms"]]
+            + [r["forward_ms"], r["backward_ms"], r["optimizer_ms"], r["load1"]]
+            for r in steps
+        ]
+        out.append(markdown_table(header + ["backward", "optimizer", "load1"], table))
+        out.append("Minimum over repeats (CPU ms/step / wall ms/step):\n")
+        for mod in sorted({r["module"] for r in steps}):
+            for t in sorted({r["threads"] for r in steps}):
+                sel = [r for r in steps if r["module"] == mod and r["threads"] == t]
+                if sel:
+                    best = f"{min(r['cpu_ms_per_step'] for r in sel)} / {min(r['wall_ms_per_step'] for r in sel)}"
+                    out.append(f"* {mod} network, {t} thread(s): {best}")
+        out.append("")
     fits = [r for r in rows if r["part"] == "fit" or r["part"].startswith("threads-") and "cpu_s" in r]
     if fits:
         out.append(f"## FreeMatch fits, {PER_CLASS} labels per class ({N_POOL} training images, 10,000 test images)\n")
@@ -324,7 +403,9 @@ if __name__ == "__main__":
         part_report()
         sys.exit(0)
     need_data()
-    if cmd == "fit":
+    if cmd == "steps":
+        part_steps()
+    elif cmd == "fit":
         part_kw = dict(zip(("threads", "module", "seed"), args))
         if "seed" in part_kw:
             part_kw["seed"] = int(part_kw["seed"])
@@ -336,4 +417,4 @@ if __name__ == "__main__":
     elif cmd == "workers":
         part_workers()
     else:
-        print(f"deep_time: unknown part {cmd!r}; use fit, threads, gridsearch, workers or report.")
+        print(f"deep_time: unknown part {cmd!r}; use steps, fit, threads, gridsearch, workers or report.")
