@@ -22,7 +22,7 @@ from sklearn.utils import Bunch
 from skssl.datasets import DatasetUnavailableError
 from skssl.datasets._locate import find_data_file
 
-__all__ = ["TABULAR_FILES", "load_nltk", "load_reuters_r8", "load_sms", "load_tabular"]
+__all__ = ["load_nltk", "load_reuters_r8", "load_sms", "load_tabular"]
 
 
 def _path(*names):
@@ -108,27 +108,6 @@ def _tabular_frame(name):
     elif name.startswith("winequality"):
         target = (target >= 6).map({True: ">=6", False: "<6"})
     return frame, target, None
-
-
-TABULAR_FILES = (
-    "adult",
-    "banknote",
-    "mammography",
-    "oil-spill",
-    "abalone",
-    "winequality-red",
-    "winequality-white",
-    "ecoli",
-    "glass",
-    "wheat-seeds",
-    "haberman",
-    "horse-colic",
-    "breast-cancer",
-    "sonar",
-    "hypothyroid",
-    "soybean",
-    "vote",
-)
 
 
 def load_tabular(name, *, min_class_size=10):

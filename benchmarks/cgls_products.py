@@ -28,7 +28,6 @@ The script prints its table; it writes no file.
 
 import argparse
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -37,14 +36,12 @@ from unittest import mock
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
+from _harness import provenance, timed
 from threadpoolctl import threadpool_limits
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate  # noqa: E402
-from skssl.svm import _kernels, _mfn, _rowblocks  # noqa: E402
-from skssl.svm._rowblocks import RowBlocks  # noqa: E402
+from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate
+from skssl.svm import _kernels, _mfn, _rowblocks
+from skssl.svm._rowblocks import RowBlocks
 
 N_ITER = 50
 
@@ -100,9 +97,10 @@ def main():
         best = dict.fromkeys(methods, np.inf)
         for _ in range(5):
             for name, f in methods.items():
-                start = time.perf_counter()
-                f()
-                best[name] = min(best[name], (time.perf_counter() - start) / N_ITER)
+                with timed() as t:
+                    f()
+                best[name] = min(best[name], t.wall / N_ITER)
+    print(provenance())
     print(f"20 Newsgroups x{args.stack}: {n} x {d}, {X.nnz} non-zeros; ms per CGLS iteration (min of 5 x {N_ITER})")
     for name, t in best.items():
         print(f"{name:>34}: {1e3 * t:7.2f} ms  ({best['python loop, scipy'] / t:.2f}x the Python loop on scipy)")

@@ -33,22 +33,15 @@ Run from the repository root (CPU is shared: keep one thread):
 
     OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
 
-Writes ``benchmarks/results/curriculum.md``; with ``--only``, replaces the
-sections it ran and keeps the others. A run with ``--quick``, or one that
-skipped a section for lack of its data set (or of torch for the MLP), writes
-``benchmarks/results/curriculum.partial.md`` instead and leaves the committed
-file alone (``benchmarks/README.md``).
+Writes ``benchmarks/results/curriculum.md`` (``--only`` replaces the sections it ran); ``--quick`` or a
+section skipped for lack of data or torch makes the run partial (``benchmarks/README.md``).
 """
 
 import argparse
-import platform
-import sys
-import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-import sklearn
+from _harness import RESULTS_DIR, ResultsFile, markdown_table, merge_sections, provenance, sections_text, timed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -59,11 +52,8 @@ from sklearn.utils.validation import has_fit_parameter
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, fetch_mnist, make_semi_supervised
 from skssl.self_training import CurriculumLabelingClassifier
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import ResultsFile  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "curriculum.md"
+RESULTS = RESULTS_DIR / "curriculum.md"
+SECTIONS = ["mnist-lr", "mnist-mlp", "20ng"]
 GROUPS = ["comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "rec.autos", "rec.motorcycles", "sci.space", "sci.med"]
 
 # Test accuracies of every fit made by a scored estimator, in fit order.
@@ -124,23 +114,23 @@ def run_methods(estimator, X, y_semi, X_test, y_test, seed):
     ]
     for name, params in cl_variants:
         ROUND_SCORES.clear()
-        t = time.perf_counter()
-        cl = CurriculumLabelingClassifier(scored(estimator), safeguard=None, random_state=seed, **params)
-        cl.fit(X, y_semi)
-        out[name] = (list(ROUND_SCORES), [h["n_pseudo"] for h in cl.history_], time.perf_counter() - t)
-    t = time.perf_counter()
-    cl = CurriculumLabelingClassifier(clone(estimator), random_state=seed).fit(X, y_semi)
+        with timed() as t:
+            cl = CurriculumLabelingClassifier(scored(estimator), safeguard=None, random_state=seed, **params)
+            cl.fit(X, y_semi)
+        out[name] = (list(ROUND_SCORES), [h["n_pseudo"] for h in cl.history_], t.wall)
+    with timed() as t:
+        cl = CurriculumLabelingClassifier(clone(estimator), random_state=seed).fit(X, y_semi)
     acc = np.mean(cl.predict(X_test) == y_test)
-    out["CL with the safeguard (defaults)"] = ([acc], [cl.history_[-1]["n_pseudo"]], time.perf_counter() - t)
+    out["CL with the safeguard (defaults)"] = ([acc], [cl.history_[-1]["n_pseudo"]], t.wall)
     for threshold in (0.9, 0.9995):
         ROUND_SCORES.clear()
-        t = time.perf_counter()
-        counts = fixed_threshold(scored(estimator), X, y_semi, threshold)
-        out[f"fixed {threshold}"] = (list(ROUND_SCORES), counts, time.perf_counter() - t)
-    t = time.perf_counter()
-    st = SelfTrainingClassifier(clone(estimator), threshold=0.9, max_iter=5).fit(X, y_semi)
+        with timed() as t:
+            counts = fixed_threshold(scored(estimator), X, y_semi, threshold)
+        out[f"fixed {threshold}"] = (list(ROUND_SCORES), counts, t.wall)
+    with timed() as t:
+        st = SelfTrainingClassifier(clone(estimator), threshold=0.9, max_iter=5).fit(X, y_semi)
     acc = np.mean(st.predict(X_test) == y_test)
-    out["sklearn SelfTraining 0.9"] = ([acc], [int((st.labeled_iter_ > 0).sum())], time.perf_counter() - t)
+    out["sklearn SelfTraining 0.9"] = ([acc], [int((st.labeled_iter_ > 0).sum())], t.wall)
     return out
 
 
@@ -180,7 +170,7 @@ def table(title, runs):
     methods = list(runs[0])
     n_rounds = max(len(runs[0][m][0]) for m in methods)
     head = ["method"] + [f"round {r}" for r in range(n_rounds)] + ["pseudo rows, last round", "seconds"]
-    lines = [f"### {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for m in methods:
         accs = np.array([run[m][0] for run in runs])
         mean, std = accs.mean(axis=0), accs.std(axis=0)
@@ -190,23 +180,23 @@ def table(title, runs):
             cells[start + i] = f"{a:.4f} ± {s:.4f}" if len(runs) > 1 else f"{a:.4f}"
         pseudo = np.mean([run[m][1][-1] for run in runs])
         secs = np.mean([run[m][2] for run in runs])
-        lines.append("| " + " | ".join([m] + cells + [f"{pseudo:.0f}", f"{secs:.1f}"]) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append([m] + cells + [f"{pseudo:.0f}", f"{secs:.1f}"])
+    return f"### {title}\n\n" + markdown_table(head, rows)
 
 
 def mnist_sections(which, seeds, n_mnist, results):
     X, y, X_test, y_test = load_mnist(n_mnist, seed=0)
     setups = []
     if "mnist-lr" in which:
-        setups.append(("LogisticRegression(max_iter=300)", LogisticRegression(max_iter=300)))
+        setups.append(("mnist-lr", "LogisticRegression(max_iter=300)", LogisticRegression(max_iter=300)))
     net = default_net() if "mnist-mlp" in which else None
     if net is not None:
-        setups.append(("default MLP (skssl.deep.SupervisedNetClassifier)", net))
+        setups.append(("mnist-mlp", "default MLP (skssl.deep.SupervisedNetClassifier)", net))
     elif "mnist-mlp" in which:
         print("skipping the MLP runs: skssl.deep needs torch and skorch (pip install 'skssl[deep]')")
         results.degrade("MNIST MLP section skipped (no torch/skorch)")
-    sections = []
-    for name, est in setups:
+    sections = {}
+    for key, name, est in setups:
         runs = []
         for seed in seeds:
             y_semi = make_semi_supervised(y, 10, per_class=True, random_state=seed)
@@ -214,7 +204,7 @@ def mnist_sections(which, seeds, n_mnist, results):
             seeded = clone(est).set_params(random_state=seed)
             runs.append(run_methods(seeded, X, y_semi, X_test, y_test, seed))
             print(name, seed, {m: round(v[0][-1], 4) for m, v in runs[-1].items()}, flush=True)
-        sections.append(table(f"MNIST, {n_mnist} training images, 10 labels per class, {name}", runs))
+        sections[key] = table(f"MNIST, {n_mnist} training images, 10 labels per class, {name}", runs)
     return sections
 
 
@@ -230,20 +220,7 @@ def newsgroups_section(seeds):
         f"20 Newsgroups, 6 groups, {X.shape[0]} training documents ({X.shape[1]} TF-IDF "
         f"features, sparse), 10 labels per class, SGDClassifier(loss='log_loss')"
     )
-    return [table(title, runs)]
-
-
-def merge(old_text, new_sections):
-    """Sections of ``old_text`` with those of the same data/estimator replaced by ``new_sections``."""
-
-    def key(section):
-        title = section.splitlines()[0]
-        return (title.split(",")[0], title.rsplit(", ", 1)[-1])  # data set, estimator
-
-    old = ["### " + part for part in old_text.split("\n### ")[1:]] if old_text else []
-    fresh = {key(section): section for section in new_sections}
-    merged = [fresh.pop(key(section), section) for section in old]
-    return [section.rstrip("\n") + "\n" for section in merged + list(fresh.values())]
+    return {"20ng": table(title, runs)}
 
 
 def main():
@@ -252,37 +229,34 @@ def main():
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=["mnist-lr", "mnist-mlp", "20ng"],
+        choices=SECTIONS,
         help="run these sections only and keep the other sections of the results file",
     )
     args = parser.parse_args()
-    which = set(args.only or ["mnist-lr", "mnist-mlp", "20ng"])
+    which = set(args.only or SECTIONS)
     seeds = [0] if args.quick else [0, 1, 2]
     n_mnist = 3000 if args.quick else 10000
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     results = ResultsFile(RESULTS, reduced=["--quick (one seed, 3000 MNIST images)"] if args.quick else [])
-    sections = []
+    sections = {}
     if which & {"mnist-lr", "mnist-mlp"}:
         try:
-            sections += mnist_sections(which, seeds, n_mnist, results)
+            sections.update(mnist_sections(which, seeds, n_mnist, results))
         except DatasetUnavailableError as exc:
             print(f"skipping MNIST: {exc}")
             results.degrade(f"MNIST skipped ({exc})")
     if "20ng" in which:
         try:
-            sections += newsgroups_section(seeds)
+            sections.update(newsgroups_section(seeds))
         except DatasetUnavailableError as exc:
             print(f"skipping 20 Newsgroups: {exc}")
             results.degrade(f"20 Newsgroups skipped ({exc})")
     if not sections:
         print("nothing was run; results file left unchanged")
         return
-    command = "OMP_NUM_THREADS=1 python benchmarks/curriculum.py" + (" --quick" if args.quick else "")
     header = (
-        "# Curriculum Labeling benchmark\n\n"
-        f"Produced by `{command}` (numpy {np.__version__}, scikit-learn "
-        f"{sklearn.__version__}, Python {platform.python_version()}); sections can be rerun alone with "
-        "`--only mnist-lr|mnist-mlp|20ng`. Test accuracy after each round, "
+        f"# Curriculum Labeling benchmark\n\n{provenance()}\n\n"
+        "Sections can be rerun alone with `--only mnist-lr|mnist-mlp|20ng`. Test accuracy after each round, "
         f"mean ± std over seeds {seeds} (the seed draws the labeled rows). Round 0 is the "
         "supervised model on the labeled rows; CL rounds 1-5 use percentiles 80, 60, 40, 20, 0; "
         "the fixed-threshold rounds re-select from all unlabeled rows each round. `pseudo rows` is the "
@@ -290,9 +264,9 @@ def main():
         "`safeguard=None`; `CL with the safeguard (defaults)` (which may return round 0's model) and "
         "sklearn's SelfTrainingClassifier are shown at their final model only.\n\n"
     )
-    if args.only and results.complete and RESULTS.exists():
-        sections = merge(RESULTS.read_text(), sections)
-    print(results.finish(header + "\n".join(sections)).read_text())
+    if args.only and results.complete:
+        sections = merge_sections(RESULTS, sections, SECTIONS)
+    print(results.finish(sections_text(header, sections)).read_text())
 
 
 if __name__ == "__main__":

@@ -28,11 +28,11 @@ same weak augmentation and the same number of steps, on the labeled rows.
 import json
 import os
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import torch
+from _harness import RESULTS_DIR, append_jsonl, markdown_table, provenance, read_jsonl, timed
+from _mnist import load_mnist
 from sklearn.metrics import balanced_accuracy_score, recall_score
 from skorch.callbacks import Callback
 
@@ -44,12 +44,8 @@ from skssl.deep import (
     SupervisedNetClassifier,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _mnist import load_mnist  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 TRAIN = TEST = None  # MNIST splits (dicts with X and y), set by need_data()
-OUT = ROOT / "benchmarks" / "results" / "deep_ssl.jsonl"
+OUT = RESULTS_DIR / "deep_ssl.jsonl"
 N_POOL, N_TEST = 5000, 2000
 EPOCHS, ITERS, BATCH, MU = 10, 40, 32, 3
 SEED = int(os.environ.get("DEEP_SSL_SEED", 0))  # data split and random_state
@@ -59,10 +55,12 @@ class CPUTimer(Callback):
     """Record the process CPU time of each epoch as ``cpu_dur``."""
 
     def on_epoch_begin(self, net, **kwargs):
-        self._t0 = time.process_time()
+        self._timer = timed()
+        self._timing = self._timer.__enter__()
 
     def on_epoch_end(self, net, **kwargs):
-        net.history.record("cpu_dur", time.process_time() - self._t0)
+        self._timer.__exit__(None, None, None)
+        net.history.record("cpu_dur", self._timing.cpu)
 
 
 def need_data():
@@ -96,25 +94,23 @@ def common(**kw):
 
 
 def run(name, est, X, y, X_te, y_te, extra):
-    t0, c0 = time.time(), time.process_time()
-    est.fit(X, y)
-    wall, cpu = time.time() - t0, time.process_time() - c0
+    with timed() as t:
+        est.fit(X, y)
     pred = est.predict(X_te)
     bal_acc = float(balanced_accuracy_score(y_te, pred))
     row = dict(
         name=name,
         acc=float(np.mean(pred == y_te)),
         bal_acc=bal_acc,
-        wall_s=round(wall, 1),
-        cpu_s=round(cpu, 1),
+        wall_s=round(t.wall, 1),
+        cpu_s=round(t.cpu, 1),
         cpu_per_epoch=float(np.mean(est.history[:, "cpu_dur"])),
         **extra,
     )
     if "mask_rate" in est.history[-1]:
         row["final_mask_rate"] = float(est.history[-1, "mask_rate"])
     print(json.dumps(row), flush=True)
-    with open(OUT, "a") as fh:
-        fh.write(json.dumps(row) + "\n")
+    append_jsonl(OUT, row)
     return row, pred
 
 
@@ -186,8 +182,7 @@ def part_longtail(n1=50, m1=600, gamma=100, epochs=EPOCHS):
             thresholds=est.history[-1, "thresholds"],
         )
         print(json.dumps(row2), flush=True)
-        with open(OUT, "a") as fh:
-            fh.write(json.dumps(row2) + "\n")
+        append_jsonl(OUT, row2)
 
 
 def part_overhead(steps=40, repeats=5):
@@ -225,26 +220,26 @@ def part_overhead(steps=40, repeats=5):
         Xl, yl = torch.as_tensor(X[lab]), torch.as_tensor(y[lab])
         Xu = torch.as_tensor(X[y_semi == -1])
         g = np.random.default_rng(r)
-        t0 = time.process_time()
-        for _ in range(steps):
-            il = torch.as_tensor(g.integers(0, Xl.shape[0], BATCH))
-            iu = torch.as_tensor(g.integers(0, Xu.shape[0], BATCH * MU))
-            xl, xu = Xl[il], Xu[iu]
-            module.train()
-            logits = module(torch.cat([weak(xl), weak(xu), strong(xu)]))
-            ll, lw, ls = logits[:BATCH], logits[BATCH : BATCH * (1 + MU)], logits[BATCH * (1 + MU) :]
-            pw = torch.softmax(lw.detach(), 1)
-            conf, pseudo = pw.max(1)
-            loss = (
-                torch.nn.functional.cross_entropy(ll, yl[il])
-                + (torch.nn.functional.cross_entropy(ls, pseudo, reduction="none") * (conf >= 0.95).float()).mean()
-            )
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            ema.update(module, 0.999)
-            loss.item()
-        bare_t.append(time.process_time() - t0)
+        with timed() as t:
+            for _ in range(steps):
+                il = torch.as_tensor(g.integers(0, Xl.shape[0], BATCH))
+                iu = torch.as_tensor(g.integers(0, Xu.shape[0], BATCH * MU))
+                xl, xu = Xl[il], Xu[iu]
+                module.train()
+                logits = module(torch.cat([weak(xl), weak(xu), strong(xu)]))
+                ll, lw, ls = logits[:BATCH], logits[BATCH : BATCH * (1 + MU)], logits[BATCH * (1 + MU) :]
+                pw = torch.softmax(lw.detach(), 1)
+                conf, pseudo = pw.max(1)
+                loss = (
+                    torch.nn.functional.cross_entropy(ll, yl[il])
+                    + (torch.nn.functional.cross_entropy(ls, pseudo, reduction="none") * (conf >= 0.95).float()).mean()
+                )
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                ema.update(module, 0.999)
+                loss.item()
+        bare_t.append(t.cpu)
         if r % 2 == 1:
             skorch_run(r)
     row = dict(
@@ -256,17 +251,17 @@ def part_overhead(steps=40, repeats=5):
         overhead_min=float(np.min(skorch_t) / np.min(bare_t) - 1),
     )
     print(json.dumps(row), flush=True)
-    with open(OUT, "a") as fh:
-        fh.write(json.dumps(row) + "\n")
+    append_jsonl(OUT, row)
 
 
 def part_report():
     """Write benchmarks/results/deep_ssl.md from the JSON lines (the last row per configuration)."""
-    rows = [json.loads(line) for line in open(OUT)]
+    rows = read_jsonl(OUT)
     out = [
         "# Deep SSL on MNIST (CPU)",
         "",
-        f"Generated by `benchmarks/deep_ssl.py report` from `{OUT.name}`. torch {torch.__version__}, "
+        f"Generated from `{OUT.name}` by: {provenance()}",
+        "",
         "OMP_NUM_THREADS=1, torch.set_num_threads(1), 2 shared CPU cores (wall times inflated by other jobs; "
         "CPU seconds are the process's own).",
         f"Pool {N_POOL} training images (labeled rows drawn from it, the rest unlabeled), {N_TEST} test "
@@ -275,62 +270,47 @@ def part_report():
         "",
         "## Test accuracy vs labels per class",
         "",
-        "| labels/class | steps | method | test acc | CPU s/epoch | final mask rate |",
-        "|---|---|---|---|---|---|",
     ]
     last = {}
     for r in rows:
         if r.get("part") == "labels":
             last[(r["per_class"], r.get("steps", EPOCHS * ITERS), r["name"])] = r
-    for (k, steps, name), r in sorted(last.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+    table = []
+    for (k, steps, name), r in sorted(last.items()):
         mr = r.get("final_mask_rate")
-        out.append(
-            f"| {k} | {steps} | {name} | {r['acc']:.3f} | {r['cpu_per_epoch']:.2f} | "
-            f"{'' if mr is None else f'{mr:.2f}'} |"
+        table.append(
+            [k, steps, name, f"{r['acc']:.3f}", f"{r['cpu_per_epoch']:.2f}", "" if mr is None else f"{mr:.2f}"]
         )
-    lt = {
-        (r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"].split(" ")[0]): r
-        for r in rows
-        if r.get("part") == "longtail"
-    }
-    rec = {
-        (r.get("steps", EPOCHS * ITERS), r.get("seed", 0), r["name"]): r
-        for r in rows
-        if r.get("part") == "longtail-recall"
-    }
+    header = ["labels/class", "steps", "method", "test acc", "CPU s/epoch", "final mask rate"]
+    out.append(markdown_table(header, table))
+    key = lambda r, name: (r.get("steps", EPOCHS * ITERS), r.get("seed", 0), name)  # noqa: E731
+    lt = {key(r, r["name"].split(" ")[0]): r for r in rows if r.get("part") == "longtail"}
+    rec = {key(r, r["name"]): r for r in rows if r.get("part") == "longtail-recall"}
     if lt:
-        any_row = next(iter(lt.values()))
-        out += [
-            "",
-            f"## Long-tailed split (gamma={any_row['gamma']}, N1={any_row['n1']}, M1={any_row['m1']}; "
-            f"{any_row['n_labeled']} labeled, {any_row['n_unlabeled']} unlabeled; balanced test set; mu=2)",
-            "",
-            "| steps | seed | method | balanced acc | minority recall (classes 7-9) | "
-            "per-class recall 0..9 | final thresholds |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for key in sorted(lt):
-            r, rr = lt[key], rec.get(key, {})
+        a = next(iter(lt.values()))
+        out.append(
+            f"## Long-tailed split (gamma={a['gamma']}, N1={a['n1']}, M1={a['m1']}; {a['n_labeled']} labeled, "
+            f"{a['n_unlabeled']} unlabeled; balanced test set; mu=2)\n"
+        )
+        table = []
+        for k in sorted(lt):
+            r, rr = lt[k], rec.get(k, {})
             thr = ", ".join(f"{t:.2f}" for t in rr.get("thresholds", []))
             minority = rr.get("minority_recall", float("nan"))
-            recall = rr.get("recall")
-            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {r['bal_acc']:.3f} | {minority:.3f} | {recall} | {thr} |")
+            table.append([k[0], k[1], k[2], f"{r['bal_acc']:.3f}", f"{minority:.3f}", rr.get("recall"), thr])
+        header = ["steps", "seed", "method", "balanced acc", "minority recall (classes 7-9)", "per-class recall 0..9"]
+        out.append(markdown_table(header + ["final thresholds"], table))
     ov = [r for r in rows if r.get("part") == "overhead"]
     if ov:
         r = ov[-1]
-        out += [
-            "",
-            f"## skorch loop overhead ({r['steps']} FixMatch steps per run, process CPU seconds)",
-            "",
-            "| skorch net | bare PyTorch loop | overhead of medians | overhead of minima |",
-            "|---|---|---|---|",
-            f"| {r['skorch_cpu_s']} | {r['bare_cpu_s']} | {100 * r['overhead']:.1f}% | "
-            f"{100 * r.get('overhead_min', float('nan')):.1f}% |",
-        ]
+        out.append(f"## skorch loop overhead ({r['steps']} FixMatch steps per run, process CPU seconds)\n")
+        header = ["skorch net", "bare PyTorch loop", "overhead of medians", "overhead of minima"]
+        cells = [r["skorch_cpu_s"], r["bare_cpu_s"], f"{100 * r['overhead']:.1f}%"]
+        out.append(markdown_table(header, [cells + [f"{100 * r.get('overhead_min', float('nan')):.1f}%"]]))
     notes = OUT.parent / "deep_ssl_notes.md"  # hand-written, kept across reports
     if notes.exists():
-        out += ["", notes.read_text().rstrip()]
-    (OUT.parent / "deep_ssl.md").write_text("\n".join(out) + "\n")
+        out.append(notes.read_text().rstrip())
+    (OUT.parent / "deep_ssl.md").write_text("\n".join(out).rstrip("\n") + "\n")
 
 
 if __name__ == "__main__":

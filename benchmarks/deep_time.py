@@ -19,7 +19,7 @@ comparison).
 The fit follows the setting of the issue: 4,000 MNIST training images (the
 first 4,000 of a seeded permutation), 4 labeled per class (40), the other
 3,960 unlabeled; accuracy on the 10,000 MNIST test images. CPU seconds are
-the process's own (``time.process_time``; with more than one thread they add
+the process's own (``_harness.timed``; with more than one thread they add
 up the threads' time); the machine is shared with other jobs, so wall times
 are inflated and every comparison alternates its arms within one run.
 
@@ -32,17 +32,13 @@ script prints one line and exits.
 import json
 import os
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
+from _harness import RESULTS_DIR, append_jsonl, markdown_table, provenance, read_jsonl, timed
+from _mnist import load_mnist
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _mnist import load_mnist  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 TRAIN = TEST = None  # MNIST splits (dicts with X and y), set by need_data()
-OUT = ROOT / "benchmarks" / "results" / "deep_time.jsonl"
+OUT = RESULTS_DIR / "deep_time.jsonl"
 N_POOL, PER_CLASS = 4000, 4
 
 
@@ -100,15 +96,7 @@ def emit(row):
 
     row = dict(row, torch=torch.__version__, cores=os.cpu_count(), load1=round(os.getloadavg()[0], 1))
     print(json.dumps(row), flush=True)
-    with open(OUT, "a") as fh:
-        fh.write(json.dumps(row) + "\n")
-
-
-def net_n_jobs_kw(n_jobs):
-    """``{"n_jobs": n_jobs}`` when the nets have that parameter (newer skssl), else ``{}``."""
-    from skssl.deep import FreeMatchClassifier
-
-    return {"n_jobs": n_jobs} if "n_jobs" in FreeMatchClassifier().get_params() else {}
+    append_jsonl(OUT, row)
 
 
 # --- steps: one FixMatch step by component ---------------------------------------------------
@@ -133,29 +121,29 @@ def part_steps(n_steps=40, repeats=3):
                 weak, strong = RandomShift(), RandAugment()
                 g = np.random.default_rng(rep)
                 parts = dict(augment=0.0, forward=0.0, backward=0.0, optimizer=0.0)
-                w0, c0 = time.perf_counter(), time.process_time()
-                for _ in range(n_steps):
-                    il = torch.as_tensor(g.choice(lab, B))
-                    iu = torch.as_tensor(g.choice(unl, B * MU))
-                    t = time.process_time()
-                    views = torch.cat([weak(Xt[il]), weak(Xt[iu]), strong(Xt[iu])])
-                    parts["augment"] += time.process_time() - t
-                    t = time.process_time()
-                    logits = module(views)
-                    lw = logits[B : B * (1 + MU)].detach()
-                    conf, pseudo = torch.softmax(lw, 1).max(1)
-                    loss_u = F.cross_entropy(logits[B * (1 + MU) :], pseudo, reduction="none") * (conf >= 0.95)
-                    loss = F.cross_entropy(logits[:B], yt[il]) + loss_u.mean()
-                    parts["forward"] += time.process_time() - t
-                    t = time.process_time()
-                    opt.zero_grad()
-                    loss.backward()
-                    parts["backward"] += time.process_time() - t
-                    t = time.process_time()
-                    opt.step()
-                    loss.item()
-                    parts["optimizer"] += time.process_time() - t
-                wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+                with timed() as total:
+                    for _ in range(n_steps):
+                        il = torch.as_tensor(g.choice(lab, B))
+                        iu = torch.as_tensor(g.choice(unl, B * MU))
+                        with timed() as t:
+                            views = torch.cat([weak(Xt[il]), weak(Xt[iu]), strong(Xt[iu])])
+                        parts["augment"] += t.cpu
+                        with timed() as t:
+                            logits = module(views)
+                            lw = logits[B : B * (1 + MU)].detach()
+                            conf, pseudo = torch.softmax(lw, 1).max(1)
+                            loss_u = F.cross_entropy(logits[B * (1 + MU) :], pseudo, reduction="none") * (conf >= 0.95)
+                            loss = F.cross_entropy(logits[:B], yt[il]) + loss_u.mean()
+                        parts["forward"] += t.cpu
+                        with timed() as t:
+                            opt.zero_grad()
+                            loss.backward()
+                        parts["backward"] += t.cpu
+                        with timed() as t:
+                            opt.step()
+                            loss.item()
+                        parts["optimizer"] += t.cpu
+                wall, cpu = total.wall, total.cpu
                 emit(
                     dict(
                         part="steps",
@@ -186,9 +174,8 @@ def fit_once(threads="default", module="default", seed=0, label="fit", **params)
         kw.update(module=cnn, module__in_channels=1, module__n_classes=10)
     X, y_semi, X_te, y_te = load(seed)
     est = FreeMatchClassifier(**kw)
-    w0, c0 = time.perf_counter(), time.process_time()
-    est.fit(X, y_semi)
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    with timed() as t:
+        est.fit(X, y_semi)
     proba = est.predict_proba(X_te)
     torch.set_num_threads(default_threads)
     emit(
@@ -201,8 +188,8 @@ def fit_once(threads="default", module="default", seed=0, label="fit", **params)
             seed=seed,
             params={k: v for k, v in params.items()},
             steps=int(est.max_epochs * est.iterations_per_epoch),
-            cpu_s=round(cpu, 1),
-            wall_s=round(wall, 1),
+            cpu_s=round(t.cpu, 1),
+            wall_s=round(t.wall, 1),
             test_acc=float(np.mean(proba.argmax(1) == y_te)),
         )
     )
@@ -260,16 +247,16 @@ def part_gridsearch(repeats=3):
     for rep in range(repeats):
         for n_jobs in (1, 2) if rep % 2 == 0 else (2, 1):
             gs = GridSearchCV(est, grid, cv=SemiSupervisedKFold(2), n_jobs=n_jobs)
-            w0, c0 = time.perf_counter(), time.process_time()
-            gs.fit(X, y_semi)
+            with timed() as t:
+                gs.fit(X, y_semi)
             emit(
                 dict(
                     part="gridsearch",
                     n_jobs=n_jobs,
                     repeat=rep,
                     parent_torch_threads=torch.get_num_threads(),
-                    wall_s=round(time.perf_counter() - w0, 1),
-                    parent_cpu_s=round(time.process_time() - c0, 1),
+                    wall_s=round(t.wall, 1),
+                    parent_cpu_s=round(t.cpu, 1),
                     mean_test_score=[round(float(s), 4) for s in gs.cv_results_["mean_test_score"]],
                     # wall seconds of one fit inside the search (in the worker process for n_jobs=2)
                     mean_fit_time=[round(float(s), 1) for s in gs.cv_results_["mean_fit_time"]],
@@ -282,11 +269,11 @@ def _timed_fit(X, y_semi, seed):
 
     from skssl.deep import FreeMatchClassifier
 
-    c0, w0 = time.process_time(), time.perf_counter()
-    FreeMatchClassifier(max_epochs=2, iterations_per_epoch=25, random_state=seed).fit(X, y_semi)
+    with timed() as t:
+        FreeMatchClassifier(max_epochs=2, iterations_per_epoch=25, random_state=seed).fit(X, y_semi)
     return dict(
-        cpu_s=round(time.process_time() - c0, 2),
-        wall_s=round(time.perf_counter() - w0, 2),
+        cpu_s=round(t.cpu, 2),
+        wall_s=round(t.wall, 2),
         torch_threads_outside_fit=torch.get_num_threads(),
         pid=os.getpid(),
     )
@@ -300,13 +287,13 @@ def part_workers(n_fits=4):
     keep = np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
     X, y_semi = X[keep], y_semi[keep]
     for n_jobs in (1, 2, 1, 2):
-        w0 = time.perf_counter()
-        res = Parallel(n_jobs=n_jobs)(delayed(_timed_fit)(X, y_semi, s) for s in range(n_fits))
+        with timed() as t:
+            res = Parallel(n_jobs=n_jobs)(delayed(_timed_fit)(X, y_semi, s) for s in range(n_fits))
         emit(
             dict(
                 part="workers",
                 n_jobs=n_jobs,
-                total_wall_s=round(time.perf_counter() - w0, 1),
+                total_wall_s=round(t.wall, 1),
                 fit_cpu_s=[r["cpu_s"] for r in res],
                 fit_wall_s=[r["wall_s"] for r in res],
                 torch_threads=sorted({r["torch_threads_outside_fit"] for r in res}),
@@ -317,69 +304,55 @@ def part_workers(n_fits=4):
 
 # --- report ----------------------------------------------------------------------------------
 def part_report():
-    rows = [json.loads(line) for line in open(OUT)]
+    rows = read_jsonl(OUT)
     out = [
         "# Where the time of a deep fit goes (CPU)",
         "",
-        "Generated by `python benchmarks/deep_time.py report` from `deep_time.jsonl`; every row below is one "
-        "run of the part named in its section. The machine has 2 cores shared with other engineers' jobs "
-        "(`load1` = 1-minute load average at the end of the run): wall times are inflated, CPU seconds are "
-        "the process's own (summed over its threads).",
+        f"Generated from `deep_time.jsonl` by: {provenance()}",
+        "",
+        "Every row below is one run of the part named in its section. The machine has 2 cores shared with "
+        "other engineers' jobs (`load1` = 1-minute load average at the end of the run): wall times are "
+        "inflated, CPU seconds are the process's own (summed over its threads).",
+        "",
     ]
     steps = [r for r in rows if r["part"] == "steps"]
     if steps:
-        out += [
-            "",
-            "## One FixMatch step (`deep_time.py steps`): 32 labeled + 2 x 96 unlabeled 28x28 images",
-            "",
-            "| network | torch threads | repeat | CPU ms/step | wall ms/step | augment | forward | backward | "
-            "optimizer | load1 |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+        out.append("## One FixMatch step (`deep_time.py steps`): 32 labeled + 2 x 96 unlabeled 28x28 images\n")
+        header = ["network", "torch threads", "repeat", "CPU ms/step", "wall ms/step", "augment", "forward"]
+        table = [
+            [r["module"], r["threads"], r["repeat"], r["cpu_ms_per_step"], r["wall_ms_per_step"], r["augment_ms"]]
+            + [r["forward_ms"], r["backward_ms"], r["optimizer_ms"], r["load1"]]
+            for r in steps
         ]
-        for r in steps:
-            out.append(
-                f"| {r['module']} | {r['threads']} | {r['repeat']} | {r['cpu_ms_per_step']} | {r['wall_ms_per_step']} "
-                f"| {r['augment_ms']} | {r['forward_ms']} | {r['backward_ms']} | {r['optimizer_ms']} | {r['load1']} |"
-            )
-        out += ["", "Minimum over repeats (CPU ms/step / wall ms/step):", ""]
+        out.append(markdown_table(header + ["backward", "optimizer", "load1"], table))
+        out.append("Minimum over repeats (CPU ms/step / wall ms/step):\n")
         for mod in sorted({r["module"] for r in steps}):
             for t in sorted({r["threads"] for r in steps}):
                 sel = [r for r in steps if r["module"] == mod and r["threads"] == t]
                 if sel:
-                    out.append(
-                        f"* {mod} network, {t} thread(s): {min(r['cpu_ms_per_step'] for r in sel)} / "
-                        f"{min(r['wall_ms_per_step'] for r in sel)}"
-                    )
+                    best = f"{min(r['cpu_ms_per_step'] for r in sel)} / {min(r['wall_ms_per_step'] for r in sel)}"
+                    out.append(f"* {mod} network, {t} thread(s): {best}")
+        out.append("")
     fits = [r for r in rows if r["part"] == "fit" or r["part"].startswith("threads-") and "cpu_s" in r]
     if fits:
-        out += [
-            "",
-            f"## FreeMatch fits, {PER_CLASS} labels per class ({N_POOL} training images, 10,000 test images)",
-            "",
-            "| part | process torch threads | net n_jobs | network | seed | params | steps | CPU s | wall s | test acc "
-            "| load1 |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+        out.append(f"## FreeMatch fits, {PER_CLASS} labels per class ({N_POOL} training images, 10,000 test images)\n")
+        header = ["part", "process torch threads", "net n_jobs", "network", "seed", "params", "steps", "CPU s"]
+        table = [
+            [r["part"], r["threads"], r.get("net_n_jobs", "see notes"), r["module"], r["seed"]]
+            + [r["params"] or "defaults", r["steps"], r["cpu_s"], r["wall_s"], f"{r['test_acc']:.4f}", r["load1"]]
+            for r in fits
         ]
-        for r in fits:
-            out.append(
-                f"| {r['part']} | {r['threads']} | {r.get('net_n_jobs', 'see notes')} | {r['module']} | {r['seed']} | "
-                f"{r['params'] or 'defaults'} | "
-                f"{r['steps']} | {r['cpu_s']} | {r['wall_s']} | {r['test_acc']:.4f} | {r['load1']} |"
-            )
+        out.append(markdown_table(header + ["wall s", "test acc", "load1"], table))
     cmp_ = [r for r in rows if r["part"] == "threads-compare"]
     if cmp_:
-        out += [
-            "",
-            "## Same data and random_state, different thread counts",
-            "",
-            "| seed, arms | max abs proba diff (10,000 test images) | prediction agreement |",
+        out.append("## Same data and random_state, different thread counts\n")
+        header = ["seed, arms", "max abs proba diff (10,000 test images)", "prediction agreement"]
+        table = [
+            [f"{r['seed']} {r.get('pair', '')} ({r.get('steps', '?')} steps)", f"{r['max_abs_proba_diff']:.3g}"]
+            + [f"{r['prediction_agreement']:.4f}"]
+            for r in cmp_
         ]
-        out.append("|---|---|---|")
-        for r in cmp_:
-            out.append(
-                f"| {r['seed']} {r.get('pair', '')} ({r.get('steps', '?')} steps) | {r['max_abs_proba_diff']:.3g} | "
-                f"{r['prediction_agreement']:.4f} |"
-            )
+        out.append(markdown_table(header, table))
     gs = [r for r in rows if r["part"] == "gridsearch"]
     # runs are told apart by what they recorded: the first run did not record the fit times yet
     for title, run in (
@@ -388,42 +361,36 @@ def part_report():
     ):
         if not run:
             continue
-        out += [
-            "",
-            f"## GridSearchCV, 2 candidates x 2 folds (50-step FreeMatch fits, 2,000 images) + refit: {title}",
-            "",
-            "| n_jobs | repeat | wall s of the search | mean wall s of one fit per candidate | parent CPU s | "
-            "parent torch threads | mean test scores | load1 |",
-            "|---|---|---|---|---|---|---|---|",
+        out.append(
+            "## GridSearchCV, 2 candidates x 2 folds (50-step FreeMatch fits, 2,000 images) + refit: " + title + "\n"
+        )
+        header = ["n_jobs", "repeat", "wall s of the search", "mean wall s of one fit per candidate", "parent CPU s"]
+        header += ["parent torch threads", "mean test scores", "load1"]
+        table = [
+            [r["n_jobs"], r["repeat"], r["wall_s"], r.get("mean_fit_time", "-"), r["parent_cpu_s"]]
+            + [r["parent_torch_threads"], r["mean_test_score"], r["load1"]]
+            for r in run
         ]
-        for r in run:
-            out.append(
-                f"| {r['n_jobs']} | {r['repeat']} | {r['wall_s']} | {r.get('mean_fit_time', '-')} | "
-                f"{r['parent_cpu_s']} | {r['parent_torch_threads']} | {r['mean_test_score']} | {r['load1']} |"
-            )
+        out.append(markdown_table(header, table).rstrip("\n"))
         for nj in (1, 2):
             sel = [r["wall_s"] for r in run if r["n_jobs"] == nj]
             if sel:
                 out.append(f"\nn_jobs={nj}: search wall time {sorted(sel)} s, minimum {min(sel)} s.")
+        out.append("")
     wk = [r for r in rows if r["part"] == "workers"]
     if wk:
-        out += [
-            "",
-            "## The same 4 short fits (50 steps, 2,000 images) run by joblib with n_jobs=1 and n_jobs=2",
-            "",
-            "| n_jobs | processes | torch threads in the process | total wall s | CPU s of each fit | "
-            "wall s of each fit | load1 |",
-            "|---|---|---|---|---|---|---|",
+        out.append("## The same 4 short fits (50 steps, 2,000 images) run by joblib with n_jobs=1 and n_jobs=2\n")
+        header = ["n_jobs", "processes", "torch threads in the process", "total wall s", "CPU s of each fit"]
+        table = [
+            [r["n_jobs"], r["processes"], r["torch_threads"], r["total_wall_s"], r["fit_cpu_s"], r["fit_wall_s"]]
+            + [r["load1"]]
+            for r in wk
         ]
-        for r in wk:
-            out.append(
-                f"| {r['n_jobs']} | {r['processes']} | {r['torch_threads']} | {r['total_wall_s']} | "
-                f"{r['fit_cpu_s']} | {r['fit_wall_s']} | {r['load1']} |"
-            )
+        out.append(markdown_table(header + ["wall s of each fit", "load1"], table))
     notes = OUT.parent / "deep_time_notes.md"
     if notes.exists():
-        out += ["", notes.read_text().rstrip()]
-    (OUT.parent / "deep_time.md").write_text("\n".join(out) + "\n")
+        out.append(notes.read_text().rstrip())
+    (OUT.parent / "deep_time.md").write_text("\n".join(out).rstrip("\n") + "\n")
     print(f"wrote {OUT.parent / 'deep_time.md'}")
 
 
@@ -450,4 +417,4 @@ if __name__ == "__main__":
     elif cmd == "workers":
         part_workers()
     else:
-        print(f"deep_time: unknown part {cmd!r}; use steps, fit, threads, gridsearch or report.")
+        print(f"deep_time: unknown part {cmd!r}; use steps, fit, threads, gridsearch, workers or report.")

@@ -17,28 +17,19 @@ BLAS routine). Run it with as little else on the machine as possible::
     python benchmarks/dense_multiclass.py --old /path/to/old/skssl/tree [--repeats 3] [--draw 0]
 
 ``--old`` is a source tree whose compiled kernels are built (the new version
-is this tree). MNIST is found by :func:`skssl.datasets.fetch_mnist`. A run
-with fewer repeats, without ``--old`` or a subset of methods writes
-``benchmarks/results/dense_multiclass.partial.md`` unless ``--out`` names
-its own file (``benchmarks/README.md``).
+is this tree). MNIST is found by :func:`skssl.datasets.fetch_mnist`. Fewer repeats, no ``--old`` or a
+subset of methods make the run partial (``benchmarks/README.md``).
 """
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import time
+import statistics
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from _harness import RESULTS_DIR, ROOT, ResultsFile, markdown_table, provenance, reductions, run_in_child, timed
 
-from _results import ResultsFile  # noqa: E402
-
-OUT = ROOT / "benchmarks" / "results" / "dense_multiclass.md"
 METHODS = ("tsvm", "da", "potts")
 N_TRAIN, N_TEST, N_LABELS = 4000, 2000, 200
+HEADER = ["method", "version", "CPU s (repeats)", "median CPU s", "wall s (median)", "accuracy", "x TSVM"]
 
 
 def _load(draw):
@@ -49,8 +40,7 @@ def _load(draw):
     from skssl.datasets import DatasetUnavailableError, fetch_mnist, make_semi_supervised
 
     def cap(y, n, seed=0):
-        index = np.arange(len(y))
-        keep, _ = train_test_split(index, train_size=n, stratify=y, random_state=seed)
+        keep, _ = train_test_split(np.arange(len(y)), train_size=n, stratify=y, random_state=seed)
         return np.sort(keep)
 
     data = fetch_mnist()
@@ -64,8 +54,8 @@ def _load(draw):
     return X, make_semi_supervised(y, N_LABELS, random_state=draw), X_test, y_test
 
 
-def _child(method, draw):
-    """Fit one estimator in this process; print its CPU and wall seconds and test accuracy as JSON."""
+def fit_child(method, draw):
+    """Child: fit one estimator with the skssl of ``PYTHONPATH``; its CPU and wall seconds and test accuracy."""
     import warnings
 
     import skssl
@@ -73,68 +63,46 @@ def _child(method, draw):
 
     X, y_semi, X_test, y_test = _load(draw)
     est = {"tsvm": TransductiveSVC, "da": DeterministicAnnealingSVC, "potts": PottsDeterministicAnnealingSVC}[method]()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, timed() as t:
         warnings.simplefilter("always")
-        cpu, wall = time.process_time(), time.perf_counter()
         est.fit(X, y_semi)
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     acc = float((est.predict(X_test) == y_test).mean())
-    out = {"cpu": cpu, "wall": wall, "acc": acc, "skssl": skssl.__file__, "warnings": len(caught)}
-    print(json.dumps(out))
+    return {"cpu": t.cpu, "wall": t.wall, "acc": acc, "skssl": skssl.__file__, "warnings": len(caught)}
 
 
 def _run(tree, method, draw, blas_threads):
-    env = dict(os.environ, PYTHONPATH=str(tree), OPENBLAS_NUM_THREADS=str(blas_threads))
-    env["OMP_NUM_THREADS"] = str(blas_threads)
-    env["MKL_NUM_THREADS"] = str(blas_threads)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", method, "--draw", str(draw)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{method} with {tree} failed:\n{proc.stderr[-2000:]}")
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    res = run_in_child(fit_child, method, draw, threads=blas_threads, pythonpath=str(tree))
     if not res["skssl"].startswith(str(Path(tree).resolve())):
         raise RuntimeError(f"{tree}: the child imported skssl from {res['skssl']}")
     return res
 
 
-def _median(values):
-    v = sorted(values)
-    n = len(v)
-    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
-
-
 def _table(args, times, versions):
-    lines = [
-        "# Dense multi-class: TSVM, one-vs-rest DA and Potts DA on MNIST pixels",
-        "",
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; command `python benchmarks/dense_multiclass.py "
-        f"{' '.join(sys.argv[1:])}`; MNIST, {N_TRAIN} stratified training images (784 pixels / 255, dense), "
-        f"10 classes, {N_LABELS} labels (draw {args.draw}), {N_TEST} stratified test images; estimators with their "
-        f"defaults; {args.blas_threads} BLAS/OpenMP thread(s); each fit in its own process, the versions "
-        f"alternating; load average before the run: {args.load:.2f}.",
-        "",
-        "CPU seconds of `fit` per repeat (median); test accuracy; the last column is the method's median CPU time "
-        "over TSVM's of the same version.",
-        "",
-        "| method | version | CPU s (repeats) | median CPU s | wall s (median) | accuracy | x TSVM |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for method in METHODS:
         for name, _ in versions:
             runs = times.get((method, name), [])
             if not runs:
                 continue
-            med = _median([r["cpu"] for r in runs])
+            med = statistics.median(r["cpu"] for r in runs)
             tsvm = times.get(("tsvm", name), [])
-            ratio = f"{med / _median([r['cpu'] for r in tsvm]):.1f}" if tsvm else "-"
+            ratio = f"{med / statistics.median(r['cpu'] for r in tsvm):.1f}" if tsvm else "-"
             cpus = ", ".join(f"{r['cpu']:.1f}" for r in runs)
-            accs = sorted({f"{r['acc']:.4f}" for r in runs})
-            wall = _median([r["wall"] for r in runs])
-            lines.append(f"| {method} | {name} | {cpus} | {med:.1f} | {wall:.1f} | {', '.join(accs)} | {ratio} |")
-    for name, tree in versions:
-        lines.append("")
-        lines.append(f"- `{name}`: {tree}")
-    return "\n".join(lines) + "\n"
+            accs = ", ".join(sorted({f"{r['acc']:.4f}" for r in runs}))
+            wall = statistics.median(r["wall"] for r in runs)
+            rows.append([method, name, cpus, f"{med:.1f}", f"{wall:.1f}", accs, ratio])
+    return (
+        "# Dense multi-class: TSVM, one-vs-rest DA and Potts DA on MNIST pixels\n\n"
+        f"{args.provenance}\n\n"
+        f"MNIST, {N_TRAIN} stratified training images (784 pixels / 255, dense), 10 classes, {N_LABELS} labels "
+        f"(draw {args.draw}), {N_TEST} stratified test images; estimators with their defaults; "
+        f"{args.blas_threads} BLAS/OpenMP thread(s); each fit in its own process, the versions alternating.\n\n"
+        "CPU seconds of `fit` per repeat (median); test accuracy; the last column is the method's median CPU time "
+        "over TSVM's of the same version.\n\n"
+        + markdown_table(HEADER, rows)
+        + "".join(f"\n- `{name}`: {tree}" for name, tree in versions)
+        + "\n"
+    )
 
 
 def main():
@@ -146,20 +114,12 @@ def main():
     parser.add_argument("--blas-threads", type=int, default=1)
     parser.add_argument("--first", choices=("new", "old"), default="new", help="the version run first in repeat 0")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/dense_multiclass.md")
-    parser.add_argument("--child", default=None, choices=METHODS, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        _child(args.child, args.draw)
-        return
-    reduced = []
-    if args.repeats < 3:
-        reduced.append(f"--repeats {args.repeats} (full run: 3)")
-    if args.old is None:
-        reduced.append("no --old version to compare with")
-    if set(args.methods) != set(METHODS):
-        reduced.append("--methods " + " ".join(args.methods))
-    results = ResultsFile(OUT, args.out, reduced=reduced)
-    args.load = os.getloadavg()[0]
+    reduced = reductions(args, repeats=3, methods=METHODS) + (
+        ["no --old version to compare with"] if not args.old else []
+    )
+    results = ResultsFile(RESULTS_DIR / "dense_multiclass.md", args.out, reduced=reduced)
+    args.provenance = provenance()  # before the run: its load average is the machine's before the fits
     versions = [("new", str(ROOT))] + ([("old", str(Path(args.old).resolve()))] if args.old else [])
     if args.first == "old":
         versions = versions[::-1]

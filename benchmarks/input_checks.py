@@ -18,44 +18,31 @@ Goal: the check costs at most 2% of a fit. Writes
 """
 
 import argparse
-import os
-import platform
-import resource
-import sys
-import time
-from pathlib import Path
 
+from _harness import RESULTS_DIR, ResultsFile, markdown_table, provenance, reductions, timed
+from linear_scaling import RCV1_ROWS, make_rcv1_like
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, newsgroups_labeled_subset
+from skssl.svm import TransductiveSVC
+from skssl.utils.validation import check_sparse_structure
 
-from _results import RESULTS_DIR, ResultsFile  # noqa: E402
-from linear_scaling import RCV1_ROWS, make_rcv1_like  # noqa: E402
-
-from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, newsgroups_labeled_subset  # noqa: E402
-from skssl.svm import TransductiveSVC  # noqa: E402
-from skssl.utils.validation import check_sparse_structure  # noqa: E402
-
-
-def _cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+HEADER = ["problem", "rows", "nnz", "check ms", "fit wall s", "fit CPU s", "check / fit"]
 
 
 def measure(name, X, y_semi, repeats):
-    check = min(_timed(lambda: check_sparse_structure(X)) for _ in range(repeats))
-    start, cpu = time.perf_counter(), _cpu()
-    TransductiveSVC().fit(X, y_semi)
-    fit, fit_cpu = time.perf_counter() - start, _cpu() - cpu
-    row = f"| {name} | {X.shape[0]:,} | {X.nnz / 1e6:.1f}M | {check * 1e3:.2f} | {fit:.2f} | {fit_cpu:.2f} | "
-    row += f"{100 * check / fit:.3f}% |"
+    """The row of one problem: the check's best time, one fit's wall and CPU time, their ratio."""
+    checks = []
+    for _ in range(repeats):
+        with timed() as t:
+            check_sparse_structure(X)
+        checks.append(t.wall)
+    with timed() as fit:
+        TransductiveSVC().fit(X, y_semi)
+    check = min(checks)
+    row = [name, f"{X.shape[0]:,}", f"{X.nnz / 1e6:.1f}M", f"{check * 1e3:.2f}", f"{fit.wall:.2f}", f"{fit.cpu:.2f}"]
+    row.append(f"{100 * check / fit.wall:.3f}%")
     print(row, flush=True)
     return row
-
-
-def _timed(call):
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
 
 
 def main(argv=None):
@@ -64,13 +51,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5, help="timings of the check (the minimum is reported)")
     parser.add_argument("--out", default=None, help="the results file (default benchmarks/results/input_checks.md)")
     args = parser.parse_args(argv)
-    reduced = []
-    if args.rows != RCV1_ROWS:
-        reduced.append(f"--rows {args.rows} (full run: {RCV1_ROWS})")
-    if args.repeats < 5:
-        reduced.append(f"--repeats {args.repeats} (full run: 5)")
+    reduced = reductions(args, repeats=5) + ([f"--rows {args.rows} (full run: {RCV1_ROWS})"] * (args.rows != RCV1_ROWS))
     results = ResultsFile(RESULTS_DIR / "input_checks.md", args.out, reduced=reduced)
-    load = os.getloadavg()[0]
+    header = provenance(argv)  # its load average is the one at the start
     rows = []
     try:
         data = load_newsgroups_binary(download_if_missing=False)
@@ -82,15 +65,10 @@ def main(argv=None):
         X, y_semi, _ = make_rcv1_like(args.rows)
         rows.append(measure("RCV1-shaped (1% labels)", X, y_semi, args.repeats))
     text = (
-        "# The sparse structure check against a fit\n\n"
-        "`python benchmarks/input_checks.py` "
-        + " ".join(sys.argv[1:] if argv is None else argv)
-        + f"\n\nOne run on {platform.machine()}, {platform.python_version()}, load average {load:.1f} at the start "
-        "(other jobs inflate the wall times, not the check's share); check: minimum of {args.repeats} calls "
-        "of `check_sparse_structure`; fit: one `TransductiveSVC()` fit (defaults, `n_jobs=None`), which includes "
-        "one check. Goal: check <= 2% of the fit.\n\n"
-        "| problem | rows | nnz | check ms | fit wall s | fit CPU s | check / fit |\n"
-        "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        f"# The sparse structure check against a fit\n\n{header}\n\n"
+        "One run (other jobs inflate the wall times, not the check's share); check: minimum of "
+        f"{args.repeats} calls of `check_sparse_structure`; fit: one `TransductiveSVC()` fit (defaults, "
+        "`n_jobs=None`), which includes one check. Goal: check <= 2% of the fit.\n\n" + markdown_table(HEADER, rows)
     )
     results.finish(text)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _harness import Lines, markdown_row, timed
 
 import skssl.svm._da as da_mod
 import skssl.svm._mfn as mfn_mod
@@ -154,14 +155,8 @@ def main(argv=None):
     parser.add_argument("--positive-fraction", type=float, default=None, help="default: estimated")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
-    lines = []
-
-    def log(s=""):
-        print(s, flush=True)
-        lines.append(s)
-
-    log("| method | n | nnz | CPU s | CGLS CPU s | " + " | ".join(COLUMNS) + " |")
-    log("|" + "---|" * (len(COLUMNS) + 5))
+    log = Lines()
+    log(markdown_row(["method", "n", "nnz", "CPU s", "CGLS CPU s", *COLUMNS]), "|" + "---|" * (len(COLUMNS) + 5))
     for n in args.sizes:
         X, y_semi, _ = random_sparse_problem(n, support=args.support, normalize=not args.raw, values=args.values)
         for method in args.methods:
@@ -170,18 +165,12 @@ def main(argv=None):
             est = (TransductiveSVC() if method == "TSVM" else DeterministicAnnealingSVC()).set_params(
                 positive_fraction=args.positive_fraction
             )
-            with Probe() as probe:
-                start = time.process_time()
+            with Probe() as probe, timed() as t:
                 est.fit(X, y_semi)
-                cpu = time.process_time() - start
             c = probe.c
-            log(
-                f"| {method} | {n} | {X.nnz} | {cpu:.2f} | {probe.t['cgls']:.2f} | "
-                + " | ".join(str(c[k]) for k in COLUMNS)
-                + " |"
-            )
+            log(markdown_row([method, n, X.nnz, f"{t.cpu:.2f}", f"{probe.t['cgls']:.2f}", *(c[k] for k in COLUMNS)]))
     if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        Path(args.out).write_text(log.text())
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ Problems
   fraction of the unlabeled rows; read from ``--data-20ng`` (default: found by skssl's
   loader or downloaded), skipped with one line when neither works.
 
-Every fit runs in its own child process (``benchmarks/linear_subprocess.py``)
+Every fit runs in its own child process (``linear_subprocess.run_skssl``)
 with the user's environment minus the thread variables, ``n_jobs`` as given
 (``--n-jobs``, default 1), alpha = 1e-3, unlabeled_weight = 1. Reported: CPU
 and wall time of ``fit``, peak RSS of the child and its growth during ``fit``,
@@ -42,21 +42,15 @@ limits DA's sizes).
 """
 
 import argparse
-import os
-import platform
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+import linear_subprocess as lsp
 import numpy as np
-import scipy
 import scipy.sparse as sp
-import sklearn
+from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance, reductions
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import linear_subprocess as lsp  # noqa: E402
-from _results import ResultsFile  # noqa: E402
+from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary
 
 ALPHA, LAM_U = 1e-3, 1.0
 RCV1_ROWS, RCV1_FEATURES, RCV1_NNZ_PER_ROW = 804_414, 47_236, 76
@@ -125,27 +119,9 @@ def slope(nnz, t):
     return float(np.polyfit(np.log(nnz), np.log(t), 1)[0])
 
 
-def fmt(v, spec):
-    return "–" if v is None else format(v, spec)
-
-
 DEFAULT_ROWS = [13_000, 52_000, 200_000, RCV1_ROWS]
-
-
-def reductions(args):
-    """How a run leaves out or changes rows of the default run (empty for the full run)."""
-    out = []
-    if not set(DEFAULT_ROWS) <= set(args.rows):
-        out.append("--rows " + " ".join(map(str, args.rows)))
-    if args.stack < 7:
-        out.append(f"--stack {args.stack} (full run: 7)")
-    if args.max_da_nnz < 16e6:
-        out.append(f"--max-da-nnz {args.max_da_nnz:g} (full run: 1.6e7 or more)")
-    if args.n_jobs != 1:
-        out.append(f"--n-jobs {args.n_jobs} (the default table is n_jobs=1)")
-    if args.tsvm_switch_fraction:
-        out.append(f"--tsvm-switch-fraction {args.tsvm_switch_fraction:g}")
-    return out
+HEADER = ["problem", "rows", "nnz", "CSR MB", "method", "CPU s", "wall s", "peak RSS MB", "peak / CSR"]
+HEADER += ["fit RSS growth / CSR", "n_iter_", "CPU ms / n_iter_ / M nnz", "objective"]
 
 
 def main(argv=None):
@@ -161,44 +137,26 @@ def main(argv=None):
     parser.add_argument("--stack", type=int, default=7, help="copies of 20NG's training matrix (0: skip)")
     parser.add_argument("--data-20ng", default=None)
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument(
-        "--tsvm-switch-fraction",
-        type=float,
-        default=None,
-        help="give TSVM max_switches = this fraction of the unlabeled rows (default: the estimator's 10,000)",
-    )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per fit before it is abandoned")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_scaling.md")
     args = parser.parse_args(argv)
-    results = ResultsFile(lsp.REPO / "benchmarks/results/linear_scaling.md", args.out, reduced=reductions(args))
-    lines = []
-
-    def log(s=""):
-        print(s, flush=True)
-        lines.append(s)
-
-    log("# Linear S3VMs at paper scale: time and memory against nnz")
-    log()
+    reduced = reductions(args, rows=DEFAULT_ROWS, stack=7, max_da_nnz=16e6)
+    reduced += [f"--n-jobs {args.n_jobs} (the default table is n_jobs=1)"] if args.n_jobs != 1 else []
+    results = ResultsFile(RESULTS_DIR / "linear_scaling.md", args.out, reduced=reduced)
+    log = Lines()
+    log("# Linear S3VMs at paper scale: time and memory against nnz", "", provenance(argv), "")
     log(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}; Python "
-        f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
-        f"{sklearn.__version__}; {os.cpu_count()} CPUs shared with other jobs (one run per size: timings are "
-        f"noisy); default threads, n_jobs={args.n_jobs}, alpha={ALPHA}, unlabeled_weight={LAM_U}. Command: "
-        f"`python benchmarks/linear_scaling.py {' '.join(argv if argv is not None else sys.argv[1:])}`."
-    )
-    log()
-    log(
+        f"One run per size (timings are noisy on a shared machine); default threads, n_jobs={args.n_jobs}, "
+        f"alpha={ALPHA}, unlabeled_weight={LAM_U}.",
+        "",
         "Peak RSS: the child's high-water mark during `fit` (reset just before it), which includes the "
         "Python interpreter with numpy/scipy/scikit-learn (about 150 MB) and X itself; fit RSS growth: that "
         "peak minus the RSS just before `fit`, i.e. the memory the fit adds to X. The goal peak <= 2x CSR "
-        "means growth / CSR <= 1."
+        "means growth / CSR <= 1.",
+        "",
+        markdown_row(HEADER),
+        "|" + "---|" * len(HEADER),
     )
-    log()
-    log(
-        "| problem | rows | nnz | CSR MB | method | CPU s | wall s | peak RSS MB | peak / CSR "
-        "| fit RSS growth / CSR | n_iter_ | CPU ms / n_iter_ / M nnz | objective |"
-    )
-    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     timings = {m: [] for m in METHODS}
 
     def slopes():
@@ -229,7 +187,7 @@ def main(argv=None):
 
     def save(final=False):
         # Saved after every fit (to the partial file), so that a run stopped early keeps its rows.
-        text = "\n".join(lines + [""] + slopes()) + "\n"
+        text = "\n".join(log + [""] + slopes()) + "\n"
         return results.finish(text) if final else results.save_progress(text)
 
     with tempfile.TemporaryDirectory(prefix="skssl-scaling-") as workdir:
@@ -242,12 +200,11 @@ def main(argv=None):
                 problems.append(("RCV1-shaped", X, y_semi_full[:rows], y_full[:rows]))
             del X_full
         if args.stack:
-            from linear_vs_svmlin import load_20ng
-
-            ng, reason = load_20ng(args.data_20ng)
-            if ng is None:
-                print(f"skipping stacked 20 Newsgroups: {reason}")
-                results.degrade(f"stacked 20NG rows skipped: {reason}")
+            try:
+                ng = load_newsgroups_binary(args.data_20ng)
+            except DatasetUnavailableError as exc:
+                print(f"skipping stacked 20 Newsgroups: {exc}")
+                results.degrade(f"stacked 20NG rows skipped: {str(exc).splitlines()[0]}")
             else:
                 X = sp.vstack([ng.X_train] * args.stack, format="csr")
                 y = np.tile(ng.y_train, args.stack)
@@ -266,27 +223,24 @@ def main(argv=None):
                 if method == "DA" and X.nnz > args.max_da_nnz:
                     continue
                 params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r, "n_jobs": args.n_jobs}
-                if method == "TSVM" and args.tsvm_switch_fraction:
-                    params["max_switches"] = max(1, round(args.tsvm_switch_fraction * int((y_semi == -1).sum())))
                 try:
                     res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
                 except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on
                     results.degrade(f"{name} {X.shape[0]} rows {method} failed")
                     log(
-                        f"| {name} | {X.shape[0]} | {X.nnz} | {csr_mb:.0f} | {method} | "
-                        f"failed: {str(exc).splitlines()[0]} |"
+                        markdown_row(
+                            [name, X.shape[0], X.nnz, f"{csr_mb:.0f}", method, f"failed: {exc}".splitlines()[0]]
+                        )
                     )
                     save()
                     continue
                 if name.startswith("RCV1"):
                     timings[method].append((X.nnz, res["cpu"], res["wall"], res["n_iter"]))
                 per_iter = res["cpu"] / res["n_iter"] / (X.nnz / 1e6) * 1e3 if res["n_iter"] else None
-                log(
-                    f"| {name} | {X.shape[0]} | {X.nnz} | {csr_mb:.0f} | {method} | {res['cpu']:.1f} | "
-                    f"{res['wall']:.1f} | {res['rss_mb']:.0f} | {res['rss_mb'] / csr_mb:.2f} | "
-                    f"{res['fit_rss_growth_mb'] / csr_mb:.2f} | {fmt(res['n_iter'], 'd')} | {fmt(per_iter, '.1f')} | "
-                    f"{fmt(res['objective'], '.6f')} |"
-                )
+                cells = [name, X.shape[0], X.nnz, f"{csr_mb:.0f}", method, f"{res['cpu']:.1f}", f"{res['wall']:.1f}"]
+                cells += [f"{res['rss_mb']:.0f}", f"{res['rss_mb'] / csr_mb:.2f}"]
+                cells += [f"{res['fit_rss_growth_mb'] / csr_mb:.2f}", fmt(res["n_iter"], "d"), fmt(per_iter, ".1f")]
+                log(markdown_row(cells + [fmt(res["objective"], ".6f")]))
                 save()
             for f in Path(workdir).glob("p.*"):
                 f.unlink()

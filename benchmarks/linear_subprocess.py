@@ -1,4 +1,4 @@
-"""Helpers shared by the linear benchmarks: SVMlin's build and run, skssl fits in a subprocess.
+"""Helpers shared by the linear benchmarks: SVMlin's build and run, skssl fits in a child process.
 
 Both programs are measured the same way: each fit runs in its own child
 process, which gives its CPU time, wall time and peak resident set size (RSS,
@@ -6,9 +6,9 @@ the kernel's ``VmHWM`` of the program). For SVMlin the solver's CPU time is
 the one it prints itself (``clock()`` around the solver, so file parsing is
 left out), its wall time is taken by the parent between the line that ends the
 file reading and the line that reports the solver's time (SVMlin flushes
-both), and its peak RSS is polled from ``/proc`` every 20 ms until it exits. For skssl the child times ``fit`` alone
-(``time.process_time`` over all of its threads and ``time.perf_counter``) and
-reports its peak RSS during ``fit`` (the high-water mark is reset just
+both), and its peak RSS is polled from ``/proc`` every 20 ms until it exits. For skssl the child
+(``_harness.run_in_child``) times ``fit`` alone with ``_harness.timed(memory=True)``: CPU time
+over all of its threads, wall time, its peak RSS during ``fit`` (the high-water mark is reset just
 before it) and that peak minus the RSS just before ``fit``.
 
 SVMlin 1.0 is GPL: it is copied from its source folder into a temporary
@@ -16,32 +16,21 @@ folder, built there with the system C++ compiler, and never into the
 repository. Its supervised mode (``-A 1``) reads past the end of the row
 subset in ``Read()``; the build copy gets a one-line bounds guard (the only
 change, applied to the temporary copy).
-
-Run as ``python benchmarks/linear_subprocess.py --worker SPEC.json`` it is the
-skssl child (the benchmarks call it that way).
 """
 
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _harness import ROOT, peak_rss_mb, run_in_child, timed
 
-REPO = Path(__file__).resolve().parents[1]
-try:  # an installed skssl is used as it is; otherwise the tree this file sits in
-    import skssl  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(REPO))
-DEFAULT_SVMLIN_SRC = REPO.parent / "shared" / "reference" / "svmlin"
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+DEFAULT_SVMLIN_SRC = ROOT.parent / "shared" / "reference" / "svmlin"
 
 # The bounds guard for SVMlin's Read(): the row loop compares Subset->vec[t]
 # with the row number after t has passed the last subset entry.
@@ -49,45 +38,9 @@ _GUARD_FROM = "if(Subset->vec[t]==i)"
 _GUARD_TO = "if(t<Subset->d && Subset->vec[t]==i)"
 
 
-def git_revision():
-    """Short commit of the benchmarked tree, with ``+`` when it has uncommitted changes."""
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True)
-        return (rev.stdout.strip() or "?") + ("+" if dirty.stdout.strip() else "")
-    except OSError:
-        return "?"
-
-
-def peak_rss_mb(pid="self"):
-    """High-water mark of the resident set (``VmHWM``) of a process, in MB, or None.
-
-    Unlike ``ru_maxrss``, which on Linux keeps the peak of the forked parent
-    from before ``exec``, ``VmHWM`` belongs to the program's own address space.
-    """
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
 def csr_bytes(X):
+    """Bytes of a CSR matrix's three arrays."""
     return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-
-
-def child_env(threads=None):
-    """The environment of a child: the user's, without thread variables unless ``threads`` is given."""
-    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
-    if threads is not None:
-        for k in THREAD_VARS:
-            env[k] = str(threads)
-    # The child imports the same skssl as the parent (the tree it sits in when run from there).
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    return env
 
 
 # --------------------------------------------------------------------------- SVMlin
@@ -203,89 +156,43 @@ def run_svmlin(
 # --------------------------------------------------------------------------- skssl in a child
 
 
-def save_problem(path, X, y_semi, X_test=None, y_test=None):
+def save_problem(path, X, y_semi):
     """Write a problem for :func:`run_skssl` (``.npz`` files beside ``path``)."""
     path = Path(path)
     sp.save_npz(path.with_suffix(".X.npz"), sp.csr_matrix(X), compressed=False)
-    arrays = {"y_semi": np.asarray(y_semi)}
-    if X_test is not None:
-        sp.save_npz(path.with_suffix(".Xtest.npz"), sp.csr_matrix(X_test), compressed=False)
-        arrays["y_test"] = np.asarray(y_test)
-    np.savez(path.with_suffix(".y.npz"), **arrays)
+    np.savez(path.with_suffix(".y.npz"), y_semi=np.asarray(y_semi))
     return path
 
 
-def run_skssl(problem, estimator, params, *, threads=None, y_semi=None, timeout=None):
+def run_skssl(problem, estimator, params, *, threads=0, y_semi=None, timeout=None):
     """Fit ``estimator`` (a class name of ``skssl.svm``) with ``params`` on a saved problem in a child.
 
-    ``threads=None`` gives the child the user's environment without thread
-    variables; an int sets ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` /
-    ``MKL_NUM_THREADS`` / ``BLIS_NUM_THREADS`` to it. ``y_semi`` (a path to a
-    ``.npy`` file) overrides the saved target.
+    ``threads=0`` gives the child the user's environment without thread variables; an int sets them
+    all to it (``_harness.child_env``). ``y_semi`` (a path to a ``.npy`` file) overrides the saved target.
     """
-    spec = {"problem": str(problem), "estimator": estimator, "params": params, "y_semi": y_semi}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(spec, f)
-    try:
-        proc = subprocess.run(
-            [sys.executable, __file__, "--worker", f.name],
-            env=child_env(threads),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    finally:
-        os.unlink(f.name)
-    if proc.returncode != 0:
-        raise RuntimeError(f"skssl child failed: {proc.stderr.strip()[-2000:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = run_in_child(fit_problem, str(problem), estimator, params, y_semi, threads=threads, timeout=timeout)
     result["w"] = np.asarray(result["w"])
     return result
 
 
-def _rss_mb():
-    """Current resident set of this process, in MB."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def _worker(spec_path):
+def fit_problem(problem, estimator, params, y_semi=None):
+    """The child of :func:`run_skssl`: load the problem, time ``fit`` with its peak memory."""
     import skssl.svm
 
-    spec = json.loads(Path(spec_path).read_text())
-    problem = Path(spec["problem"])
+    problem = Path(problem)
     X = sp.load_npz(problem.with_suffix(".X.npz")).tocsr()
-    arrays = np.load(problem.with_suffix(".y.npz"))
-    y_semi = np.load(spec["y_semi"]) if spec.get("y_semi") else arrays["y_semi"]
-    est = getattr(skssl.svm, spec["estimator"])(**spec["params"])
-    # Reset the kernel's high-water mark (Linux >= 4.0) so that the peak read
-    # after fit is the peak during fit, not during loading.
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-    rss_before = _rss_mb()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    est.fit(X, y_semi)
-    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    peak = peak_rss_mb()
-    result = {
-        "cpu": cpu,
-        "wall": wall,
-        "rss_mb": peak,
-        "fit_rss_growth_mb": max(0.0, peak - rss_before),
+    y_semi = np.load(y_semi) if y_semi else np.load(problem.with_suffix(".y.npz"))["y_semi"]
+    est = getattr(skssl.svm, estimator)(**params)
+    with timed(memory=True) as t:
+        est.fit(X, y_semi)
+    return {
+        "cpu": t.cpu,
+        "wall": t.wall,
+        "rss_mb": t.peak_rss_mb,
+        "fit_rss_growth_mb": t.rss_growth_mb,
         "w": np.ravel(est.coef_).tolist(),
         "b": float(np.ravel(est.intercept_)[0]),
         "n_iter": int(np.max(est.n_iter_)) if hasattr(est, "n_iter_") else None,
         "objective": float(np.ravel(est.objective_)[0]) if hasattr(est, "objective_") else None,
         "classes": est.classes_.tolist(),
     }
-    print(json.dumps(result))
-
-
-if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
-        _worker(sys.argv[2])
-    else:
-        sys.exit("usage: python benchmarks/linear_subprocess.py --worker SPEC.json (called by the linear benchmarks)")

@@ -8,63 +8,44 @@ repository root::
     python benchmarks/linear_threads.py
 
 Corpus: the SMS Spam Collection (``sms.tsv`` in ``$SKSSL_DATA`` or
-``../shared/data``, ``--sms`` to override; 5,574 messages, 747 spam) or, with
-``--corpus reuters``, Reuters-21578 (``reuters21578.tgz``, found the same way,
-``--reuters`` to override; every article with a
+``../shared/data``; 5,574 messages, 747 spam) or, with ``--corpus reuters``,
+Reuters-21578 (``reuters21578.tgz``, found the same way; every article with a
 body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)`` on all
 documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both
 classes present), ``positive_fraction`` = the true spam fraction of the
 unlabeled rows, alpha = 1e-3, unlabeled_weight = 1. Each fit runs in its own
-child process (``benchmarks/linear_subprocess.py``): one with the user's
+child process (``linear_subprocess.run_skssl``): one with the user's
 environment minus every thread variable, one with ``OMP_NUM_THREADS``,
 ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``BLIS_NUM_THREADS`` set to
 1, alternately, ``--repeats`` times (default 3); the table gives the minimum
 CPU (all threads of the child) and wall time of ``fit`` and the objective.
 Writes ``benchmarks/results/linear_threads.md`` (``linear_threads_reuters.md``
-for Reuters). When the corpus is missing,
-it prints one line saying what it needs and exits.
+for Reuters). When the corpus is missing, it prints one line and exits.
 """
 
 import argparse
-import os
-import platform
-import sys
+import re
+import tarfile
 import tempfile
-import time
 from pathlib import Path
 
+import linear_subprocess as lsp
 import numpy as np
-import scipy
-import sklearn
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions
+from _user_data import _path, load_sms
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import linear_subprocess as lsp  # noqa: E402
-from _results import ResultsFile  # noqa: E402
-
-from skssl.datasets._locate import find_data_file  # noqa: E402
-from skssl.svm._problem import transductive_cost  # noqa: E402
+from skssl.datasets import DatasetUnavailableError
+from skssl.svm._problem import transductive_cost
 
 ALPHA, LAM_U, N_LABELED = 1e-3, 1.0, 300
 METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
-
-
-def load_sms(path):
-    labels, texts = [], []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            label, _, text = line.rstrip("\n").partition("\t")
-            labels.append(label == "spam")
-            texts.append(text)
-    X = TfidfVectorizer(min_df=2).fit_transform(texts).tocsr()
-    return X, np.asarray(labels, dtype=np.int64)
+HEADER = ["method", "default CPU s", "default wall s", "1 thread CPU s", "1 thread wall s", "CPU ratio"]
+HEADER += ["wall ratio", "F default", "F 1 thread", "goal (CPU ratio <= 1.10)"]
 
 
 def load_reuters(path, topic="earn"):
     """Reuters-21578: every article with a body, class 1 = tagged ``topic``, tf-idf (min_df=2)."""
-    import re
-    import tarfile
-
     texts, labels = [], []
     body = re.compile(r"<BODY>(.*?)</BODY>", re.S)
     topics = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
@@ -105,71 +86,47 @@ def thread_pools():
         return "?"
 
 
-def _local(name):
-    """A data file found as skssl's readers find theirs ($SKSSL_DATA, then ../shared/data), else that default."""
-    return str(find_data_file(name) or lsp.REPO.parent / "shared" / "data" / name)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=["sms", "reuters"], default="sms")
-    parser.add_argument("--sms", default=_local("sms.tsv"))
-    parser.add_argument("--reuters", default=_local("reuters21578.tgz"))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--label", default="", help="a note for the table title (e.g. the skssl revision)")
     parser.add_argument(
         "--out",
         default=None,
         help="default: benchmarks/results/linear_threads.md (sms), linear_threads_reuters.md",
     )
     args = parser.parse_args(argv)
-    if args.corpus == "sms":
-        if not Path(args.sms).is_file():
-            print(f"linear_threads needs the SMS Spam Collection as {args.sms} (label<TAB>message; --sms PATH)")
-            return
-        X, y = load_sms(args.sms)
-        corpus = "SMS Spam Collection (class 1 = spam)"
-    else:
-        if not Path(args.reuters).is_file():
-            print(f"linear_threads --corpus reuters needs Reuters-21578 as {args.reuters} (--reuters PATH)")
-            return
-        X, y = load_reuters(args.reuters)
-        corpus = "Reuters-21578, every article with a body (class 1 = topic earn)"
+    try:
+        if args.corpus == "sms":
+            sms = load_sms()
+            X, y = TfidfVectorizer(min_df=2).fit_transform(sms.X).tocsr(), sms.y
+            corpus = "SMS Spam Collection (class 1 = spam)"
+        else:
+            X, y = load_reuters(_path("reuters21578.tgz"))
+            corpus = "Reuters-21578, every article with a body (class 1 = topic earn)"
+    except DatasetUnavailableError as exc:
+        print(f"linear_threads: {exc}")
+        return
     y_semi, r = labeled_subset(y, N_LABELED)
-    lines = []
-
-    def log(s=""):
-        print(s, flush=True)
-        lines.append(s)
-
-    log("# Default threads vs one thread (linear S3VMs)")
-    log()
-    log(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}"
-        f"{' (' + args.label + ')' if args.label else ''}; Python {platform.python_version()}, numpy "
-        f"{np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}; {os.cpu_count()} CPUs "
-        f"shared with other jobs; BLAS/OpenMP pools of the parent process: {thread_pools()}."
-    )
-    log()
+    log = Lines()
+    log("# Default threads vs one thread (linear S3VMs)", "", provenance(argv), "")
+    log(f"BLAS/OpenMP pools of the parent process: {thread_pools()}.", "")
     log(
         f"{corpus}, tf-idf (min_df=2): {X.shape[0]} x {X.shape[1]}, {X.nnz} nnz; {N_LABELED} labeled "
         f"(seed 0), positive_fraction = {r:.4f} (true fraction of the unlabeled rows); alpha = {ALPHA}, "
         f"unlabeled_weight = {LAM_U}. Minimum of {args.repeats} alternating repeats, each fit in its own child "
-        "process. Goal: default CPU within 10% of one-thread CPU."
+        "process. Goal: default CPU within 10% of one-thread CPU.",
+        "",
+        markdown_row(HEADER),
+        "|" + "---|" * len(HEADER),
     )
-    log()
-    log(
-        "| method | default CPU s | default wall s | 1 thread CPU s | 1 thread wall s | CPU ratio | wall ratio "
-        "| F default | F 1 thread | goal (CPU ratio <= 1.10) |"
-    )
-    log("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="skssl-threads-") as workdir:
         problem = lsp.save_problem(Path(workdir) / "sms", X, y_semi)
         for method, estimator in METHODS.items():
             params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r}
-            runs = {None: [], 1: []}
+            runs = {0: [], 1: []}  # 0: no thread variable (the user's default threads)
             for _ in range(args.repeats):
-                for threads in (None, 1):
+                for threads in (0, 1):
                     runs[threads].append(lsp.run_skssl(problem, estimator, params, threads=threads))
             labeled = y_semi != -1
             y_pm = np.where(y_semi == 1, 1.0, -1.0)
@@ -179,15 +136,13 @@ def main(argv=None):
                 F[threads] = transductive_cost(w, b, X @ w + b, y_pm, labeled, ALPHA, LAM_U)
             cpu = {t: min(x["cpu"] for x in rs) for t, rs in runs.items()}
             wall = {t: min(x["wall"] for x in rs) for t, rs in runs.items()}
-            ratio = cpu[None] / cpu[1]
-            log(
-                f"| {method} | {cpu[None]:.2f} | {wall[None]:.2f} | {cpu[1]:.2f} | {wall[1]:.2f} | {ratio:.2f} | "
-                f"{wall[None] / wall[1]:.2f} | {F[None]:.6f} | {F[1]:.6f} | {'met' if ratio <= 1.10 else 'NOT met'} |"
-            )
+            ratio = cpu[0] / cpu[1]
+            cells = [method, f"{cpu[0]:.2f}", f"{wall[0]:.2f}", f"{cpu[1]:.2f}", f"{wall[1]:.2f}", f"{ratio:.2f}"]
+            cells += [f"{wall[0] / wall[1]:.2f}", f"{F[0]:.6f}", f"{F[1]:.6f}", "met" if ratio <= 1.10 else "NOT met"]
+            log(markdown_row(cells))
     suffix = "" if args.corpus == "sms" else f"_{args.corpus}"
-    reduced = [f"--repeats {args.repeats} (full run: 3)"] if args.repeats < 3 else []
-    ResultsFile(lsp.REPO / f"benchmarks/results/linear_threads{suffix}.md", args.out, reduced=reduced).finish(
-        "\n".join(lines) + "\n"
+    ResultsFile(RESULTS_DIR / f"linear_threads{suffix}.md", args.out, reduced=reductions(args, repeats=3)).finish(
+        log.text()
     )
 
 

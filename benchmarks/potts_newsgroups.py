@@ -31,14 +31,13 @@ sklearn's ``LinearSVC()`` on the labeled rows and
 linear benchmark).
 
 Measured per fit: test accuracy and macro-F1, CPU seconds of ``fit``
-(``time.process_time``, BLAS/OpenMP pinned to one thread, joblib
-``n_jobs=None``) and the peak growth of the resident set during ``fit`` (a
-thread samples ``/proc/self/statm`` every 10 ms; the script re-executes
-itself with ``MALLOC_MMAP_THRESHOLD_=131072`` so that every large array is
-its own mapping, returned to the system when freed, and one fit's arrays
-cannot hide in the heap left by an earlier fit). ``tracemalloc`` is not
-used: it slowed the allocation-heavy Python loops of some methods more than
-others, which skewed the CPU comparison. For the S3VMs the script
+(BLAS/OpenMP pinned to one thread, joblib ``n_jobs=None``) and the peak
+growth of the resident set during ``fit`` (``_harness.timed(memory=True)``:
+the kernel's high-water mark, reset before the fit; the rows logged before
+2026-11-24 sampled ``/proc/self/statm`` every 10 ms, which misses short peaks;
+the script re-executes itself with ``MALLOC_MMAP_THRESHOLD_=131072`` so
+that every large array is its own mapping, returned to the system when freed,
+and one fit's arrays cannot hide in the heap left by an earlier fit). For the S3VMs the script
 also records the zero-temperature Potts objective of the returned model (the
 multi-class objective Potts minimizes; comparable across methods since all
 are K linear models), the class fractions of the transductive labels of the
@@ -48,15 +47,10 @@ A binary row compares the K = 2 Potts model with the binary DA on pcmac
 (SVMlin's split, r = 0.5): CPU seconds (minimum of 3 fits, alternating),
 objective and test accuracy.
 
-Results are appended to ``benchmarks/results/potts_newsgroups.jsonl`` as
-they come (so an interrupted run keeps its rows) and the table
-``benchmarks/results/potts_newsgroups.md`` is rewritten from that file after
-every fit, so several runs (say ``--labels 5`` and ``--labels 20``, one per
-core, the second with ``--no-pcmac``) can write to it side by side.
-When 20 Newsgroups is neither local nor downloadable the script prints one line and exits cleanly.
-Every line of the log is one finished fit keyed by its data, labels, seed and
-method, and the table is rebuilt from the whole log, so a run with fewer seeds
-or labels only adds rows (``benchmarks/README.md``).
+Each fit is appended to ``benchmarks/results/potts_newsgroups.jsonl`` as it ends, keyed by data, labels,
+seed and method, and ``potts_newsgroups.md`` is rebuilt from the whole log after every fit, so runs side by
+side (``--labels 5`` and ``--labels 20 --no-pcmac``, one per core) share it (``benchmarks/README.md``).
+Without 20 Newsgroups the script prints one line and exits.
 """
 
 import argparse
@@ -72,58 +66,24 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-import json
-import gc
-import platform
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
+from _harness import RESULTS_DIR, append_jsonl, markdown_table, provenance, read_jsonl, timed
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, recall_score
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import LinearSVC
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from skssl.datasets import (  # noqa: E402
-    DatasetUnavailableError,
-    fetch_20newsgroups_bydate,
-    load_pcmac,
-    make_semi_supervised,
-)
-from skssl.svm import (  # noqa: E402
-    DeterministicAnnealingSVC,
-    LinearL2SVC,
-    PottsDeterministicAnnealingSVC,
-    TransductiveSVC,
-)
-from skssl.svm._potts import potts_objective  # noqa: E402
+from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, load_pcmac, make_semi_supervised
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+from skssl.svm._potts import potts_objective
 
 ALPHA, LAM_U = 1e-3, 1.0
-#: How the table in the results file was produced (edit when re-running differently).
-RUN_NOTE = (
-    "the full training split (11,314 rows), commands `python benchmarks/potts_newsgroups.py ../shared/data "
-    "--labels 5` and `... --labels 20 --no-pcmac`, run side by side (one per core of a 2-core machine) at "
-    "git 844c424, 14:38-15:47 UTC 2026-11-22; the pcmac row was re-run alone afterwards at git 8e8b9ce (two "
-    "classes now use the binary DA's belief update). Two helper processes running test suites and, from "
-    "14:55 to 15:20, a third benchmark also used the machine (load average 3-5), so the CPU seconds carry "
-    "the load of the moment: the ratios per run below range from 1.12 to 1.95. "
-    "`benchmarks/results/potts_time.md` times the two DA methods alone, alternating, on an idle machine. "
-    "The two rows with every default (alpha='auto', estimated class fractions, the safeguard) come from "
-    "`python benchmarks/potts_newsgroups.py ../shared/data --labels 5 --seeds 0 --no-pcmac --methods "
-    '"Potts DA (defaults)" "OvR TSVM (defaults)" LinearSVC` at git a158581 (the script as committed in '
-    "2e71a34), 2026-11-24, on a machine running two other benchmarks (load average about 4): their CPU "
-    "seconds are inflated. The CPU columns of the "
-    "other rows predate later speed-ups of the p-step and the compiled kernels (CHANGELOG); `potts_time.md` and "
-    "`potts_time_all.md` time Potts against one-vs-rest DA after them (0.92 to 1.31)."
-)
-RESULTS = ROOT / "benchmarks" / "results"
-JSONL = RESULTS / "potts_newsgroups.jsonl"
-MD = RESULTS / "potts_newsgroups.md"
+JSONL = RESULTS_DIR / "potts_newsgroups.jsonl"
+MD = RESULTS_DIR / "potts_newsgroups.md"
+NOTES = RESULTS_DIR / "potts_newsgroups_notes.md"
 METHODS = ["Potts DA", "OvR DA", "OvR TSVM", "LinearL2SVC", "LinearSVC", "SelfTraining(LogReg C=10)"]
 #: The estimators with every default (alpha="auto", class fractions estimated from the labeled rows, the
 #: safeguard): not run unless named in ``--methods``.
@@ -131,51 +91,25 @@ DEFAULT_METHODS = ["Potts DA (defaults)", "OvR TSVM (defaults)"]
 
 
 def make(name, r):
-    if name == "Potts DA (defaults)":
-        return PottsDeterministicAnnealingSVC()
-    if name == "OvR TSVM (defaults)":
-        return TransductiveSVC()
-    if name == "Potts DA":
-        return PottsDeterministicAnnealingSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
-    if name == "OvR DA":
-        return DeterministicAnnealingSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
-    if name == "OvR TSVM":
-        return TransductiveSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
-    if name == "LinearL2SVC":
-        return LinearL2SVC(ALPHA)
-    if name == "LinearSVC":
-        return LinearSVC()
-    return SelfTrainingClassifier(LogisticRegression(C=10, max_iter=1000))
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _rss_bytes():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * _PAGE
+    """The estimator ``name`` with the true class fractions ``r`` where it takes them."""
+    common = dict(unlabeled_weight=LAM_U, positive_fraction=r)
+    return {
+        "Potts DA (defaults)": lambda: PottsDeterministicAnnealingSVC(),
+        "OvR TSVM (defaults)": lambda: TransductiveSVC(),
+        "Potts DA": lambda: PottsDeterministicAnnealingSVC(ALPHA, **common),
+        "OvR DA": lambda: DeterministicAnnealingSVC(ALPHA, **common),
+        "OvR TSVM": lambda: TransductiveSVC(ALPHA, **common),
+        "LinearL2SVC": lambda: LinearL2SVC(ALPHA),
+        "LinearSVC": lambda: LinearSVC(),
+        "SelfTraining(LogReg C=10)": lambda: SelfTrainingClassifier(LogisticRegression(C=10, max_iter=1000)),
+    }[name]()
 
 
 def timed_fit(est, X, y):
     """CPU seconds of ``est.fit(X, y)`` and the peak RSS growth during it (MB)."""
-    gc.collect()
-    base = _rss_bytes()
-    peak = [base]
-    done = threading.Event()
-
-    def sample():
-        while not done.wait(0.01):
-            peak[0] = max(peak[0], _rss_bytes())
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    start = time.process_time()
-    est.fit(X, y)
-    cpu = time.process_time() - start
-    done.set()
-    sampler.join()
-    peak[0] = max(peak[0], _rss_bytes())
-    return cpu, (peak[0] - base) / 2**20
+    with timed(memory=True) as t:
+        est.fit(X, y)
+    return t.cpu, t.rss_growth_mb
 
 
 def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
@@ -217,6 +151,7 @@ def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
                     "macro_f1": float(f1_score(y_test, pred, average="macro")),
                     "cpu_s": cpu,
                     "peak_mb": peak,
+                    "peak_measure": "VmHWM",  # rows without this field sampled RSS every 10 ms (a lower bound)
                     "recall": recall_score(y_test, pred, average=None).tolist(),
                 }
                 if hasattr(est, "coef_"):
@@ -239,8 +174,7 @@ def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
                     f"peak {peak:.1f}MB obj {row.get('potts_objective', float('nan')):.6g}",
                     flush=True,
                 )
-                with open(JSONL, "a") as fh:
-                    fh.write(json.dumps(row) + "\n")
+                append_jsonl(JSONL, row)
                 done[key] = row
                 write_md(done)
 
@@ -259,9 +193,9 @@ def run_pcmac(done, repeats=3):
                 if name.startswith("Potts")
                 else DeterministicAnnealingSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=0.5)
             )
-            start = time.process_time()
-            est.fit(X, y)
-            times[name].append(time.process_time() - start)
+            with timed() as t:
+                est.fit(X, y)
+            times[name].append(t.cpu)
             models[name] = est
     row = {"key": "pcmac|K=2", "data": "pcmac"}
     for name, est in models.items():
@@ -273,8 +207,7 @@ def run_pcmac(done, repeats=3):
             "n_iter": est.n_iter_,
         }
     print(f"pcmac: {row}", flush=True)
-    with open(JSONL, "a") as fh:
-        fh.write(json.dumps(row) + "\n")
+    append_jsonl(JSONL, row)
     done[row["key"]] = row
     write_md(done)
 
@@ -289,12 +222,7 @@ def _ms(values, spec):
 
 
 def _read_done():
-    done = {}
-    if JSONL.exists():
-        for line in JSONL.read_text().splitlines():
-            row = json.loads(line)
-            done[row["key"]] = row
-    return done
+    return {row["key"]: row for row in read_jsonl(JSONL)}
 
 
 def write_md(done):
@@ -305,20 +233,22 @@ def write_md(done):
         "",
         "Written by `python benchmarks/potts_newsgroups.py ../shared/data` (see its docstring for the "
         "protocol). Mean ± standard deviation over the seeds run (n = number of seeds). CPU seconds of "
-        "`fit`, one thread; peak MB is the growth of the resident set during `fit` (sampled every 10 ms). "
+        "`fit`, one thread; peak MB is the growth of the resident set during `fit` (its high-water mark; the rows "
+        "logged before 2026-11-24, without `peak_measure` in the log, sampled it every 10 ms, which misses short "
+        "peaks: a lower bound, about 10 MB under the high-water mark for LinearL2SVC at 5 labels/class). "
         "`obj` is the zero-temperature Potts "
         "objective of the returned K linear models on the training rows (lower is better for the "
         "multi-class S3VM objective); `frac err` the largest gap between a class's share of the "
         "transductive labels (argmax of the outputs on the unlabeled rows) and its true share.",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}.",
+        f"Table last rewritten by: {provenance()}",
         "",
-        f"Run: {RUN_NOTE}",
+        NOTES.read_text().strip(),  # hand-written: how the committed rows were run
         "",
-        "| train rows | labels/class | method | n | test acc % | macro-F1 % | transd. acc % | obj | frac err "
-        "| CPU s | peak MB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    header = ["train rows", "labels/class", "method", "n", "test acc %", "macro-F1 %", "transd. acc %", "obj"]
+    header += ["frac err", "CPU s", "peak MB"]
+    table = []
     groups = sorted({(r["data"], r["labels_per_class"]) for r in rows})
     for data, n in groups:
         for name in METHODS + DEFAULT_METHODS:
@@ -326,13 +256,11 @@ def write_md(done):
             if not sel:
                 continue
             get = lambda k, sel=sel: [r[k] for r in sel if k in r]  # noqa: E731
-            lines.append(
-                f"| {data} | {n} | {name} | {len(sel)} | {_ms(np.array(get('accuracy')) * 100, '.1f')} | "
-                f"{_ms(np.array(get('macro_f1')) * 100, '.1f')} | "
-                f"{_ms(np.array(get('transductive_accuracy')) * 100, '.1f')} | "
-                f"{_ms(get('potts_objective'), '.4f')} | {_ms(get('fraction_error'), '.3f')} | "
-                f"{_ms(get('cpu_s'), '.1f')} | {_ms(get('peak_mb'), '.0f')} |"
-            )
+            cells = [data, n, name, len(sel)]
+            cells += [_ms(np.array(get(k)) * 100, ".1f") for k in ("accuracy", "macro_f1", "transductive_accuracy")]
+            cells += [_ms(get("potts_objective"), ".4f"), _ms(get("fraction_error"), ".3f")]
+            table.append(cells + [_ms(get("cpu_s"), ".1f"), _ms(get("peak_mb"), ".0f")])
+    lines.append(markdown_table(header, table).rstrip("\n"))
     ratios = []
     for r in rows:
         if r["method"] == "Potts DA":
@@ -355,10 +283,8 @@ def write_md(done):
         if len(rec) >= 2:
             names = list(rec)
             lines += ["", f"Per-class test recall % on {data} at {n} labels/class (mean over seeds):", ""]
-            lines.append("| class | " + " | ".join(names) + " |")
-            lines.append("| --- |" + " --- |" * len(names))
-            for k in range(len(next(iter(rec.values())))):
-                lines.append(f"| {k} | " + " | ".join(f"{rec[m][k] * 100:.1f}" for m in names) + " |")
+            recall = [[k] + [f"{rec[m][k] * 100:.1f}" for m in names] for k in range(len(rec[names[0]]))]
+            lines.append(markdown_table(["class"] + names, recall).rstrip("\n"))
     if "pcmac|K=2" in done:
         p = done["pcmac|K=2"]
         lines += [
@@ -366,14 +292,13 @@ def write_md(done):
             "Binary check, pcmac (SVMlin's split, 50 labeled rows, r = 0.5); CPU s is the minimum of 3 "
             "alternating fits:",
             "",
-            "| method | test acc % | objective | n_iter_ (temperatures) | CPU s (min of 3) |",
-            "| --- | --- | --- | --- | --- |",
         ]
-        for name in ("Potts DA (K=2)", "binary DA"):
-            q = p[name]
-            lines.append(
-                f"| {name} | {q['accuracy'] * 100:.1f} | {q['objective']:.6f} | {q['n_iter']} | {q['cpu_s_min']:.2f} |"
-            )
+        header = ["method", "test acc %", "objective", "n_iter_ (temperatures)", "CPU s (min of 3)"]
+        binary = [
+            [name, f"{q['accuracy'] * 100:.1f}", f"{q['objective']:.6f}", q["n_iter"], f"{q['cpu_s_min']:.2f}"]
+            for name, q in ((name, p[name]) for name in ("Potts DA (K=2)", "binary DA"))
+        ]
+        lines.append(markdown_table(header, binary).rstrip("\n"))
     MD.write_text("\n".join(lines) + "\n")
 
 
@@ -392,7 +317,6 @@ def main():
     except DatasetUnavailableError as exc:
         print(f"potts_newsgroups: nothing to benchmark: {exc}")
         return
-    RESULTS.mkdir(parents=True, exist_ok=True)
     done = {} if args.fresh else _read_done()
     if not args.no_pcmac:
         run_pcmac(done)

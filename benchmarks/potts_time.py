@@ -15,35 +15,27 @@ nothing else on the machine::
 where ``20:1`` means 20 labels per class, seed 1. 20 Newsgroups is read from
 ``DATA_DIR/20news-bydate.tgz`` when a folder is given, else found by
 :func:`skssl.datasets.fetch_20newsgroups_bydate` (``$SKSSL_DATA``,
-``../shared/data``, or scikit-learn's download). A run with fewer repeats or
-without the default runs writes ``benchmarks/results/potts_time.partial.md``
-unless ``--out`` names its own file (``benchmarks/README.md``).
+``../shared/data``, or scikit-learn's download). Fewer repeats or runs make the run partial
+(``benchmarks/README.md``).
 """
 
 import argparse
 import os
-import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, timed  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from _results import ResultsFile  # noqa: E402
 
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, make_semi_supervised  # noqa: E402
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC  # noqa: E402
 
 ALPHA, LAM_U = 1e-3, 1.0
-OUT = ROOT / "benchmarks" / "results" / "potts_time.md"
 DEFAULT_RUNS = ["20:1", "5:2"]
+HEADER = ["labels/class", "seed", "Potts DA CPU s", "OvR DA CPU s", "ratio"]
 
 
 def main():
@@ -53,10 +45,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None, help="default: benchmarks/results/potts_time.md")
     args = parser.parse_args()
-    reduced = [] if set(DEFAULT_RUNS) <= set(args.runs) else ["--runs " + " ".join(args.runs)]
-    if args.repeats < 3:
-        reduced.append(f"--repeats {args.repeats} (full run: 3)")
-    results = ResultsFile(OUT, args.out, reduced=reduced)
+    results = ResultsFile(
+        RESULTS_DIR / "potts_time.md", args.out, reduced=reductions(args, runs=DEFAULT_RUNS, repeats=3)
+    )
     try:
         raw = fetch_20newsgroups_bydate(None if args.data_dir is None else Path(args.data_dir) / "20news-bydate.tgz")
     except DatasetUnavailableError as exc:
@@ -65,19 +56,17 @@ def main():
     X = TfidfVectorizer(min_df=2).fit_transform(raw.data_train).tocsr()
     y = raw.target_train
     K = len(raw.target_names)
-    lines = [
-        "# Potts DA vs one-vs-rest DA: CPU time side by side",
-        "",
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; command `python benchmarks/potts_time.py "
-        f"{' '.join(sys.argv[1:])}`; 20 Newsgroups, 20 classes, full training split ({X.shape[0]} rows), "
-        "one BLAS thread, fits alternating (the first fit of each repeat switches between the two); "
-        f"load average before the run: {os.getloadavg()[0]:.2f}.",
+    log = Lines()
+    log("# Potts DA vs one-vs-rest DA: CPU time side by side", "", provenance(), "")
+    log(
+        f"20 Newsgroups, 20 classes, full training split ({X.shape[0]} rows), one BLAS thread, fits alternating "
+        "(the first fit of each repeat switches between the two); the load average is the one before the run.",
         "",
         f"Minimum of {args.repeats} repeat(s) per method.",
         "",
-        "| labels/class | seed | Potts DA CPU s | OvR DA CPU s | ratio |",
-        "|---|---|---|---|---|",
-    ]
+        markdown_row(HEADER),
+        "|" + "---|" * len(HEADER),
+    )
     order = 0
     for spec in args.runs:
         n, seed = (int(v) for v in spec.split(":"))
@@ -91,15 +80,14 @@ def main():
             for name in names:
                 cls = PottsDeterministicAnnealingSVC if name == "potts" else DeterministicAnnealingSVC
                 est = cls(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r)
-                start = time.process_time()
-                est.fit(X, y_semi)
-                times[name].append(time.process_time() - start)
-                print(f"{n}:{seed} {name} {times[name][-1]:.1f}s", flush=True)
+                with timed() as t:
+                    est.fit(X, y_semi)
+                times[name].append(t.cpu)
+                print(f"{n}:{seed} {name} {t.cpu:.1f}s", flush=True)
         p, o = min(times["potts"]), min(times["ovr"])
-        lines.append(f"| {n} | {seed} | {p:.1f} | {o:.1f} | {p / o:.2f} |")
-        results.save_progress("\n".join(lines) + "\n")
-    results.finish("\n".join(lines) + "\n")
-    print("\n".join(lines))
+        log(markdown_row([n, seed, f"{p:.1f}", f"{o:.1f}", f"{p / o:.2f}"]))
+        results.save_progress(log.text())
+    results.finish(log.text())
 
 
 if __name__ == "__main__":

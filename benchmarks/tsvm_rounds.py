@@ -20,22 +20,20 @@ Run from the repository root::
 
 import argparse
 import re
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+import linear_subprocess as lsp
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, timed
+from linear_scaling import make_rcv1_like, slope
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import linear_subprocess as lsp  # noqa: E402
-from _results import ResultsFile  # noqa: E402
-from linear_scaling import make_rcv1_like, slope  # noqa: E402
-
-import skssl.svm._tsvm as tsvm_mod  # noqa: E402
-from skssl.svm import TransductiveSVC  # noqa: E402
+import skssl.svm._tsvm as tsvm_mod
+from skssl.svm import TransductiveSVC
 
 ALPHA, LAM_U, SWITCHES = 1e-3, 1.0, 10_000
+DEFAULT_ROWS = [13_000, 52_000, 200_000]
+HEADER = ["rows", "nnz", "skssl rounds", "SVMlin rounds", "skssl pairs", "SVMlin pairs", "skssl n_iter_"]
+HEADER += ["skssl CPU s", "SVMlin CPU s"]
 
 
 def skssl_counts(X, y_semi, r):
@@ -51,16 +49,16 @@ def skssl_counts(X, y_semi, r):
     tsvm_mod.switch_labels = counting
     try:
         est = TransductiveSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r, max_switches=SWITCHES)
-        start = time.process_time()
-        est.fit(X, y_semi)
-        cpu = time.process_time() - start
+        with timed() as t:
+            est.fit(X, y_semi)
     finally:
         tsvm_mod.switch_labels = original
     rounds = sum(1 for s in calls if s > 0)
-    return {"cpu": cpu, "rounds": rounds, "switches": int(sum(calls)), "n_iter": est.n_iter_}
+    return {"cpu": t.cpu, "rounds": rounds, "switches": int(sum(calls)), "n_iter": est.n_iter_}
 
 
 def svmlin_counts(binary, X, y_semi, r, workdir):
+    """Run SVMlin's TSVM and count the same from what it prints."""
     examples, labels = Path(workdir) / "x.txt", Path(workdir) / "y.txt"
     lsp.write_svmlin_examples(X, examples)
     lsp.write_svmlin_labels(y_semi, labels)
@@ -74,64 +72,57 @@ def svmlin_counts(binary, X, y_semi, r, workdir):
         "cpu": res["cpu"],
         "rounds": sum(1 for s in switched if s > 0),
         "switches": int(total.group(1)) if total else None,  # SVMlin's count is of pairs too
-        "levels": len(re.findall(r"lambda0 increased", out)),
     }
-
-
-DEFAULT_ROWS = [13_000, 52_000, 200_000]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=DEFAULT_ROWS)
-    parser.add_argument("--svmlin-src", default=str(lsp.REPO.parent / "shared" / "reference" / "svmlin"))
+    parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC))
     parser.add_argument("--out", default=None, help="default: benchmarks/results/tsvm_rounds.md")
     args = parser.parse_args(argv)
-    reduced = [] if set(DEFAULT_ROWS) <= set(args.rows) else ["--rows " + " ".join(map(str, args.rows))]
-    results = ResultsFile(lsp.REPO / "benchmarks" / "results" / "tsvm_rounds.md", args.out, reduced=reduced)
-    lines = [
-        "# TSVM's switching rounds against n: skssl and SVMlin",
-        "",
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; skssl at git {lsp.git_revision()}; command "
-        f"`python benchmarks/tsvm_rounds.py {' '.join(argv if argv is not None else sys.argv[1:])}`. CPU s: "
-        "skssl's `fit` (one process, default threads), SVMlin's solver time as it prints it. Rounds: "
-        "retrainings after a switch of at least one pair; pairs: pairs of labels swapped in all.",
-        "",
-        "| rows | nnz | skssl rounds | SVMlin rounds | skssl pairs | SVMlin pairs | skssl n_iter_ | "
-        "skssl CPU s | SVMlin CPU s |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    results = ResultsFile(RESULTS_DIR / "tsvm_rounds.md", args.out, reduced=reductions(args, rows=DEFAULT_ROWS))
     sizes = sorted(args.rows)
     X_full, y_semi_full, y_full = make_rcv1_like(sizes[-1])
     rows_out = []
+    log = Lines()
     with tempfile.TemporaryDirectory(prefix="skssl-rounds-") as workdir:
         binary, how = lsp.build_svmlin(args.svmlin_src, workdir)
         if binary is None:
             print(f"SVMlin not available ({how}); nothing to compare.")
             return
-        lines[3:3] = ["", f"SVMlin: {how}."]
+        log("# TSVM's switching rounds against n: skssl and SVMlin", "", provenance(argv), "")
+        log(
+            "CPU s: skssl's `fit` (one process, default threads), SVMlin's solver time as it prints it. Rounds: "
+            "retrainings after a switch of at least one pair; pairs: pairs of labels swapped in all.",
+            "",
+            f"SVMlin: {how}.",
+            "",
+            markdown_row(HEADER),
+            "|" + "---|" * len(HEADER),
+        )
         for rows in sizes:
             X, y_semi, y = X_full[:rows], y_semi_full[:rows], y_full[:rows]
             r = float(y[y_semi == -1].mean())
             mine = skssl_counts(X, y_semi, r)
             theirs = svmlin_counts(binary, X, y_semi, r, workdir)
             rows_out.append((X.nnz, mine, theirs))
-            lines.append(
-                f"| {rows} | {X.nnz} | {mine['rounds']} | {theirs['rounds']} | {mine['switches']} | "
-                f"{theirs['switches']} | {mine['n_iter']} | {mine['cpu']:.1f} | {theirs['cpu']:.1f} |"
+            log(
+                markdown_row(
+                    [rows, X.nnz, mine["rounds"], theirs["rounds"], mine["switches"], theirs["switches"]]
+                    + [mine["n_iter"], f"{mine['cpu']:.1f}", f"{theirs['cpu']:.1f}"]
+                )
             )
-            print(lines[-1], flush=True)
     if len(rows_out) >= 2:
         nnz = [t[0] for t in rows_out]
-        lines += [
+        log(
             "",
             f"Log-log slopes against nnz: skssl CPU {slope(nnz, [t[1]['cpu'] for t in rows_out]):.2f}, SVMlin CPU "
             f"{slope(nnz, [t[2]['cpu'] for t in rows_out]):.2f}; rounds skssl "
             f"{slope(nnz, [max(t[1]['rounds'], 1) for t in rows_out]):.2f}, SVMlin "
             f"{slope(nnz, [max(t[2]['rounds'], 1) for t in rows_out]):.2f}.",
-        ]
-    results.finish("\n".join(lines) + "\n")
-    print("\n".join(lines[-2:]))
+        )
+    results.finish(log.text())
 
 
 if __name__ == "__main__":

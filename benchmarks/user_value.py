@@ -70,7 +70,7 @@ Reported: per data set the mean test accuracy over the draws of every
 method; for every semi-supervised method its gain over the better of the two
 supervised baselines (``max(logreg, linearsvc)``, in accuracy points);
 wins / ties / losses at +-1 point, mean and worst gain, total CPU seconds of
-``fit`` (``resource.getrusage``, this process and its threads); development
+``fit`` (``_harness.timed``, this process and its threads); development
 and held-out sets in separate tables. One JSON line per (data set, draw,
 method) goes to ``benchmarks/results/user_value.jsonl``.
 
@@ -81,28 +81,17 @@ changes the CPU column, not the accuracies):
     python benchmarks/user_value.py                                  # full run
     python benchmarks/user_value.py --draws 1 --only iris pcmac      # a smoke test
 
-A full run (all groups, sets and methods, 3 draws or more, no failure, every
-data set found) writes ``benchmarks/results/user_value.md`` and
-``user_value.jsonl``; any other run writes ``user_value.partial.md`` and
-``.partial.jsonl`` (``benchmarks/README.md``), or the file named by ``--out``
-for a run reduced on purpose.
+A complete run writes ``benchmarks/results/user_value.md`` and its ``.jsonl``; any other run
+writes the ``.partial`` pair or the files named by ``--out`` (``benchmarks/README.md``).
 """
 
 import argparse
-import json
-import os
-import platform
-import resource
-import subprocess
-import sys
-import time
 import warnings
 from collections import namedtuple
-from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
+from _harness import RESULTS_DIR, ResultsFile, append_jsonl, markdown_table, provenance, reductions, timed
+from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
@@ -127,11 +116,7 @@ from skssl.datasets import (
 from skssl.self_training import CurriculumLabelingClassifier
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import ResultsFile  # noqa: E402
-from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results" / "user_value.md"
+RESULTS = RESULTS_DIR / "user_value.md"
 DRAWS = 3
 TIE = 1.0  # points of accuracy: a gain within +-TIE is a tie
 MAX_ROWS_TABULAR = 6000
@@ -142,7 +127,6 @@ TEST_SIZE = 0.3
 
 SUPERVISED = ("logreg", "linearsvc")
 METHODS = ("logreg", "linearsvc", "selftraining", "labelspreading", "tsvm", "da", "potts", "cl")
-SKSSL = ("tsvm", "da", "potts", "cl")
 LABELS = {
     "logreg": "LogReg",
     "linearsvc": "LinearSVC",
@@ -205,10 +189,6 @@ def _stratified_cap(y, n, seed=0):
         return index
     keep, _ = train_test_split(index, train_size=n, stratify=y, random_state=seed)
     return np.sort(keep)
-
-
-def _take(X, index):
-    return X.iloc[index] if hasattr(X, "iloc") else X[index]
 
 
 def _random_split(data, draw):
@@ -427,18 +407,12 @@ def skip_reason(dataset, method, n_train, n_classes):
     return SKIPS.get((dataset, method))
 
 
-def _cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_one(split, method):
     """Fit and score one pipeline: ``(accuracy, fit CPU seconds)``."""
     model = make_pipeline_for(split, method)
-    start = _cpu()
-    model.fit(split.X_train, split.y_semi)
-    fit_cpu = _cpu() - start
-    return float(np.mean(model.predict(split.X_test) == split.y_test)), fit_cpu
+    with timed() as t:
+        model.fit(split.X_train, split.y_semi)
+    return float(np.mean(model.predict(split.X_test) == split.y_test)), t.cpu
 
 
 # ---------------------------------------------------------------- the table
@@ -487,8 +461,8 @@ def wins_ties_losses(values, tie=TIE):
 def group_table(cells, names, methods, meta):
     ssl = [m for m in methods if m not in SUPERVISED]
     head = ["data set", "kind", "n train / labeled / test", "classes"] + [LABELS[m] for m in methods]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     per = {m: gains(cells, names, m) for m in ssl}
+    rows = []
     for name in names:
         info = meta.get(name, {})
         row = [name, BY_NAME[name].kind, info.get("sizes", "–"), str(info.get("classes", "–"))]
@@ -504,28 +478,22 @@ def group_table(cells, names, methods, meta):
                 row.append(f"{cell['acc']:.1f} ({per[m][name]:+.1f})")
             else:
                 row.append(f"{cell['acc']:.1f}")
-        lines.append("| " + " | ".join(row) + " |")
-    lines += [
-        "",
-        "| method | data sets | wins / ties / losses | mean gain | worst gain (data set) | fit CPU s (total) |",
-        "|---|---|---|---|---|---|",
-    ]
+        rows.append(row)
+    summary = []
     for m in methods:
-        cpu = sum(cells[(n, m)]["cpu"] for n in names if (n, m) in cells)
+        cpu = f"{sum(cells[(n, m)]['cpu'] for n in names if (n, m) in cells):.1f}"
+        g = per.get(m)
         if m in SUPERVISED:
-            lines.append(f"| {LABELS[m]} | – | baseline | – | – | {cpu:.1f} |")
-            continue
-        g = per[m]
-        if not g:
-            lines.append(f"| {LABELS[m]} | 0 | – | – | – | {cpu:.1f} |")
-            continue
-        worst = min(g, key=g.get)
-        w, t, lo = wins_ties_losses(g.values())
-        lines.append(
-            f"| {LABELS[m]} | {len(g)} | {w} / {t} / {lo} | {np.mean(list(g.values())):+.1f} | "
-            f"{g[worst]:+.1f} ({worst}) | {cpu:.1f} |"
-        )
-    return "\n".join(lines) + "\n"
+            summary.append([LABELS[m], "–", "baseline", "–", "–", cpu])
+        elif not g:
+            summary.append([LABELS[m], 0, "–", "–", "–", cpu])
+        else:
+            worst = min(g, key=g.get)
+            w, t, lo = wins_ties_losses(g.values())
+            mean = f"{np.mean(list(g.values())):+.1f}"
+            summary.append([LABELS[m], len(g), f"{w} / {t} / {lo}", mean, f"{g[worst]:+.1f} ({worst})", cpu])
+    summary_head = ["method", "data sets", "wins / ties / losses", "mean gain", "worst gain (data set)"]
+    return markdown_table(head, rows) + "\n" + markdown_table(summary_head + ["fit CPU s (total)"], summary)
 
 
 def render(records, methods, header):
@@ -560,20 +528,12 @@ def render(records, methods, header):
     return "\n".join(parts)
 
 
-def header_text(args, command):
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
-        ).stdout.strip()
-    except OSError:
-        commit = "unknown"
+def header_text(args):
     return (
-        "# Does unlabeled data help with the defaults?\n\n"
-        f"Produced by `{command}` at git {commit or 'unknown'}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-        f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
-        f"Python {platform.python_version()}, {platform.machine()}. Protocol in the script's docstring: defaults "
-        f"only, {args.draws} label draws, tabular sets keep 10% of the training labels, text and image sets 50 to "
-        "400 labels; the preprocessing is fitted on all training rows for every method.\n\n"
+        f"# Does unlabeled data help with the defaults?\n\n{provenance(args.argv)}\n\n"
+        f"Protocol in the script's docstring: defaults only, {args.draws} label draws, tabular sets keep 10% of the "
+        "training labels, text and image sets 50 to 400 labels; the preprocessing is fitted on all training rows "
+        "for every method.\n\n"
         "Each cell is the mean test accuracy (%) over the draws; for a semi-supervised method, in brackets, its "
         "gain in points over the better supervised baseline (LogReg or LinearSVC fitted on the labeled rows only). "
         f"A gain above +{TIE:g} point is a win, below -{TIE:g} a loss, else a tie. `·`: not applicable (Potts DA "
@@ -589,35 +549,18 @@ def main(argv=None):
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"label draws per data set (default {DRAWS})")
     parser.add_argument("--out", help="write a run reduced on purpose to this file (and .jsonl beside it)")
-    parser.add_argument("--list", action="store_true", help="list the data sets and their groups, then exit")
     args = parser.parse_args(argv)
-    if args.list:
-        for d in DATASETS:
-            print(f"{d.name:20s} {d.kind:8s} {d.group}")
-        return
+    args.argv = argv
     if args.draws < 1:
         parser.error("--draws must be at least 1")
     methods = [m for m in METHODS if m in args.methods]
     datasets = [d for d in DATASETS if args.group in ("all", d.group) and (not args.only or d.name in args.only)]
-    reduced = []
-    if args.group != "all":
-        reduced.append(f"--group {args.group}")
-    if args.only:
-        reduced.append("--only " + " ".join(args.only))
-    if len(methods) < len(METHODS):
-        reduced.append("--methods " + " ".join(methods))
-    if args.draws < DRAWS:
-        reduced.append(f"--draws {args.draws} (full run: {DRAWS})")
+    reduced = reductions(args, group="all", only=None, methods=list(METHODS), draws=DRAWS)
     results = ResultsFile(RESULTS, args.out, reduced=reduced)
     log_path = results.partial.with_suffix(".jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("")
-    thread_vars = " ".join(
-        f"{name}={os.environ[name]}" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS") if name in os.environ
-    )
-    arguments = " ".join(argv or sys.argv[1:])
-    command = f"{thread_vars} python benchmarks/user_value.py {arguments}".strip()
-    header = header_text(args, command)
+    header = header_text(args)
     warnings.filterwarnings("ignore")  # convergence and division warnings of the defaults; accuracy tells
     records = []
     for dataset in datasets:
@@ -655,8 +598,7 @@ def main(argv=None):
                         rec.update(status="failed", error=f"{type(exc).__name__}: {exc}"[:300])
                         results.degrade(f"{dataset.name} draw {draw} {method} failed")
                 records.append(rec)
-                with log_path.open("a") as fh:
-                    fh.write(json.dumps(rec) + "\n")
+                append_jsonl(log_path, rec)
                 shown = f"{rec['accuracy']:.4f} {rec['fit_cpu_s']:.1f}s" if rec["status"] == "ok" else rec["status"]
                 print(dataset.name, draw, method, shown, flush=True)
         results.save_progress(render(records, methods, header))

@@ -20,24 +20,16 @@ Run from the repository root (CPU is shared: keep one thread):
 
     OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
 
-Writes ``benchmarks/results/when_to_use.md`` (with ``--only``, replaces the
-sections it ran and keeps the others). A data set that is neither local nor
-downloadable is skipped with one line; such a run writes
-``benchmarks/results/when_to_use.partial.md`` instead and leaves the committed
-file alone, and a run in progress saves its sections there too
+Writes ``benchmarks/results/when_to_use.md`` (``--only`` replaces the sections it ran); a data set that
+is neither local nor downloadable is skipped with one line and makes the run partial
 (``benchmarks/README.md``).
 """
 
 import argparse
-import platform
-import sys
-import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
+from _harness import RESULTS_DIR, ResultsFile, markdown_table, merge_sections, provenance, sections_text, timed
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
@@ -54,29 +46,27 @@ from skssl.datasets import (
 from skssl.model_selection import SemiSupervisedKFold
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import ResultsFile  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results" / "when_to_use.md"
+RESULTS = RESULTS_DIR / "when_to_use.md"
 SEEDS = (0, 1, 2)
 
 
 def fit_score(estimator, X, y_semi, X_test, y_test):
     estimator = clone(estimator)
-    start = time.process_time()
-    estimator.fit(X, y_semi)
-    return estimator.score(X_test, y_test), time.process_time() - start
+    with timed() as t:
+        estimator.fit(X, y_semi)
+    return estimator.score(X_test, y_test), t.cpu
 
 
 def table(title, note, rows):
-    lines = [f"### {title}", "", note, "", "| estimator | test accuracy | CPU s (per fit) |", "|---|---|---|"]
+    """A section: title, note and one row per estimator (accuracy over the seeds, CPU seconds per fit)."""
+    cells = []
     for name, accs, secs in rows:
         accs = np.asarray(accs)
         acc = f"{accs.mean():.1%}"
         if accs.size > 1:
             acc += f" ± {accs.std():.1%} ({', '.join(f'{a:.1%}' for a in accs)})"
-        lines.append(f"| {name} | {acc} | {np.mean(secs):.2f} |")
-    return "\n".join(lines) + "\n"
+        cells.append([name, acc, f"{np.mean(secs):.2f}"])
+    return f"### {title}\n\n{note}\n\n" + markdown_table(["estimator", "test accuracy", "CPU s (per fit)"], cells)
 
 
 #: SVMlin's reference run on pcmac, for comparison with the defaults.
@@ -179,24 +169,14 @@ def section_digits():
 
 
 def search(estimator, grid, X, y_semi, X_test, y_test):
-    start = time.process_time()
-    gs = GridSearchCV(estimator, grid, cv=SemiSupervisedKFold(3), scoring="accuracy").fit(X, y_semi)
-    secs = time.process_time() - start
-    return gs.best_params_, gs.best_score_, gs.score(X_test, y_test), secs
+    with timed() as t:
+        gs = GridSearchCV(estimator, grid, cv=SemiSupervisedKFold(3), scoring="accuracy").fit(X, y_semi)
+    return gs.best_params_, gs.best_score_, gs.score(X_test, y_test), t.cpu
 
 
 def section_tuning():
     grid = {"alpha": [1e-3, 1e-2, 1e-1], "unlabeled_weight": [0.01, 0.1, 1.0]}
-    lines = [
-        "### Choosing alpha and unlabeled_weight with SemiSupervisedKFold",
-        "",
-        f"`GridSearchCV(estimator, {grid}, cv=SemiSupervisedKFold(3), scoring='accuracy')`: the labeled rows "
-        "are split in 3 stratified folds, every unlabeled row is in every training fold. Test accuracy of the "
-        "refitted best model on the held-out test rows.",
-        "",
-        "| data | estimator | best parameters | CV accuracy | test accuracy | CPU s (whole search) |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     data = load_pcmac()
     cases = [("pcmac", TransductiveSVC(positive_fraction=0.5), (data.X_train, data.y_train, data.X_test, data.y_test))]
     cases.append(("digits, seed 0", TransductiveSVC(), digits_split(0)))
@@ -204,23 +184,21 @@ def section_tuning():
         best, cv, test, secs = search(est, grid, X, y_semi, X_test, y_test)
         print("tuning", name, best, f"{cv:.4f}", f"{test:.4f}", flush=True)
         label = f"TransductiveSVC({'positive_fraction=0.5' if est.positive_fraction == 0.5 else ''})"
-        lines.append(f"| {name} | {label} | {best} | {cv:.1%} | {test:.1%} | {secs:.1f} |")
-    return "\n".join(lines) + "\n"
+        rows.append([name, label, best, f"{cv:.1%}", f"{test:.1%}", f"{secs:.1f}"])
+    header = ["data", "estimator", "best parameters", "CV accuracy", "test accuracy", "CPU s (whole search)"]
+    return (
+        "### Choosing alpha and unlabeled_weight with SemiSupervisedKFold\n\n"
+        f"`GridSearchCV(estimator, {grid}, cv=SemiSupervisedKFold(3), scoring='accuracy')`: the labeled rows "
+        "are split in 3 stratified folds, every unlabeled row is in every training fold. Test accuracy of the "
+        "refitted best model on the held-out test rows.\n\n" + markdown_table(header, rows)
+    )
 
 
 def section_cv():
     data = load_pcmac()
     est = TransductiveSVC(positive_fraction=0.5)
     held_out = clone(est).fit(data.X_train, data.y_train).score(data.X_test, data.y_test)
-    lines = [
-        "### Plain cross-validation against SemiSupervisedKFold",
-        "",
-        f"pcmac around `TransductiveSVC(positive_fraction=0.5)`; held-out test accuracy {held_out:.3f}. "
-        "Mean over the folds of `cross_val_score(estimator, X_train, y_train, cv=..., scoring=...)`.",
-        "",
-        "| scoring | plain `cv=5` | `cv=SemiSupervisedKFold(5)` |",
-        "|---|---|---|",
-    ]
+    rows = []
     for scoring in (None, "accuracy", "f1"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # sklearn warns when a fold's score is NaN
@@ -228,8 +206,13 @@ def section_cv():
         semi = cross_val_score(est, data.X_train, data.y_train, cv=SemiSupervisedKFold(5), scoring=scoring).mean()
         print("cv", scoring, f"{plain:.3f}", f"{semi:.3f}", flush=True)
         name = "default (`score`)" if scoring is None else f"`{scoring!r}`"
-        lines.append(f"| {name} | {plain:.3f} | {semi:.3f} |")
-    return "\n".join(lines) + "\n"
+        rows.append([name, f"{plain:.3f}", f"{semi:.3f}"])
+    return (
+        "### Plain cross-validation against SemiSupervisedKFold\n\n"
+        f"pcmac around `TransductiveSVC(positive_fraction=0.5)`; held-out test accuracy {held_out:.3f}. "
+        "Mean over the folds of `cross_val_score(estimator, X_train, y_train, cv=..., scoring=...)`.\n\n"
+        + markdown_table(["scoring", "plain `cv=5`", "`cv=SemiSupervisedKFold(5)`"], rows)
+    )
 
 
 SECTIONS = {
@@ -239,16 +222,6 @@ SECTIONS = {
     "tuning": section_tuning,
     "cv": section_cv,
 }
-
-
-def merge(old_text, new):
-    """Replace the sections of ``old_text`` produced by the keys in ``new`` (marked by HTML comments)."""
-    old = {}
-    for part in old_text.split("<!-- section: ")[1:]:
-        key, _, body = part.partition(" -->\n")
-        old[key] = body
-    old.update(new)
-    return {key: old[key] for key in SECTIONS if key in old}
 
 
 def main():
@@ -269,21 +242,18 @@ def main():
     if not done:
         print("nothing was run; results file left unchanged")
         return
-    if args.only and results.complete and RESULTS.exists():
-        done = merge(RESULTS.read_text(), done)
+    if args.only and results.complete:
+        done = merge_sections(RESULTS, done, list(SECTIONS))
     print(results.finish(text(done)).read_text())
 
 
 def text(done):
     header = (
-        "# When to use which: measured cases\n\n"
-        "Produced by `OMP_NUM_THREADS=1 python benchmarks/when_to_use.py` (sections rerun alone with "
-        f"`--only`); numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
-        f"Python {platform.python_version()}; a 2-core machine shared with other jobs (CPU times are inflated "
-        "and indicative only).\n\n"
+        f"# When to use which: measured cases\n\n{provenance()}\n\n"
+        "Sections can be rerun alone with `--only`; a 2-core machine shared with other jobs (CPU times are "
+        "inflated and indicative only).\n\n"
     )
-    # rstrip: a merged section keeps its trailing blank lines, which would grow with every rerun
-    return header + "\n".join(f"<!-- section: {k} -->\n{v.rstrip()}\n" for k, v in done.items())
+    return sections_text(header, done)
 
 
 if __name__ == "__main__":
