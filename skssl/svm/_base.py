@@ -100,6 +100,7 @@ Decisions
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
 
+import contextvars
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -490,8 +491,10 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         X_fit, mask_fit = data.rows(X), data.rows(mask)
         n_outer, n_inner = share_threads(self.n_jobs, len(targets))
         try:
+            # Each problem runs in a copy of this context: a solver callback installed here reaches its thread.
             results = Parallel(n_jobs=n_outer, prefer="threads")(
-                delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
+                delayed(contextvars.copy_context().run)(self._solve, X_fit, t, mask_fit, r, n_inner, sw)
+                for t, r in zip(targets, fractions)
             )
         except FloatingPointError as error:
             raise _alpha_error(self, error) from error

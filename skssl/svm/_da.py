@@ -11,6 +11,7 @@ section "Deterministic annealing" and the deterministic-annealing part of
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.optimize import brentq
@@ -21,6 +22,8 @@ from ._annealing import (
     DA_INIT_TEMP,
     DA_INNER_ITERMAX,
     DA_OUTER_ITERMAX,
+    AnnealingSchedule,
+    AnnealingSteps,
     BestPoint,
     anneal,
 )
@@ -231,8 +234,15 @@ def deterministic_annealing(
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
-        Called as ``callback(T, p, F)`` after every w-step that follows an
-        ``optimize_p``.
+        Called as ``callback(event)`` with a read-only
+        :class:`~skssl.svm._callback.SolverEvent` (``None``: the one
+        :func:`~skssl.svm._callback.solver_callback` installed, if any): the
+        annealing loop's ``"init"``, ``"p"`` and ``"w"`` events (see
+        :func:`~skssl.svm._annealing.anneal`; ``objective`` is SVMlin's
+        objective at the w-step's point, ``annealed_objective`` is ``None``)
+        and every w-step's l2-SVM-MFN events (see
+        :func:`~skssl.svm._mfn.l2_svm_mfn`). Without unlabeled rows, only the
+        events of the one l2-SVM-MFN solve.
     n_threads : int, default=1
         Threads for the products over row blocks (see
         :mod:`skssl.svm._rowblocks`).
@@ -246,24 +256,25 @@ def deterministic_annealing(
     result : DAResult
     """
     problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
+    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
     with thread_pool(n_threads) as executor:
         unl, n_unl = problem.unl, problem.n_unl
         if n_unl == 0:
             # The supervised l2-SVM (in this thread, as SVMlin's DA solves it).
-            res = BeliefWStep(X, problem, max_iter=max_newton_iter).solve(None, True)
+            res = BeliefWStep(X, problem, max_iter=max_newton_iter, callback=schedule.callback).solve(None, True)
             F = problem.objective(res.w, res.b, res.outputs)
             return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
         w_unl = problem.unl_weight
         r = positive_fraction
-        step = BeliefWStep(X, problem, max_iter=max_newton_iter, n_threads=n_threads, slicer=RowSlicer())
+        step = BeliefWStep(
+            X, problem, max_iter=max_newton_iter, n_threads=n_threads, slicer=RowSlicer(), callback=schedule.callback
+        )
         best = BestPoint()
 
         def w_step(p, T, first, last):
             res = step.solve(p, first, executor)
             F = problem.objective(res.w, res.b, res.outputs)
             best.offer(F, res.w, res.b, res.outputs)
-            if callback is not None and not first:
-                callback(T, p, F)
             return F
 
         def p_step(T):
@@ -271,18 +282,7 @@ def deterministic_annealing(
             g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
             return optimize_p(g, T, r, w_unl, n_threads)
 
-        path = anneal(
-            np.full(n_unl, r),
-            unlabeled_weight=unlabeled_weight,
-            w_step=w_step,
-            p_step=p_step,
-            divergence=lambda p, q: kl_bits(p, q, w_unl),
-            entropy=lambda p: entropy_bits(p, w_unl),
-            best=best,
-            tol=tol,
-            max_iter=max_iter,
-            max_inner_iter=max_inner_iter,
-            name="DA",
-            verbose=verbose,
-        )
+        measures = partial(kl_bits, weight=w_unl), partial(entropy_bits, weight=w_unl)
+        steps = AnnealingSteps("DA", w_step, p_step, *measures)
+        path = anneal(np.full(n_unl, r), steps, schedule, unlabeled_weight=unlabeled_weight, best=best)
         return path.result(DAResult, best, step.converged)

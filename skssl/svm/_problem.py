@@ -220,6 +220,8 @@ class BeliefWStep:
     slicer : RowSlicer, default=None
         Storage of the active rows shared by the solves (``None``: each
         solve allocates its own, freed when it returns).
+    callback : callable, default=None
+        Given to every l2-SVM-MFN solve (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
 
     Attributes
     ----------
@@ -230,13 +232,14 @@ class BeliefWStep:
         Whether every exact solve met its stopping rule.
     """
 
-    def __init__(self, X, problem, *, max_iter=MFNITERMAX, n_threads=1, slicer=None):
+    def __init__(self, X, problem, *, max_iter=MFNITERMAX, n_threads=1, slicer=None, callback=None):
         self.X = X
         self.problem = problem
         self.terms = problem.belief_terms()
         self.max_iter = max_iter
         self.n_threads = n_threads
         self.slicer = slicer
+        self.callback = callback
         self.tolerance = CGTolerance()
         self.converged = True
         self.w, self.b, self.outputs = None, 0.0, None
@@ -261,7 +264,7 @@ class BeliefWStep:
         result : MFNResult
         """
         newton_steps = self.max_iter if exact else 1
-        threads = {"executor": executor, "n_threads": self.n_threads}
+        threads = {"executor": executor, "n_threads": self.n_threads, "callback": self.callback}
         terms = self.terms
         if self.problem.n_unl == 0:
             res = l2_svm_mfn(
