@@ -23,6 +23,7 @@ __all__ = [
     "DA_INIT_TEMP",
     "DA_INNER_ITERMAX",
     "DA_OUTER_ITERMAX",
+    "AnnealingCounts",
     "AnnealingPath",
     "AnnealingSchedule",
     "AnnealingSteps",
@@ -102,6 +103,31 @@ class AnnealingSteps:
     annealed_objective: object = None
 
 
+@dataclass(kw_only=True)
+class AnnealingCounts:
+    """The fields that close DA's and Potts DA's result dataclasses (keyword-only, after the variant's own).
+
+    Attributes
+    ----------
+    n_w_steps : int
+        Number of w-steps, the first one included.
+    n_temperatures : int
+        Number of temperatures visited.
+    converged : bool
+        Whether the annealing ended on its entropy test or froze.
+    inner_converged : bool
+        Whether every temperature ended on the KL rule (rather than its cap).
+    mfn_converged : bool
+        Whether every l2-SVM-MFN solve met its stopping rule.
+    """
+
+    n_w_steps: int
+    n_temperatures: int
+    converged: bool = True
+    inner_converged: bool = True
+    mfn_converged: bool = True
+
+
 class BestPoint:
     """The lowest-objective point seen along an annealing path.
 
@@ -156,13 +182,13 @@ class AnnealingPath:
     converged: bool
     inner_converged: bool
 
-    def result(self, result_class, best, *extra):
-        """The variant's result: the best point, its objective, what the path reports, then ``extra``.
+    def result(self, result_class, best, mfn_converged, **extra):
+        """The variant's result: the best point, its objective, the beliefs, the path's counts, then ``extra``.
 
         DA's and Potts DA's result dataclasses start with the same fields in
-        this order: the point (weights, bias, outputs), its objective, the
-        beliefs, ``n_w_steps``, ``n_temperatures``, ``converged`` and
-        ``inner_converged``; ``extra`` fills the fields of the variant.
+        this order: the point (weights, bias, outputs), its objective and the
+        beliefs; then come the fields of :class:`AnnealingCounts` and those of
+        the variant (``extra``, by name).
 
         Parameters
         ----------
@@ -170,8 +196,10 @@ class AnnealingPath:
             The variant's result dataclass.
         best : BestPoint
             The lowest-objective point of the path.
-        *extra
-            The remaining fields, in order.
+        mfn_converged : bool
+            Whether every l2-SVM-MFN solve met its stopping rule.
+        **extra
+            The variant's own fields.
 
         Returns
         -------
@@ -181,11 +209,12 @@ class AnnealingPath:
             *best.point,
             best.objective,
             self.beliefs,
-            self.n_w_steps,
-            self.n_temperatures,
-            self.converged,
-            self.inner_converged,
-            *extra,
+            n_w_steps=self.n_w_steps,
+            n_temperatures=self.n_temperatures,
+            converged=self.converged,
+            inner_converged=self.inner_converged,
+            mfn_converged=mfn_converged,
+            **extra,
         )
 
 

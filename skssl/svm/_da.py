@@ -22,6 +22,7 @@ from ._annealing import (
     DA_INIT_TEMP,
     DA_INNER_ITERMAX,
     DA_OUTER_ITERMAX,
+    AnnealingCounts,
     AnnealingSchedule,
     AnnealingSteps,
     BestPoint,
@@ -29,7 +30,7 @@ from ._annealing import (
 )
 from ._kernels import belief_mean, dot
 from ._mfn import MFNITERMAX
-from ._problem import BeliefWStep, S3VMProblem
+from ._problem import BeliefWStep, S3VMProblem, binary_solver_parameters
 from ._rowblocks import RowSlicer, thread_pool
 
 __all__ = [
@@ -48,7 +49,7 @@ _CLIP = 1e-8
 
 
 @dataclass
-class DAResult:
+class DAResult(AnnealingCounts):
     """Solution of one binary DA S3VM.
 
     Attributes
@@ -82,11 +83,6 @@ class DAResult:
     outputs: np.ndarray
     objective: float
     p: np.ndarray
-    n_w_steps: int
-    n_temperatures: int
-    converged: bool = True
-    inner_converged: bool = True
-    mfn_converged: bool = True
 
     @property
     def n_iter(self):
@@ -188,6 +184,7 @@ def kl_bits(p, q, weight=None):
     return float(np.average(p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q)), weights=weight))
 
 
+@binary_solver_parameters
 def deterministic_annealing(
     X,
     y,
@@ -209,18 +206,6 @@ def deterministic_annealing(
 
     Parameters
     ----------
-    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data, not modified.
-    y : ndarray of shape (n_rows,)
-        +1 / -1 on labeled rows (other entries ignored).
-    labeled : ndarray of bool of shape (n_rows,)
-        Labeled rows.
-    alpha : float
-        ``lam``.
-    unlabeled_weight : float
-        ``lam_u``.
-    positive_fraction : float
-        ``r``.
     tol : float, default=1e-6
         Threshold of the mean KL divergence (inner loop) and of the mean
         entropy (outer loop), in bits.
@@ -234,15 +219,12 @@ def deterministic_annealing(
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
-        Called as ``callback(event)`` with a read-only
-        :class:`~skssl.svm._callback.SolverEvent` (``None``: the one
-        :func:`~skssl.svm._callback.solver_callback` installed, if any): the
-        annealing loop's ``"init"``, ``"p"`` and ``"w"`` events (see
-        :func:`~skssl.svm._annealing.anneal`; ``objective`` is SVMlin's
-        objective at the w-step's point, ``annealed_objective`` is ``None``)
-        and every w-step's l2-SVM-MFN events (see
-        :func:`~skssl.svm._mfn.l2_svm_mfn`). Without unlabeled rows, only the
-        events of the one l2-SVM-MFN solve.
+        Receives the fit's events (see :mod:`skssl.svm._callback`; ``None``
+        takes the installed one, if any): those of the annealing loop (see
+        :func:`~skssl.svm._annealing.anneal`), whose ``objective`` is
+        SVMlin's objective and ``annealed_objective`` ``None``, and those of
+        every w-step's l2-SVM-MFN solve (see :func:`~skssl.svm._mfn.l2_svm_mfn`);
+        without unlabeled rows, only the latter, of its one solve.
     n_threads : int, default=1
         Threads for the products over row blocks (see
         :mod:`skssl.svm._rowblocks`).
@@ -263,7 +245,9 @@ def deterministic_annealing(
             # The supervised l2-SVM (in this thread, as SVMlin's DA solves it).
             res = BeliefWStep(X, problem, max_iter=max_newton_iter, callback=schedule.callback).solve(None, True)
             F = problem.objective(res.w, res.b, res.outputs)
-            return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
+            return DAResult(
+                res.w, res.b, res.outputs, F, np.empty(0), n_w_steps=1, n_temperatures=0, mfn_converged=res.converged
+            )
         w_unl = problem.unl_weight
         r = positive_fraction
         step = BeliefWStep(

@@ -18,7 +18,8 @@ from functools import partial
 import numpy as np
 from joblib import Parallel, delayed
 
-from ._annealing import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
+from ._annealing import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, BestPoint, anneal
+from ._annealing import AnnealingCounts, AnnealingSchedule, AnnealingSteps
 from ._da import optimize_p
 from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
@@ -40,7 +41,7 @@ _CLIP = 1e-8
 
 
 @dataclass
-class PottsResult:
+class PottsResult(AnnealingCounts):
     """Solution of one Potts DA fit.
 
     Attributes
@@ -79,11 +80,6 @@ class PottsResult:
     outputs: np.ndarray
     objective: float
     P: np.ndarray
-    n_w_steps: int
-    n_temperatures: int
-    converged: bool = True
-    inner_converged: bool = True
-    mfn_converged: bool = True
     n_extrapolated: int = 0
 
 
@@ -246,17 +242,14 @@ def potts_annealing(
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
-        Called as ``callback(event)`` with a read-only
-        :class:`~skssl.svm._callback.SolverEvent` (``None``: the one
-        :func:`~skssl.svm._callback.solver_callback` installed, if any): the
-        annealing loop's ``"init"``, ``"p"`` and ``"w"`` events (see
-        :func:`~skssl.svm._annealing.anneal`; ``objective`` is the
-        zero-temperature objective at the w-step's point and
-        ``annealed_objective`` is ``J_T(W, P)``; for K >= 3 the ``"w"`` event
-        comes before the extrapolation, whose point the next ``"p"`` event
-        sees) and every class's l2-SVM-MFN events (see
-        :func:`~skssl.svm._mfn.l2_svm_mfn`), from the worker threads when
-        classes are solved at once.
+        Receives the annealing loop's events (see
+        :func:`~skssl.svm._annealing.anneal`: ``objective`` is the
+        zero-temperature objective, ``annealed_objective`` is ``J_T(W, P)``;
+        for K >= 3 a ``"w"`` event precedes the extrapolation, whose point the
+        next ``"p"`` event sees) and every class's l2-SVM-MFN events (see
+        :func:`~skssl.svm._mfn.l2_svm_mfn`), from worker threads when classes
+        are solved at once. ``None`` takes the callback installed by
+        :func:`~skssl.svm._callback.solver_callback`, if any.
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights ``s``: a row's loss terms, its entropy and its
         share of the class fractions are scaled by its weight, and the means
@@ -398,4 +391,4 @@ def potts_annealing(
     steps = AnnealingSteps("Potts DA", annealing_w_step, annealing_p_step, *measures, objective_at)
     path = anneal(np.tile(r, (n_unl, 1)), steps, schedule, unlabeled_weight=unlabeled_weight, best=best)
     mfn_ok = all(pr.converged for pr in problems.values())
-    return path.result(PottsResult, best, mfn_ok, n_extrapolated)
+    return path.result(PottsResult, best, mfn_ok, n_extrapolated=n_extrapolated)

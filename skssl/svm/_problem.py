@@ -14,7 +14,46 @@ import numpy as np
 from ._kernels import dot
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn, mfn_objective
 
-__all__ = ["BeliefWStep", "S3VMProblem", "transductive_cost"]
+__all__ = ["BeliefWStep", "S3VMProblem", "binary_solver_parameters", "transductive_cost"]
+
+_PARAMETERS_HEADER = "    Parameters\n    ----------\n"
+
+#: The numpydoc entries of the parameters that open every binary semi-supervised solver's signature.
+_BINARY_SOLVER_PARAMETERS = """\
+    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+        Float64 data, not modified.
+    y : ndarray of shape (n_rows,)
+        +1 / -1 on labeled rows (other entries ignored).
+    labeled : ndarray of bool of shape (n_rows,)
+        Labeled rows.
+    alpha : float
+        ``lam``.
+    unlabeled_weight : float
+        ``lam_u``.
+    positive_fraction : float
+        ``r``.
+"""
+
+
+def binary_solver_parameters(solver):
+    """Write the entries of ``X, y, labeled, alpha, unlabeled_weight, positive_fraction`` into ``solver``'s docstring.
+
+    The binary solvers (TSVM, DA) open their signatures with these
+    parameters, documented here once; they come first in the Parameters
+    section.
+
+    Parameters
+    ----------
+    solver : callable
+        A binary solver whose docstring has a Parameters section.
+
+    Returns
+    -------
+    solver : callable
+        The same function, its docstring completed.
+    """
+    solver.__doc__ = solver.__doc__.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _BINARY_SOLVER_PARAMETERS, 1)
+    return solver
 
 
 class S3VMProblem:

@@ -15,7 +15,7 @@ import numpy as np
 from ._callback import current_callback, notify
 from ._rowblocks import RowSlicer, thread_pool
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
-from ._problem import S3VMProblem
+from ._problem import S3VMProblem, binary_solver_parameters
 
 __all__ = [
     "TSVM_ANNEALING_RATE",
@@ -125,6 +125,7 @@ def _smallest(idx, keys, k):
     return idx[order]
 
 
+@binary_solver_parameters
 def tsvm(
     X,
     y,
@@ -146,18 +147,6 @@ def tsvm(
 
     Parameters
     ----------
-    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data, not modified.
-    y : ndarray of shape (n_rows,)
-        +1 / -1 on labeled rows (other entries ignored).
-    labeled : ndarray of bool of shape (n_rows,)
-        Labeled rows.
-    alpha : float
-        ``lam``.
-    unlabeled_weight : float
-        ``lam_u``.
-    positive_fraction : float
-        ``r``.
     max_switches : int, default=10000
         ``S``.
     rel_tol : float
@@ -177,10 +166,8 @@ def tsvm(
         Positive row weights; they scale each row's loss and the labeled and
         unlabeled means become weighted means. ``None``: unit weights.
     callback : callable, default=None
-        Called as ``callback(event)`` with a read-only
-        :class:`~skssl.svm._callback.SolverEvent` (``None``: the one
-        :func:`~skssl.svm._callback.solver_callback` installed, if any):
-        ``"switch"`` after every attempt to switch labels (the one that
+        Receives the fit's events (see :mod:`skssl.svm._callback`; ``None``
+        takes the installed one, if any): ``"switch"`` after every attempt to switch labels (the one that
         finds no pair and ends a switching round included):
         ``n_switched`` (pairs switched), ``unlabeled_weight`` (the current
         ``lam_u``) and ``n_solves`` (l2-SVM-MFN solves so far); and every
