@@ -100,10 +100,10 @@ Decisions
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
 
-import contextvars
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -117,6 +117,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
 from ..utils.validation import check_sparse_structure
+from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
 from ._regularization import resolve_alpha
 from ._rowblocks import share_threads
@@ -172,6 +173,12 @@ _MFN_CAP_MESSAGE = (
     f"an inner l2-SVM-MFN solve stopped at its cap of {MFNITERMAX} Newton steps before its stopping rule; "
     "the data may be badly scaled (try MaxAbsScaler or StandardScaler) or alpha too small."
 )
+
+
+def _solve_with_callback(callback, solve, *args):
+    """``solve(*args)`` with ``callback`` installed (see :func:`~skssl.svm._callback.solver_callback`)."""
+    with solver_callback(callback):
+        return solve(*args)
 
 
 def _capped_message(name, value, what):
@@ -491,10 +498,11 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         X_fit, mask_fit = data.rows(X), data.rows(mask)
         n_outer, n_inner = share_threads(self.n_jobs, len(targets))
         try:
-            # Each problem runs in a copy of this context: a solver callback installed here reaches its thread.
+            # A solver callback installed here goes with each problem to the thread (or worker) that solves it.
+            callback = current_callback()
+            solve = self._solve if callback is None else partial(_solve_with_callback, callback, self._solve)
             results = Parallel(n_jobs=n_outer, prefer="threads")(
-                delayed(contextvars.copy_context().run)(self._solve, X_fit, t, mask_fit, r, n_inner, sw)
-                for t, r in zip(targets, fractions)
+                delayed(solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
             )
         except FloatingPointError as error:
             raise _alpha_error(self, error) from error
