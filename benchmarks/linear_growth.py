@@ -5,8 +5,8 @@ from a sparse hyperplane with flips, 1% labeled) TSVM time grew about as n^1.9
 and DA took 101 s at 20,000 rows. This script fits both on growing n and counts,
 per fit: MFN calls, Newton steps, CGLS iterations, line searches and their
 breakpoints, TSVM label switches and switching rounds, DA inner/outer
-iterations; with the time spent inside CGLS. Counts are taken by wrapping the
-solver's functions (the solver itself is not changed).
+iterations; with the time spent inside CGLS. Counts are taken by the solvers'
+callback (``skssl.svm._callback.solver_callback``), which leaves the fits unchanged.
 
 Run from the repository root (one BLAS thread, as in the issue)::
 
@@ -24,11 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 from _harness import Lines, markdown_row, timed
 
-import skssl.svm._da as da_mod
-import skssl.svm._mfn as mfn_mod
-import skssl.svm._problem as problem_mod
-import skssl.svm._tsvm as tsvm_mod
 from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC
+from skssl.svm._callback import solver_callback
 
 
 def random_sparse_problem(
@@ -66,67 +63,41 @@ def random_sparse_problem(
 
 
 class Probe:
-    """Wraps the solver's building blocks to count calls and time."""
+    """Counts the solvers' events (calls, iterations) and CGLS's CPU time through their callback."""
 
     def __init__(self):
         self.c = Counter()
         self.t = Counter()
-        self._saved = []
+        self._context = None
 
-    def _wrap(self, module, name, on_call):
-        orig = getattr(module, name)
-        self._saved.append((module, name, orig))
-
-        def wrapper(*args, **kwargs):
-            start = time.process_time()
-            out = orig(*args, **kwargs)
-            self.t[name] += time.process_time() - start
-            on_call(args, kwargs, out)
-            return out
-
-        setattr(module, name, wrapper)
-
-    def __enter__(self):
+    def __call__(self, event):
         c = self.c
-
-        def on_mfn(args, kwargs, out):
+        if event.stage == "mfn":
             c["mfn_calls"] += 1
-            c["newton_steps"] += out.n_iter
-            c["mfn_capped"] += int(not out.converged)
-
-        def on_cgls(args, kwargs, out):
+            c["newton_steps"] += event.n_iter
+            c["mfn_capped"] += int(not event.converged)
+        elif event.stage == "cgls":
             c["cgls_calls"] += 1
-            c["cgls_iters"] += out[2]
-            c["cgls_rows"] += args[0].shape[0]
-            c["cgls_capped"] += int(not out[1])
-
-        def on_ls(args, kwargs, out):
+            c["cgls_iters"] += event.n_iter
+            c["cgls_rows"] += event.n_rows
+            c["cgls_capped"] += int(not event.converged)
+            self.t["cgls"] += event.cpu_time
+        elif event.stage == "line_search":
             c["line_searches"] += 1
-            w, w_bar, b, b_bar, alpha, o, o_bar, y, cost = args
-            yo = y * o
-            slope = y * (o_bar - o)
-            active = yo < 1
-            c["ls_breakpoints"] += int(((active & (slope > 0)) | (~active & (slope < 0))).sum())
-
-        def on_switch(args, kwargs, out):
+            c["ls_breakpoints"] += event.n_breakpoints
+        elif event.stage == "switch":
             c["switch_rounds"] += 1
-            c["switches"] += out
-
-        def on_optp(args, kwargs, out):
+            c["switches"] += event.n_switched
+        elif event.stage == "p" and event.annealed_objective is None:  # the binary DA's optimize_p
             c["optimize_p"] += 1
 
-        for mod in (tsvm_mod, problem_mod):  # TSVM's solves, and DA's w-steps
-            if hasattr(mod, "l2_svm_mfn"):
-                self._wrap(mod, "l2_svm_mfn", on_mfn)
-        self._wrap(mfn_mod, "cgls", on_cgls)
-        self._wrap(mfn_mod, "line_search", on_ls)
-        self._wrap(tsvm_mod, "switch_labels", on_switch)
-        self._wrap(da_mod, "optimize_p", on_optp)
+    def __enter__(self):
+        self._context = solver_callback(self)
+        self._context.__enter__()
         return self
 
     def __exit__(self, *exc):
-        for module, name, orig in reversed(self._saved):
-            setattr(module, name, orig)
+        return self._context.__exit__(*exc)
 
 
 COLUMNS = [

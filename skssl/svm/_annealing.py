@@ -5,21 +5,127 @@ factor 1.5 and, at each temperature, alternate a belief update (p-step) and
 a weight solve (w-step) until the beliefs stop moving (mean KL divergence
 below ``tol``); the annealing ends when the beliefs' mean entropy falls to
 ``tol``, when a temperature leaves them unchanged (frozen), or at the
-temperature cap. :func:`anneal` is that loop; each variant gives its steps
-and its divergence and entropy, and keeps the lowest-objective point in a
-:class:`BestPoint`.
+temperature cap. :func:`anneal` is that loop; each variant gives its
+:class:`AnnealingSteps` (its steps, divergence and entropy) and keeps the
+lowest-objective point in a :class:`BestPoint`; the caller's options are an
+:class:`AnnealingSchedule`. The loop reports its progress to the schedule's
+callback (see :mod:`skssl.svm._callback`).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DA_ANNEALING_RATE", "DA_INIT_TEMP", "DA_INNER_ITERMAX", "DA_OUTER_ITERMAX", "AnnealingPath", "anneal"]
+from ._callback import current_callback, notify
+
+__all__ = [
+    "DA_ANNEALING_RATE",
+    "DA_INIT_TEMP",
+    "DA_INNER_ITERMAX",
+    "DA_OUTER_ITERMAX",
+    "AnnealingCounts",
+    "AnnealingPath",
+    "AnnealingSchedule",
+    "AnnealingSteps",
+    "anneal",
+]
 
 DA_INIT_TEMP = 10.0
 DA_ANNEALING_RATE = 1.5
 DA_INNER_ITERMAX = 100
 DA_OUTER_ITERMAX = 30
+
+
+@dataclass(frozen=True)
+class AnnealingSchedule:
+    """The options of an annealing path, as the solver's caller gives them.
+
+    Attributes
+    ----------
+    tol : float
+        Threshold of the divergence (ends a temperature) and of the entropy
+        (ends the annealing), in bits.
+    max_iter : int
+        Cap on the temperatures.
+    max_inner_iter : int
+        Cap on the alternations at one temperature.
+    verbose : int
+        Print one line per temperature when > 0.
+    callback : callable or None
+        Called with a :class:`~skssl.svm._callback.SolverEvent` at the stages
+        :func:`anneal` documents; ``None`` takes the one
+        :func:`~skssl.svm._callback.solver_callback` installed, if any.
+    """
+
+    tol: float
+    max_iter: int
+    max_inner_iter: int
+    verbose: int = 0
+    callback: object = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "callback", current_callback(self.callback))
+
+
+@dataclass(frozen=True)
+class AnnealingSteps:
+    """What an annealing variant gives the loop.
+
+    Attributes
+    ----------
+    name : str
+        The variant's name in the ``verbose`` lines.
+    w_step : callable
+        ``w_step(beliefs, T, first, last) -> F``: solve the weights at
+        ``beliefs`` from the current point (``first`` for the solve from
+        scratch, at the first temperature), offer the new point to the best
+        point, and return its objective. ``last`` tells whether the
+        alternation is the last one at ``T`` (its KL test passed or the cap is
+        reached).
+    p_step : callable
+        ``p_step(T) -> beliefs``: the beliefs at temperature ``T`` for the
+        current point.
+    divergence : callable
+        ``divergence(new, old) -> float``: mean KL divergence in bits.
+    entropy : callable
+        ``entropy(beliefs) -> float``: mean entropy in bits.
+    annealed_objective : callable, default=None
+        ``annealed_objective(beliefs, T) -> float``: the objective ``J_T`` the
+        alternation minimizes, at the current point; evaluated for the
+        callback only (``None``: the variant reports none).
+    """
+
+    name: str
+    w_step: object
+    p_step: object
+    divergence: object
+    entropy: object
+    annealed_objective: object = None
+
+
+@dataclass(kw_only=True)
+class AnnealingCounts:
+    """The fields that close DA's and Potts DA's result dataclasses (keyword-only, after the variant's own).
+
+    Attributes
+    ----------
+    n_w_steps : int
+        Number of w-steps, the first one included.
+    n_temperatures : int
+        Number of temperatures visited.
+    converged : bool
+        Whether the annealing ended on its entropy test or froze.
+    inner_converged : bool
+        Whether every temperature ended on the KL rule (rather than its cap).
+    mfn_converged : bool
+        Whether every l2-SVM-MFN solve met its stopping rule.
+    """
+
+    n_w_steps: int
+    n_temperatures: int
+    converged: bool = True
+    inner_converged: bool = True
+    mfn_converged: bool = True
 
 
 class BestPoint:
@@ -76,13 +182,13 @@ class AnnealingPath:
     converged: bool
     inner_converged: bool
 
-    def result(self, result_class, best, *extra):
-        """The variant's result: the best point, its objective, what the path reports, then ``extra``.
+    def result(self, result_class, best, mfn_converged, **extra):
+        """The variant's result: the best point, its objective, the beliefs, the path's counts, then ``extra``.
 
         DA's and Potts DA's result dataclasses start with the same fields in
-        this order: the point (weights, bias, outputs), its objective, the
-        beliefs, ``n_w_steps``, ``n_temperatures``, ``converged`` and
-        ``inner_converged``; ``extra`` fills the fields of the variant.
+        this order: the point (weights, bias, outputs), its objective and the
+        beliefs; then come the fields of :class:`AnnealingCounts` and those of
+        the variant (``extra``, by name).
 
         Parameters
         ----------
@@ -90,8 +196,10 @@ class AnnealingPath:
             The variant's result dataclass.
         best : BestPoint
             The lowest-objective point of the path.
-        *extra
-            The remaining fields, in order.
+        mfn_converged : bool
+            Whether every l2-SVM-MFN solve met its stopping rule.
+        **extra
+            The variant's own fields.
 
         Returns
         -------
@@ -101,95 +209,88 @@ class AnnealingPath:
             *best.point,
             best.objective,
             self.beliefs,
-            self.n_w_steps,
-            self.n_temperatures,
-            self.converged,
-            self.inner_converged,
-            *extra,
+            n_w_steps=self.n_w_steps,
+            n_temperatures=self.n_temperatures,
+            converged=self.converged,
+            inner_converged=self.inner_converged,
+            mfn_converged=mfn_converged,
+            **extra,
         )
 
 
-def anneal(
-    beliefs,
-    *,
-    unlabeled_weight,
-    w_step,
-    p_step,
-    divergence,
-    entropy,
-    best,
-    tol,
-    max_iter,
-    max_inner_iter,
-    name,
-    verbose,
-):
+def anneal(beliefs, steps, schedule, *, unlabeled_weight, best):
     """Deterministic annealing from ``beliefs``: a first w-step, then the temperature loop.
 
     Parameters
     ----------
     beliefs : ndarray
         The starting beliefs (the class fractions on every unlabeled row).
+    steps : AnnealingSteps
+        The variant's steps, divergence and entropy.
+    schedule : AnnealingSchedule
+        Tolerance, caps, ``verbose`` and the callback. The callback is
+        called with a read-only :class:`~skssl.svm._callback.SolverEvent`:
+
+        - ``"init"`` after the first w-step and ``"w"`` after every other
+          one: ``temperature``, ``n_temperatures`` (temperatures begun, 0 at
+          ``"init"``), ``inner`` (the alternation at this temperature, 0 at
+          ``"init"``), ``beliefs``, ``objective`` (what the w-step returned)
+          and ``annealed_objective`` (``J_T`` at the new point, or ``None``);
+        - ``"p"`` after every p-step: ``temperature``, ``n_temperatures``,
+          ``inner``, ``beliefs`` (the new ones), ``kl`` (their divergence from
+          the previous ones) and ``annealed_objective`` (at the current point
+          and the new beliefs, or ``None``).
     unlabeled_weight : float
         ``lam_u``; the first temperature is ``DA_INIT_TEMP * lam_u``.
-    w_step : callable
-        ``w_step(beliefs, T, first, last) -> F``: solve the weights at
-        ``beliefs`` from the current point (``first`` for the solve from
-        scratch, at the first temperature), offer the new point to ``best``, and
-        return the objective reported by ``verbose``. ``last`` tells whether
-        the alternation is the last one at ``T`` (its KL test passed or the
-        cap is reached).
-    p_step : callable
-        ``p_step(T) -> beliefs``: the beliefs at temperature ``T`` for the
-        current point.
-    divergence : callable
-        ``divergence(new, old) -> float``: mean KL divergence in bits.
-    entropy : callable
-        ``entropy(beliefs) -> float``: mean entropy in bits.
     best : BestPoint
         The best point so far, for ``verbose``.
-    tol : float
-        Threshold of the divergence (ends a temperature) and of the entropy
-        (ends the annealing).
-    max_iter : int
-        Cap on the temperatures.
-    max_inner_iter : int
-        Cap on the alternations at one temperature.
-    name : str
-        The variant's name in the ``verbose`` lines.
-    verbose : int
-        Print one line per temperature when > 0.
 
     Returns
     -------
     path : AnnealingPath
     """
+    callback = schedule.callback
+    tol, max_inner_iter = schedule.tol, schedule.max_inner_iter
+
+    def report(stage, n_temperatures, inner, T, **fields):
+        J = None if steps.annealed_objective is None else steps.annealed_objective(beliefs, T)
+        notify(
+            callback, stage, temperature=T, n_temperatures=n_temperatures, inner=inner, beliefs=beliefs,
+            annealed_objective=J, **fields,
+        )  # fmt: skip
+
     T = DA_INIT_TEMP * unlabeled_weight
-    F = w_step(beliefs, T, True, True)
+    F = steps.w_step(beliefs, T, True, True)
+    if callback is not None:
+        report("init", 0, 0, T, objective=F)
     n_w_steps = 1
-    H = entropy(beliefs)
+    H = steps.entropy(beliefs)
     n_temperatures = 0
     inner_ok = True
     frozen = False
-    while n_temperatures < max_iter and H > tol and not frozen:
+    while n_temperatures < schedule.max_iter and H > tol and not frozen:
         n_temperatures += 1
         kl = 1.0
         inner = 0
         while inner < max_inner_iter and kl > tol:
             inner += 1
             previous = beliefs
-            beliefs = p_step(T)
-            kl = divergence(beliefs, previous)
-            F = w_step(beliefs, T, False, kl <= tol or inner == max_inner_iter)
+            beliefs = steps.p_step(T)
+            kl = steps.divergence(beliefs, previous)
+            if callback is not None:
+                report("p", n_temperatures, inner, T, kl=kl)
+            F = steps.w_step(beliefs, T, False, kl <= tol or inner == max_inner_iter)
+            if callback is not None:
+                report("w", n_temperatures, inner, T, objective=F)
             n_w_steps += 1
         inner_ok &= kl <= tol
         # Frozen: a lower temperature left the beliefs unchanged, so the entropy left is what the class
         # fractions force (a row split between classes when a fraction of the rows is not a whole number).
         frozen = inner == 1 and kl <= tol
-        H = entropy(beliefs)
-        if verbose:
+        H = steps.entropy(beliefs)
+        if schedule.verbose:
             print(
-                f"[{name}] outer {n_temperatures}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
+                f"[{steps.name}] outer {n_temperatures}: T={T:.4g}, {inner} inner iteration(s), KL={kl:.3g} bits, "
                 f"entropy={H:.3g} bits, objective {F:.6g} (best {best.objective:.6g})"
             )
         T /= DA_ANNEALING_RATE

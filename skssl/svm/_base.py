@@ -105,6 +105,7 @@ Decisions
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -119,6 +120,7 @@ from sklearn.utils.validation import _check_sample_weight
 from ..base import SemiSupervisedClassifierMixin
 from ..utils._dask import is_dask_array, map_row_blocks
 from ..utils.validation import check_sparse_structure
+from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
 from ._regularization import resolve_alpha
 from ._rowblocks import share_threads
@@ -174,6 +176,12 @@ _MFN_CAP_MESSAGE = (
     f"an inner l2-SVM-MFN solve stopped at its cap of {MFNITERMAX} Newton steps before its stopping rule; "
     "the data may be badly scaled (try MaxAbsScaler or StandardScaler) or alpha too small."
 )
+
+
+def _solve_with_callback(callback, solve, *args):
+    """``solve(*args)`` with ``callback`` installed (see :func:`~skssl.svm._callback.solver_callback`)."""
+    with solver_callback(callback):
+        return solve(*args)
 
 
 def _capped_message(name, value, what):
@@ -513,8 +521,11 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         X_fit, mask_fit = data.rows(X), data.rows(mask)
         n_outer, n_inner = share_threads(self.n_jobs, len(targets))
         try:
+            # A solver callback installed here goes with each problem to the thread (or worker) that solves it.
+            callback = current_callback()
+            solve = self._solve if callback is None else partial(_solve_with_callback, callback, self._solve)
             results = Parallel(n_jobs=n_outer, prefer="threads")(
-                delayed(self._solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
+                delayed(solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
             )
         except FloatingPointError as error:
             raise _alpha_error(self, error) from error

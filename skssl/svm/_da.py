@@ -11,6 +11,7 @@ section "Deterministic annealing" and the deterministic-annealing part of
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.optimize import brentq
@@ -21,12 +22,15 @@ from ._annealing import (
     DA_INIT_TEMP,
     DA_INNER_ITERMAX,
     DA_OUTER_ITERMAX,
+    AnnealingCounts,
+    AnnealingSchedule,
+    AnnealingSteps,
     BestPoint,
     anneal,
 )
 from ._kernels import belief_mean, dot
 from ._mfn import MFNITERMAX
-from ._problem import BeliefWStep, S3VMProblem
+from ._problem import BeliefWStep, S3VMProblem, binary_solver_parameters
 from ._rowblocks import RowSlicer, thread_pool
 
 __all__ = [
@@ -45,7 +49,7 @@ _CLIP = 1e-8
 
 
 @dataclass
-class DAResult:
+class DAResult(AnnealingCounts):
     """Solution of one binary DA S3VM.
 
     Attributes
@@ -79,11 +83,6 @@ class DAResult:
     outputs: np.ndarray
     objective: float
     p: np.ndarray
-    n_w_steps: int
-    n_temperatures: int
-    converged: bool = True
-    inner_converged: bool = True
-    mfn_converged: bool = True
 
     @property
     def n_iter(self):
@@ -185,6 +184,7 @@ def kl_bits(p, q, weight=None):
     return float(np.average(p * np.log2(p / q) + (1 - p) * np.log2((1 - p) / (1 - q)), weights=weight))
 
 
+@binary_solver_parameters
 def deterministic_annealing(
     X,
     y,
@@ -206,18 +206,6 @@ def deterministic_annealing(
 
     Parameters
     ----------
-    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data, not modified.
-    y : ndarray of shape (n_rows,)
-        +1 / -1 on labeled rows (other entries ignored).
-    labeled : ndarray of bool of shape (n_rows,)
-        Labeled rows.
-    alpha : float
-        ``lam``.
-    unlabeled_weight : float
-        ``lam_u``.
-    positive_fraction : float
-        ``r``.
     tol : float, default=1e-6
         Threshold of the mean KL divergence (inner loop) and of the mean
         entropy (outer loop), in bits.
@@ -231,8 +219,12 @@ def deterministic_annealing(
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
-        Called as ``callback(T, p, F)`` after every w-step that follows an
-        ``optimize_p``.
+        Receives the fit's events (see :mod:`skssl.svm._callback`; ``None``
+        takes the installed one, if any): those of the annealing loop (see
+        :func:`~skssl.svm._annealing.anneal`), whose ``objective`` is
+        SVMlin's objective and ``annealed_objective`` ``None``, and those of
+        every w-step's l2-SVM-MFN solve (see :func:`~skssl.svm._mfn.l2_svm_mfn`);
+        without unlabeled rows, only the latter, of its one solve.
     n_threads : int, default=1
         Threads for the products over row blocks (see
         :mod:`skssl.svm._rowblocks`).
@@ -246,24 +238,27 @@ def deterministic_annealing(
     result : DAResult
     """
     problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
+    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
     with thread_pool(n_threads) as executor:
         unl, n_unl = problem.unl, problem.n_unl
         if n_unl == 0:
             # The supervised l2-SVM (in this thread, as SVMlin's DA solves it).
-            res = BeliefWStep(X, problem, max_iter=max_newton_iter).solve(None, True)
+            res = BeliefWStep(X, problem, max_iter=max_newton_iter, callback=schedule.callback).solve(None, True)
             F = problem.objective(res.w, res.b, res.outputs)
-            return DAResult(res.w, res.b, res.outputs, F, np.empty(0), 1, 0, True, True, res.converged)
+            return DAResult(
+                res.w, res.b, res.outputs, F, np.empty(0), n_w_steps=1, n_temperatures=0, mfn_converged=res.converged
+            )
         w_unl = problem.unl_weight
         r = positive_fraction
-        step = BeliefWStep(X, problem, max_iter=max_newton_iter, n_threads=n_threads, slicer=RowSlicer())
+        step = BeliefWStep(
+            X, problem, max_iter=max_newton_iter, n_threads=n_threads, slicer=RowSlicer(), callback=schedule.callback
+        )
         best = BestPoint()
 
         def w_step(p, T, first, last):
             res = step.solve(p, first, executor)
             F = problem.objective(res.w, res.b, res.outputs)
             best.offer(F, res.w, res.b, res.outputs)
-            if callback is not None and not first:
-                callback(T, p, F)
             return F
 
         def p_step(T):
@@ -271,18 +266,7 @@ def deterministic_annealing(
             g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
             return optimize_p(g, T, r, w_unl, n_threads)
 
-        path = anneal(
-            np.full(n_unl, r),
-            unlabeled_weight=unlabeled_weight,
-            w_step=w_step,
-            p_step=p_step,
-            divergence=lambda p, q: kl_bits(p, q, w_unl),
-            entropy=lambda p: entropy_bits(p, w_unl),
-            best=best,
-            tol=tol,
-            max_iter=max_iter,
-            max_inner_iter=max_inner_iter,
-            name="DA",
-            verbose=verbose,
-        )
+        measures = partial(kl_bits, weight=w_unl), partial(entropy_bits, weight=w_unl)
+        steps = AnnealingSteps("DA", w_step, p_step, *measures)
+        path = anneal(np.full(n_unl, r), steps, schedule, unlabeled_weight=unlabeled_weight, best=best)
         return path.result(DAResult, best, step.converged)

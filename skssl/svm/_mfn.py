@@ -9,11 +9,13 @@ S3VMs": its section "l2-SVM-MFN" and the l2-SVM-MFN part of "Implementation
 decisions".
 """
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._callback import current_callback, notify
 from ._kernels import (
     cgls_step_direction,
     cgls_step_features,
@@ -406,6 +408,7 @@ def l2_svm_mfn(
     executor=None,
     n_threads=1,
     slicer=None,
+    callback=None,
 ):
     """Minimize the l2-SVM objective by the modified finite Newton method.
 
@@ -448,11 +451,28 @@ def l2_svm_mfn(
     slicer : RowSlicer, default=None
         Storage for the active rows, shared by the solves of one fit so that
         they reuse one buffer (a new one when None).
+    callback : callable, default=None
+        Called as ``callback(event)`` with a read-only
+        :class:`~skssl.svm._callback.SolverEvent` (``None``: the one
+        :func:`~skssl.svm._callback.solver_callback` installed, if any):
+
+        - ``"cgls"`` after each CGLS solve (one per Newton step):
+          ``newton_step`` (1-based), ``n_rows`` (rows of the system),
+          ``n_iter`` (its CGLS iterations), ``converged`` (it met its relative
+          rule), ``eps`` (its tolerance) and ``cpu_time`` (its process time in
+          seconds);
+        - ``"line_search"`` after each line search: ``newton_step``,
+          ``n_breakpoints`` (terms entering or leaving the active set along
+          the step), ``step`` (the step ``delta``) and ``objective`` (``F``
+          after the step);
+        - ``"mfn"`` once, on return: ``n_iter``, ``n_cg_iter``,
+          ``n_empty_steps``, ``converged`` and ``objective``, as in the result.
 
     Returns
     -------
     result : MFNResult
     """
+    callback = current_callback(callback)
     n_rows, n_features = X.shape
     # Dense X with the compiled kernels: CGLS reads the active rows in place (DenseRows), so there is no
     # slice, no BLAS thread pool and no zero-cost rows; otherwise row blocks of X and slices of its rows.
@@ -508,7 +528,15 @@ def l2_svm_mfn(
         else:
             w_bar, b_bar, oJ = seed
             seed = None
-        b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap)
+        if callback is None:
+            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap)
+        else:
+            start = time.process_time()
+            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap)
+            cpu = time.process_time() - start
+            notify(
+                callback, "cgls", newton_step=it, n_rows=XJ.shape[0], n_iter=k, converged=cg_ok, eps=eps, cpu_time=cpu
+            )
         n_cg += k
         if not (np.isfinite(b_bar) and np.isfinite(w_bar).all()):
             raise FloatingPointError(
@@ -526,15 +554,34 @@ def l2_svm_mfn(
                 seed = (w_bar, b_bar, o_bar[J])
                 continue
             F = mfn_objective(w_bar, b_bar, o_bar, y, cost, alpha, rows)
-            return MFNResult(w_bar, b_bar, o_bar, F, it, n_cg, n_empty, True)
+            return _finish(callback, MFNResult(w_bar, b_bar, o_bar, F, it, n_cg, n_empty, True))
         ot = o if rows is None else o[rows]
         delta = line_search(w, w_bar, b, b_bar, alpha, ot, ot_bar, y, cost)
+        # (before the step: ``ot`` may be ``o``, which the step updates in place)
+        breaks = None if callback is None else _n_breakpoints(ot, ot_bar, y)
         w += delta * (w_bar - w)
         b += delta * (b_bar - b)
         o += delta * (o_bar - o)
         F_old = F
         F = mfn_objective(w, b, o, y, cost, alpha, rows)
+        if callback is not None:
+            notify(callback, "line_search", newton_step=it, n_breakpoints=breaks, step=delta, objective=F)
         gap = abs(F - F_old)
         if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
-            return MFNResult(w, b, o, F, it, n_cg, n_empty, True)
-    return MFNResult(w, b, o, F, max_iter, n_cg, n_empty, False)
+            return _finish(callback, MFNResult(w, b, o, F, it, n_cg, n_empty, True))
+    return _finish(callback, MFNResult(w, b, o, F, max_iter, n_cg, n_empty, False))
+
+
+def _n_breakpoints(o, o_bar, y):
+    """Number of terms that enter or leave the active set on the way from ``o`` to ``o_bar`` (a callback field)."""
+    slope = y * (o_bar - o)
+    active = y * o < 1.0
+    return int(np.count_nonzero((active & (slope > 0)) | (~active & (slope < 0))))
+
+
+def _finish(callback, result):
+    """``result``, reported to ``callback`` (if any) as the ``"mfn"`` event."""
+    if callback is not None:
+        fields = ("n_iter", "n_cg_iter", "n_empty_steps", "converged", "objective")
+        notify(callback, "mfn", **{name: getattr(result, name) for name in fields})
+    return result

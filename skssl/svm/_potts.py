@@ -13,11 +13,13 @@ Potts model" and the Potts part of "Implementation decisions".
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from joblib import Parallel, delayed
 
 from ._annealing import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, BestPoint, anneal
+from ._annealing import AnnealingCounts, AnnealingSchedule, AnnealingSteps
 from ._da import optimize_p
 from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
@@ -39,7 +41,7 @@ _CLIP = 1e-8
 
 
 @dataclass
-class PottsResult:
+class PottsResult(AnnealingCounts):
     """Solution of one Potts DA fit.
 
     Attributes
@@ -78,11 +80,6 @@ class PottsResult:
     outputs: np.ndarray
     objective: float
     P: np.ndarray
-    n_w_steps: int
-    n_temperatures: int
-    converged: bool = True
-    inner_converged: bool = True
-    mfn_converged: bool = True
     n_extrapolated: int = 0
 
 
@@ -245,9 +242,14 @@ def potts_annealing(
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
-        Called as ``callback(stage, T, P, J)`` after the first w-step
-        (``stage="init"``) and after every p-step (``"p"``) and w-step
-        (``"w"``), with ``J = J_T(W, P)``.
+        Receives the annealing loop's events (see
+        :func:`~skssl.svm._annealing.anneal`: ``objective`` is the
+        zero-temperature objective, ``annealed_objective`` is ``J_T(W, P)``;
+        for K >= 3 a ``"w"`` event precedes the extrapolation, whose point the
+        next ``"p"`` event sees) and every class's l2-SVM-MFN events (see
+        :func:`~skssl.svm._mfn.l2_svm_mfn`), from worker threads when classes
+        are solved at once. ``None`` takes the callback installed by
+        :func:`~skssl.svm._callback.solver_callback`, if any.
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights ``s``: a row's loss terms, its entropy and its
         share of the class fractions are scaled by its weight, and the means
@@ -266,6 +268,7 @@ def potts_annealing(
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if sw is not None and (sw.shape != (X.shape[0],) or not np.all(sw > 0) or not np.isfinite(sw).all()):
         raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
+    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
     n_parallel_classes, n_block_threads = share_threads(n_threads, len(solved))
@@ -276,6 +279,7 @@ def potts_annealing(
             S3VMProblem(Y[:, k], labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sw),
             max_iter=max_newton_iter,
             n_threads=n_block_threads,
+            callback=schedule.callback,
         )
         for k in solved
     }
@@ -329,19 +333,21 @@ def potts_annealing(
     W = b = outputs = None  # the current point
     nu = None  # the p-step's multipliers, the seed of the next one
     next_p = None  # the p-step already solved by the extrapolation
+    previous = None  # the point before the last w-step, when the next p-step extrapolates from it
     n_extrapolated = 0
 
     def annealing_w_step(P, T, first, last):
-        nonlocal W, b, outputs, next_p, n_extrapolated
-        W_prev, b_prev, out_prev = W, b, outputs
+        nonlocal W, b, outputs, previous
+        point = W, b, outputs
         W, b, outputs = w_step(P, first, exact=first or last or not accelerate)
-        F = offer(W, b, outputs)
-        if callback is not None and n_unl:
-            J = annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw)
-            callback("init" if first else "w", T, P, J)
-        if first or not accelerate or last:
-            return F
-        # Extrapolate along the last step while the reduced objective falls.
+        # Not the last alternation: the next p-step is at the same temperature and extrapolates first.
+        previous = None if first or not accelerate or last else point
+        return offer(W, b, outputs)
+
+    def extrapolate(T):
+        """Move along the last w-step while the reduced objective falls (K >= 3; it solves the next p-step)."""
+        nonlocal W, b, outputs, next_p, n_extrapolated, previous
+        (W_prev, b_prev, out_prev), previous = previous, None
         dW, db, dout = W - W_prev, b - b_prev, outputs - out_prev
         point_best = (W, b, outputs)
         J_best, P_best, nu_best = reduced_objective(point_best, T, nu)
@@ -353,17 +359,18 @@ def potts_annealing(
                 break
             J_best, P_best, nu_best, point_best = J_g, P_g, nu_g, point
             gamma *= 2.0
-        next_p = (P_best, nu_best)  # not the last alternation: the next p-step is at the same temperature
+        next_p = (P_best, nu_best)
         if point_best[0] is not W:
             n_extrapolated += 1
             W, b, outputs = point_best
             for k in solved:
                 problems[k].set_point(W[k].copy(), b[k], outputs[:, k].copy())
-            F = offer(W, b, outputs)
-        return F
+            offer(W, b, outputs)
 
     def annealing_p_step(T):
         nonlocal nu, next_p
+        if previous is not None:
+            extrapolate(T)
         if next_p is None:
             E = potts_energies(outputs[unl], unlabeled_weight)
             if not np.isfinite(E).all():
@@ -374,23 +381,14 @@ def potts_annealing(
             P, nu = p_step(E, T, nu)
         else:
             (P, nu), next_p = next_p, None
-        if callback is not None:
-            callback("p", T, P, annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw))
         return P
 
-    path = anneal(
-        np.tile(r, (n_unl, 1)),
-        unlabeled_weight=unlabeled_weight,
-        w_step=annealing_w_step,
-        p_step=annealing_p_step,
-        divergence=lambda P, Q: potts_kl_bits(P, Q, unl_weight),
-        entropy=lambda P: potts_entropy_bits(P, unl_weight),
-        best=best,
-        tol=tol,
-        max_iter=max_iter,
-        max_inner_iter=max_inner_iter,
-        name="Potts DA",
-        verbose=verbose,
-    )
+    def objective_at(P, T):
+        """``J_T`` at the current point and beliefs ``P`` (for the callback)."""
+        return annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw)
+
+    measures = partial(potts_kl_bits, weight=unl_weight), partial(potts_entropy_bits, weight=unl_weight)
+    steps = AnnealingSteps("Potts DA", annealing_w_step, annealing_p_step, *measures, objective_at)
+    path = anneal(np.tile(r, (n_unl, 1)), steps, schedule, unlabeled_weight=unlabeled_weight, best=best)
     mfn_ok = all(pr.converged for pr in problems.values())
-    return path.result(PottsResult, best, mfn_ok, n_extrapolated)
+    return path.result(PottsResult, best, mfn_ok, n_extrapolated=n_extrapolated)

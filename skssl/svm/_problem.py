@@ -14,7 +14,46 @@ import numpy as np
 from ._kernels import dot
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn, mfn_objective
 
-__all__ = ["BeliefWStep", "S3VMProblem", "transductive_cost"]
+__all__ = ["BeliefWStep", "S3VMProblem", "binary_solver_parameters", "transductive_cost"]
+
+_PARAMETERS_HEADER = "    Parameters\n    ----------\n"
+
+#: The numpydoc entries of the parameters that open every binary semi-supervised solver's signature.
+_BINARY_SOLVER_PARAMETERS = """\
+    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+        Float64 data, not modified.
+    y : ndarray of shape (n_rows,)
+        +1 / -1 on labeled rows (other entries ignored).
+    labeled : ndarray of bool of shape (n_rows,)
+        Labeled rows.
+    alpha : float
+        ``lam``.
+    unlabeled_weight : float
+        ``lam_u``.
+    positive_fraction : float
+        ``r``.
+"""
+
+
+def binary_solver_parameters(solver):
+    """Write the entries of ``X, y, labeled, alpha, unlabeled_weight, positive_fraction`` into ``solver``'s docstring.
+
+    The binary solvers (TSVM, DA) open their signatures with these
+    parameters, documented here once; they come first in the Parameters
+    section.
+
+    Parameters
+    ----------
+    solver : callable
+        A binary solver whose docstring has a Parameters section.
+
+    Returns
+    -------
+    solver : callable
+        The same function, its docstring completed.
+    """
+    solver.__doc__ = solver.__doc__.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _BINARY_SOLVER_PARAMETERS, 1)
+    return solver
 
 
 class S3VMProblem:
@@ -220,6 +259,8 @@ class BeliefWStep:
     slicer : RowSlicer, default=None
         Storage of the active rows shared by the solves (``None``: each
         solve allocates its own, freed when it returns).
+    callback : callable, default=None
+        Given to every l2-SVM-MFN solve (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
 
     Attributes
     ----------
@@ -230,13 +271,14 @@ class BeliefWStep:
         Whether every exact solve met its stopping rule.
     """
 
-    def __init__(self, X, problem, *, max_iter=MFNITERMAX, n_threads=1, slicer=None):
+    def __init__(self, X, problem, *, max_iter=MFNITERMAX, n_threads=1, slicer=None, callback=None):
         self.X = X
         self.problem = problem
         self.terms = problem.belief_terms()
         self.max_iter = max_iter
         self.n_threads = n_threads
         self.slicer = slicer
+        self.callback = callback
         self.tolerance = CGTolerance()
         self.converged = True
         self.w, self.b, self.outputs = None, 0.0, None
@@ -261,7 +303,7 @@ class BeliefWStep:
         result : MFNResult
         """
         newton_steps = self.max_iter if exact else 1
-        threads = {"executor": executor, "n_threads": self.n_threads}
+        threads = {"executor": executor, "n_threads": self.n_threads, "callback": self.callback}
         terms = self.terms
         if self.problem.n_unl == 0:
             res = l2_svm_mfn(

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._callback import current_callback, notify
 from ._rowblocks import RowSlicer, thread_pool
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
-from ._problem import S3VMProblem
+from ._problem import S3VMProblem, binary_solver_parameters
 
 __all__ = [
     "TSVM_ANNEALING_RATE",
@@ -124,6 +125,7 @@ def _smallest(idx, keys, k):
     return idx[order]
 
 
+@binary_solver_parameters
 def tsvm(
     X,
     y,
@@ -139,23 +141,12 @@ def tsvm(
     verbose=0,
     n_threads=1,
     sample_weight=None,
+    callback=None,
 ):
     """Transductive l2-SVM-MFN with multiple switching on one binary problem.
 
     Parameters
     ----------
-    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data, not modified.
-    y : ndarray of shape (n_rows,)
-        +1 / -1 on labeled rows (other entries ignored).
-    labeled : ndarray of bool of shape (n_rows,)
-        Labeled rows.
-    alpha : float
-        ``lam``.
-    unlabeled_weight : float
-        ``lam_u``.
-    positive_fraction : float
-        ``r``.
     max_switches : int, default=10000
         ``S``.
     rel_tol : float
@@ -174,12 +165,20 @@ def tsvm(
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights; they scale each row's loss and the labeled and
         unlabeled means become weighted means. ``None``: unit weights.
+    callback : callable, default=None
+        Receives the fit's events (see :mod:`skssl.svm._callback`; ``None``
+        takes the installed one, if any): ``"switch"`` after every attempt to switch labels (the one that
+        finds no pair and ends a switching round included):
+        ``n_switched`` (pairs switched), ``unlabeled_weight`` (the current
+        ``lam_u``) and ``n_solves`` (l2-SVM-MFN solves so far); and every
+        l2-SVM-MFN solve's events (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
 
     Returns
     -------
     result : TSVMResult
     """
     problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
+    callback = current_callback(callback)
     with thread_pool(n_threads) as executor:
         lab, unl = problem.lab, problem.unl
         n_unl = problem.n_unl
@@ -190,6 +189,7 @@ def tsvm(
             "rel_tol": rel_tol,
             "max_iter": max_newton_iter,
             "slicer": RowSlicer(),
+            "callback": callback,
         }
         par = {"executor": executor, "n_threads": n_threads}
         y_lab = problem.y_lab
@@ -227,6 +227,8 @@ def tsvm(
                     capped = True
                     break
                 s = switch_labels(labels, res.outputs, unl, max_switches)
+                if callback is not None:
+                    notify(callback, "switch", n_switched=s, unlabeled_weight=lam0, n_solves=n_iter)
                 if s == 0:
                     break
                 rounds += 1

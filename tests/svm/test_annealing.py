@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from skssl.svm._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, BestPoint, anneal
+from skssl.svm._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
 
 
 def _run(p_step, tol=1e-6, max_iter=30, max_inner_iter=100):
@@ -22,20 +22,9 @@ def _run(p_step, tol=1e-6, max_iter=30, max_inner_iter=100):
         q = np.clip(p, 1e-300, 1.0)
         return float(-np.mean(q * np.log2(q) + (1 - q) * np.log2(np.clip(1 - q, 1e-300, 1.0))))
 
-    path = anneal(
-        np.full(3, 0.5),
-        unlabeled_weight=2.0,
-        w_step=w_step,
-        p_step=p_step,
-        divergence=divergence,
-        entropy=entropy,
-        best=best,
-        tol=tol,
-        max_iter=max_iter,
-        max_inner_iter=max_inner_iter,
-        name="toy",
-        verbose=0,
-    )
+    steps = AnnealingSteps("toy", w_step, p_step, divergence, entropy)
+    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter)
+    path = anneal(np.full(3, 0.5), steps, schedule, unlabeled_weight=2.0, best=best)
     return path, calls, best
 
 

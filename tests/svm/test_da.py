@@ -76,7 +76,7 @@ def test_mean_p_is_r_at_every_step_and_the_lowest_objective_is_returned(seed):
         alpha=1e-2,
         unlabeled_weight=1.0,
         positive_fraction=0.4,
-        callback=lambda T, p, F: steps.append((T, p.mean(), F)),
+        callback=lambda e: e.stage == "w" and steps.append((e.temperature, e.beliefs.mean(), e.objective)),
     )
     assert len(steps) >= 2
     for _, mean_p, _ in steps:
@@ -118,10 +118,10 @@ def test_da_p_converges_to_hard_labels():
         alpha=1e-2,
         unlabeled_weight=1.0,
         positive_fraction=0.5,
-        callback=lambda T, p, F: temperatures.append(T),
+        callback=lambda e: e.stage == "w" and temperatures.append(e.temperature),
     )
     assert entropy_bits(res.p) <= 1e-6 or res.n_temperatures == 30
-    # The callback follows every w-step but the first; each temperature has at least one.
+    # A "w" event follows every w-step but the first; each temperature has at least one.
     assert res.n_w_steps == 1 + len(temperatures)
     assert res.n_temperatures == len(set(temperatures))
     assert res.p.mean() == pytest.approx(0.5, abs=1e-9)

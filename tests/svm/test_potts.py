@@ -225,7 +225,9 @@ def test_objective_never_increases_within_a_temperature(seed):
         alpha=1e-2,
         unlabeled_weight=1.0,
         class_fractions=np.full(4, 0.25),
-        callback=lambda stage, T, P, J: trace.append((stage, T, J)),
+        callback=lambda e: (
+            e.stage in ("init", "p", "w") and trace.append((e.stage, e.temperature, e.annealed_objective))
+        ),
     )
     assert len(trace) > 10
     # The extrapolated alternations (K >= 3) are among the steps checked.
@@ -532,7 +534,7 @@ def test_weighted_objective_never_increases_within_a_temperature(seed):
         unlabeled_weight=1.0,
         class_fractions=np.full(4, 0.25),
         sample_weight=np.random.RandomState(seed).uniform(0.1, 5.0, size=X.shape[0]),
-        callback=lambda stage, T, P, J: trace.append((T, J)),
+        callback=lambda e: e.stage in ("init", "p", "w") and trace.append((e.temperature, e.annealed_objective)),
     )
     n_checked = 0
     for (T0, J0), (T1, J1) in zip(trace, trace[1:]):

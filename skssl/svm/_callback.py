@@ -1,0 +1,136 @@
+"""Progress callbacks of the linear solvers: the event they receive and the context that installs one.
+
+Every solver (:func:`~skssl.svm._mfn.l2_svm_mfn`, :func:`~skssl.svm._tsvm.tsvm`,
+:func:`~skssl.svm._da.deterministic_annealing`,
+:func:`~skssl.svm._potts.potts_annealing`) takes ``callback=None``; when given,
+it is called as ``callback(event)`` with a read-only :class:`SolverEvent` at
+the points each solver documents (its stages and their fields). The solvers
+pass their callback on to the l2-SVM-MFN solves they make, so one callback
+sees a whole fit. A callback only reads: a fit with a callback is the same,
+bit for bit, as one without (the fields a callback alone needs, such as the
+line search's breakpoints or CGLS's CPU time, are computed only when there is
+a callback).
+
+Estimators do not take a callback; :func:`solver_callback` installs one for
+the solvers called inside a ``with`` block (in this thread and in the
+threads the estimators start for one-vs-rest), which is how benchmarks count
+a fit's work without patching the solvers::
+
+    from collections import Counter
+    counts = Counter()
+    with solver_callback(lambda event: counts.update([event.stage])):
+        TransductiveSVC().fit(X, y)
+
+The stages: ``"cgls"``, ``"line_search"`` and ``"mfn"`` (l2-SVM-MFN, see
+:func:`~skssl.svm._mfn.l2_svm_mfn`), ``"switch"`` (TSVM), ``"init"``, ``"p"``
+and ``"w"`` (the annealing loop of DA and Potts DA, see
+:func:`~skssl.svm._annealing.anneal`).
+"""
+
+import contextlib
+import contextvars
+from collections.abc import Mapping
+
+__all__ = ["SolverEvent", "current_callback", "notify", "solver_callback"]
+
+_CALLBACK = contextvars.ContextVar("skssl_solver_callback", default=None)
+
+
+class SolverEvent(Mapping):
+    """A read-only record of one point of a solver's progress.
+
+    Its fields are read as attributes (``event.n_iter``) or as a mapping
+    (``event["n_iter"]``, ``dict(event)``); arrays among them are read-only
+    views.
+
+    Parameters
+    ----------
+    stage : str
+        Where the solver is (see the solver's ``callback`` parameter).
+    **fields
+        The stage's fields.
+    """
+
+    __slots__ = ("_fields", "stage")
+
+    def __init__(self, stage, **fields):
+        object.__setattr__(self, "stage", stage)
+        object.__setattr__(self, "_fields", fields)
+
+    def __getattr__(self, name):
+        try:
+            return self._fields[name]
+        except KeyError:
+            raise AttributeError(f"SolverEvent {self.stage!r} has no field {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("SolverEvent is read-only")
+
+    def __getitem__(self, name):
+        return self._fields[name]
+
+    def __iter__(self):
+        return iter(self._fields)
+
+    def __len__(self):
+        return len(self._fields)
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in self._fields.items() if not hasattr(v, "shape"))
+        return f"SolverEvent({self.stage!r}, {fields})"
+
+
+def notify(callback, stage, **fields):
+    """Call ``callback`` with a :class:`SolverEvent` (arrays as read-only views).
+
+    Parameters
+    ----------
+    callback : callable
+        The solver's callback (not None).
+    stage : str
+        The event's stage.
+    **fields
+        Its fields.
+    """
+    for name, value in fields.items():
+        if hasattr(value, "view") and hasattr(value, "flags"):
+            view = value.view()
+            view.flags.writeable = False
+            fields[name] = view
+    callback(SolverEvent(stage, **fields))
+
+
+def current_callback(callback=None):
+    """``callback`` if given, otherwise the one :func:`solver_callback` installed (or None).
+
+    Parameters
+    ----------
+    callback : callable, default=None
+        A solver's ``callback`` argument.
+
+    Returns
+    -------
+    callback : callable or None
+    """
+    return _CALLBACK.get() if callback is None else callback
+
+
+@contextlib.contextmanager
+def solver_callback(callback):
+    """Install ``callback`` for the solvers called inside the ``with`` block that are given none.
+
+    Parameters
+    ----------
+    callback : callable
+        Called as ``callback(event)`` with a :class:`SolverEvent`.
+
+    Yields
+    ------
+    callback : callable
+        The callback.
+    """
+    token = _CALLBACK.set(callback)
+    try:
+        yield callback
+    finally:
+        _CALLBACK.reset(token)
