@@ -16,7 +16,6 @@ The table is printed and, with ``--out``, written as markdown.
 """
 
 import argparse
-import time
 from collections import Counter
 from pathlib import Path
 
