@@ -1,44 +1,26 @@
-"""Paper scale: time and peak memory of TransductiveSVC and DeterministicAnnealingSVC against nnz.
+"""Paper scale: time and peak memory of TransductiveSVC and DeterministicAnnealingSVC against nnz::
 
-One command, from the repository root::
-
-    python benchmarks/linear_scaling.py
+    python benchmarks/linear_scaling.py [--rows ...] [--stack 7] [--n-jobs 1] [--out FILE]
 
 Problems
 --------
-* **RCV1-shaped** (:func:`make_rcv1_like`): SVMlin's paper ran on RCV1
-  (804,414 documents, 47,236 features, about 76 non-zeros per row). The
-  generator draws, for each document, a length from a Poisson law with mean
-  ``nnz_per_row / (1 - overlap)`` tokens whose terms follow a Zipf law over the
-  vocabulary (term of rank ``k`` with probability proportional to
-  ``1 / (k + 2.7)^1.1``, a Zipf-Mandelbrot law, the shape of word
-  frequencies); repeated terms of a document add up (term counts). Values are
-  tf-idf like: ``(1 + log tf) * log(n / df)``, rows scaled to unit norm, as
-  ``TfidfVectorizer(sublinear_tf=True)`` gives. Labels: the sign of a sparse
-  hyperplane (Gaussian weights on 5% of the terms, drawn among the 20,000
-  most frequent) shifted to its 47th percentile (RCV1's CCAT is 47% of the
-  documents), then 5% of the labels flipped (noise); 1% of the rows keep
-  their label; ``positive_fraction`` is the true positive fraction of the
-  unlabeled rows. The full size is one run; smaller sizes are the first rows of
-  the same stream (``--rows``).
-* **20 Newsgroups stacked**: DESIGN's "comp.* + sci.* vs the rest" training
-  matrix (11,314 x 53,724, 1.54M nnz) repeated ``--stack`` times (default 7,
-  10.7M nnz) with 1% of the rows labeled (seed 0) and the true positive
-  fraction of the unlabeled rows; read from ``--data-20ng`` (default: found by skssl's
-  loader or downloaded), skipped with one line when neither works.
+* **RCV1-shaped** (:func:`make_rcv1_like`): SVMlin's paper ran on RCV1 (804,414 documents, 47,236
+  features, about 76 non-zeros per row). Each document draws a Poisson length of Zipf-Mandelbrot
+  distributed terms (rank ``k`` with probability ``1 / (k + 2.7)^1.1``; repeated terms add up); values
+  ``(1 + log tf) * log(n / df)``, rows scaled to unit norm (``TfidfVectorizer(sublinear_tf=True)``).
+  Labels: the sign of a sparse hyperplane (Gaussian weights on 5% of the terms, among the 20,000 most
+  frequent) shifted to its 47th percentile (RCV1's CCAT share), 5% flipped; 1% of the rows keep their
+  label; ``positive_fraction`` is the true fraction of the unlabeled rows. Smaller sizes (``--rows``)
+  are the first rows of the same stream.
+* **20 Newsgroups stacked**: the "comp.* + sci.* vs the rest" training matrix (11,314 x 53,724, 1.54M
+  nnz) repeated ``--stack`` times (7: 10.7M nnz), 1% labeled (seed 0), the true positive fraction.
 
-Every fit runs in its own child process (``linear_subprocess.run_skssl``)
-with the user's environment minus the thread variables, ``n_jobs`` as given
-(``--n-jobs``, default 1), alpha = 1e-3, unlabeled_weight = 1. Reported: CPU
-and wall time of ``fit``, peak RSS of the child and its growth during ``fit``,
-both against the CSR size of X (data + indices + indptr), and the log-log
-slope of wall and CPU time against nnz over the RCV1-shaped sizes (least
-squares), over all sizes and from 4M nnz up (above a few tens of MB the CSR
-arrays no longer fit in the cache and every mat-vec becomes bound by memory
-bandwidth, a step in cost per nnz that is the machine's, not the solver's).
-Goals (issue 9): peak memory <= 2x CSR, slope <= 1.05, RCV1-shaped TSVM under
-5 minutes. The machine is shared: keep the biggest runs few (``--max-da-nnz``
-limits DA's sizes).
+Every fit runs in its own child (``linear_subprocess.run_skssl``) with the user's environment minus the
+thread variables, ``--n-jobs``, alpha = 1e-3, unlabeled_weight = 1. Reported: CPU and wall time of
+``fit``, the child's peak RSS and its growth during ``fit`` against the CSR size of X, and the log-log
+slope of time against nnz over the RCV1-shaped sizes, over all sizes and from 4M nnz up (where the CSR
+arrays leave the cache and every mat-vec becomes bound by memory bandwidth). Goals (issue 9): peak
+memory <= 2x CSR, slope <= 1.05, RCV1-shaped TSVM under 5 minutes. ``--max-da-nnz`` limits DA's sizes.
 """
 
 import argparse

@@ -1,21 +1,14 @@
-"""Helpers shared by the linear benchmarks: SVMlin's build and run, skssl fits in a child process.
+"""The linear benchmarks' shared parts: SVMlin's build and run, skssl fits in a child process.
 
-Both programs are measured the same way: each fit runs in its own child
-process, which gives its CPU time, wall time and peak resident set size (RSS,
-the kernel's ``VmHWM`` of the program). For SVMlin the solver's CPU time is
-the one it prints itself (``clock()`` around the solver, so file parsing is
-left out), its wall time is taken by the parent between the line that ends the
-file reading and the line that reports the solver's time (SVMlin flushes
-both), and its peak RSS is polled from ``/proc`` every 20 ms until it exits. For skssl the child
-(``_harness.run_in_child``) times ``fit`` alone with ``_harness.timed(memory=True)``: CPU time
-over all of its threads, wall time, its peak RSS during ``fit`` (the high-water mark is reset just
-before it) and that peak minus the RSS just before ``fit``.
+Each fit of either program runs in its own child process. SVMlin: the solver's CPU time as it prints
+it (``clock()`` around the solver, file parsing left out), wall time between the lines that end the file
+reading and report the solver's time, peak RSS (``VmHWM``) polled from ``/proc`` every 20 ms. skssl
+(``_harness.run_in_child``): CPU (all threads) and wall time of ``fit`` alone, peak RSS during ``fit``
+(high-water mark reset just before it) and that peak minus the RSS just before ``fit``.
 
-SVMlin 1.0 is GPL: it is copied from its source folder into a temporary
-folder, built there with the system C++ compiler, and never into the
-repository. Its supervised mode (``-A 1``) reads past the end of the row
-subset in ``Read()``; the build copy gets a one-line bounds guard (the only
-change, applied to the temporary copy).
+SVMlin 1.0 is GPL: it is copied from its source folder into a temporary folder and built there with
+the system C++ compiler, never into the repository. Its supervised mode (``-A 1``) reads past the end
+of the row subset in ``Read()``; the build copy gets a one-line bounds guard (its only change).
 """
 
 import os

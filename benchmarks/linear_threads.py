@@ -1,26 +1,18 @@
 """Default BLAS/OpenMP threads against one thread for TransductiveSVC and DeterministicAnnealingSVC.
 
-Issue 9 asks that a fit in the environment a user has (no thread variable
-set) take no more CPU than with ``OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1``,
-within 10%, on a corpus the solvers were not tuned on. One command, from the
-repository root::
+Issue 9 asks that a fit in the environment a user has (no thread variable set) take no more CPU than
+with ``OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1``, within 10%, on a corpus the solvers were not tuned on::
 
-    python benchmarks/linear_threads.py
+    python benchmarks/linear_threads.py [--corpus reuters] [--repeats 3]
 
-Corpus: the SMS Spam Collection (``sms.tsv`` in ``$SKSSL_DATA`` or
-``../shared/data``; 5,574 messages, 747 spam) or, with ``--corpus reuters``,
-Reuters-21578 (``reuters21578.tgz``, found the same way; every article with a
-body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)`` on all
-documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both
-classes present), ``positive_fraction`` = the true spam fraction of the
-unlabeled rows, alpha = 1e-3, unlabeled_weight = 1. Each fit runs in its own
-child process (``linear_subprocess.run_skssl``): one with the user's
-environment minus every thread variable, one with ``OMP_NUM_THREADS``,
-``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``BLIS_NUM_THREADS`` set to
-1, alternately, ``--repeats`` times (default 3); the table gives the minimum
-CPU (all threads of the child) and wall time of ``fit`` and the objective.
-Writes ``benchmarks/results/linear_threads.md`` (``linear_threads_reuters.md``
-for Reuters). When the corpus is missing, it prints one line and exits.
+Corpus: the SMS Spam Collection (``sms.tsv``, 5,574 messages, 747 spam) or Reuters-21578
+(``reuters21578.tgz``: every article with a body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)``
+on all documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both classes present),
+``positive_fraction`` = the true fraction of the unlabeled rows, alpha = 1e-3, unlabeled_weight = 1.
+Each fit runs in its own child (``linear_subprocess.run_skssl``), with the user's environment minus
+every thread variable or with all of them set to 1, alternately, ``--repeats`` times; the table gives
+the minimum CPU (all threads) and wall time of ``fit`` and the objective. Writes
+``results/linear_threads.md`` (``linear_threads_reuters.md`` for Reuters).
 """
 
 import argparse

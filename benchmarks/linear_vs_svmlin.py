@@ -1,45 +1,22 @@
-"""skssl's linear S3VMs side by side with SVMlin 1.0, run alternately in one run.
+"""skssl's linear S3VMs side by side with SVMlin 1.0, run alternately in one run::
 
-One command, from the repository root::
+    python benchmarks/linear_vs_svmlin.py [DATA] [--reuters PATH] [--quick] [--repeats 3] [--out FILE]
 
-    python benchmarks/linear_vs_svmlin.py            # or: ... ../shared/data
+Builds SVMlin 1.0 (``--svmlin-src``, default ``../shared/reference/svmlin``; without it the script
+measures nothing), writes every problem in SVMlin's file format, and for each row runs SVMlin, skssl
+``n_jobs=1`` and skssl ``n_jobs=2`` alternately, ``--repeats`` times, each in a child started with the
+user's environment minus every thread variable (``linear_subprocess.py`` says how each figure is
+taken). Per row: the minimum CPU and wall time of the solve, the child's peak RSS, the objective ``F``
+(SVMlin's ``transductive_cost``, lam = 1e-3, lam_u = 1, of each program's weights) and the test accuracy.
 
-builds SVMlin 1.0 from its C++ source (default ``../shared/reference/svmlin``,
-``--svmlin-src`` to override) in a temporary folder, writes every problem in
-SVMlin's file format, and for each row runs SVMlin and skssl alternately,
-``--repeats`` times (default 3): SVMlin, skssl with ``n_jobs=1``, skssl with
-``n_jobs=2``, again. Every run is a child process started with the user's
-environment *without* any thread variable (``OMP_NUM_THREADS`` and the like
-are removed): the default threads a user has. Reported per row: the minimum
-CPU and wall time of the solve over the repeats, the peak RSS of the child,
-the objective ``F`` (SVMlin's ``transductive_cost``, lam = 1e-3, lam_u = 1,
-computed by skssl's ``transductive_cost`` from each program's weights) and
-the test accuracy (from the weights, on the test split). How each figure is
-taken is in ``benchmarks/linear_subprocess.py``.
+Rows: pcmac (SVMlin's split, r = 0.5 as in SVMlin's reference run) and 20 Newsgroups "comp.* + sci.* vs
+the rest" (``DATA/20news-bydate.tgz`` or skssl's loader), l in {100, 500}, seeds 0-2, r = the true
+positive fraction of the unlabeled rows; TSVM (S = 10000) and DA on each. ``--reuters PATH`` adds
+Reuters-21578 "earn" vs the rest (``linear_threads.py``'s tf-idf, 300 labels, seeds 0-2; no test
+split, so "test %" is the accuracy on the unlabeled rows). ``--no-pcmac`` / ``--no-20ng`` leave rows out.
 
-Rows: pcmac (SVMlin's example split, from ``skssl.datasets.load_pcmac()``,
-r = 0.5 as in SVMlin's reference run) and 20 Newsgroups "comp.* + sci.* vs
-the rest" with DESIGN's protocol, l in {100, 500}, seeds 0-2, r = the true
-positive fraction of the unlabeled rows; TSVM (S = 10000) and DA on each.
-20 Newsgroups is read from ``DATA/20news-bydate.tgz`` when a folder is given
-(by default skssl's loader finds ``../shared/data/20news-bydate.tgz`` or
-downloads the data); when neither works, the script says so in one line and
-writes the pcmac rows only.
-
-``--reuters PATH`` (a ``reuters21578.tgz``) adds a corpus the solvers were
-not tuned on: every Reuters-21578 article with a body, topic "earn" against
-the rest, tf-idf (``min_df=2``, as ``benchmarks/linear_threads.py``), 300
-labeled rows (seeds 0-2), r = the true positive fraction of the unlabeled
-rows; it has no test split, so its "test %" is the accuracy on the
-unlabeled rows. ``--no-pcmac`` and ``--no-20ng`` leave those rows out.
-
-When SVMlin cannot be built (no source or no C++ compiler), the script says
-so in one line and measures nothing. A run without 20 Newsgroups, or with ``--quick``, ``--configs``,
-fewer ``--repeats``, ``--methods``, ``--no-pcmac``, ``--no-20ng`` or ``--reuters`` is partial
-(``benchmarks/README.md``).
-
-Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with
-``n_jobs=2`` and <= 1.0x with ``n_jobs=1``; objectives within 0.05%.
+Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with ``n_jobs=2`` and <= 1.0x with
+``n_jobs=1``; objectives within 0.05%.
 """
 
 import argparse

@@ -1,19 +1,11 @@
 """Why TSVM's time grows faster than nnz: switching rounds, skssl against SVMlin.
 
-On the RCV1-shaped problems of ``benchmarks/linear_scaling.py`` the time of
-``TransductiveSVC`` grows faster than nnz while the cost of one l2-SVM-MFN
-solve stays proportional to nnz: the number of solves grows. This script fits
-TSVM (SVMlin's ``-A 2``, alpha = 1e-3, unlabeled_weight = 1, S = 10,000,
-``positive_fraction`` the true fraction of the unlabeled rows) with skssl and
-with SVMlin 1.0 (built from ``../shared/reference/svmlin`` in a temporary
-folder) on the first 13,000 / 52,000 / 200,000 rows of one RCV1-shaped
-stream, and counts for each program the switching rounds (solves after a
-label switch), the annealing levels of ``lam_0`` and the pairs switched, with
-CPU time. If the counts agree and grow alike, the growth belongs to the
-algorithm (multiple switching until no pair switches), not to this
-implementation.
-
-Run from the repository root::
+On the RCV1-shaped problems of ``linear_scaling.py`` the time of ``TransductiveSVC`` grows faster than
+nnz while one l2-SVM-MFN solve stays proportional to nnz: the number of solves grows. This script fits
+TSVM (``-A 2``, alpha = 1e-3, unlabeled_weight = 1, S = 10,000, the true ``positive_fraction``) with
+skssl and with SVMlin 1.0 on the first 13,000 / 52,000 / 200,000 rows of one RCV1-shaped stream, and
+counts for each the switching rounds (solves after a label switch) and the pairs switched, with CPU
+time. If the counts agree and grow alike, the growth belongs to the algorithm, not to this implementation::
 
     python benchmarks/tsvm_rounds.py [--rows 13000 52000 200000] [--out FILE]
 """
