@@ -1,20 +1,20 @@
 """n_jobs=2 against n_jobs=1 on a busy machine and on an idle one, before and after the thread schedule.
 
 A two-thread fit runs its row blocks on OpenMP threads that meet at a barrier several times per CGLS
-iteration; when other processes keep every core busy, one thread is often descheduled while the other
-spins, and ``n_jobs=2`` was several times slower than ``n_jobs=1``. Since then a fit's
-:class:`~skssl.svm._kernels.ThreadSchedule` times CGLS's iterations on one thread and on two and keeps
-the faster (:mod:`skssl.svm._rowblocks`). ``before`` is ``THREAD_MODE = "fixed"`` (all ``n_jobs``
-threads always), ``after`` the default ``"adaptive"``::
+iteration; when other processes keep every core busy, one thread is often descheduled while the other spins,
+and ``n_jobs=2`` was several times slower than ``n_jobs=1``. Since then a fit's
+:class:`~skssl.svm._kernels.ThreadSchedule` times CGLS's iterations on one thread and on two and keeps the
+faster (:mod:`skssl.svm._rowblocks`). ``before`` is ``THREAD_MODE = "fixed"`` (all ``n_jobs`` threads always),
+``after`` the default ``"adaptive"``::
 
     python benchmarks/busy_machine.py [DATA_DIR] [--repeats 3] [--busy N]
 
-Problem: 20 Newsgroups "comp.* + sci.* vs the rest" (``load_newsgroups_binary``, all 11,314 training
-rows), ``--n-labeled`` labeled rows (500, seed 0), alpha = 1e-3, unlabeled_weight = 1, the true
-``positive_fraction``; ``TransductiveSVC`` and ``DeterministicAnnealingSVC``, each fit in its own child
-(wall and CPU time of ``fit``). Scenarios: ``busy``, with ``--busy`` (default: one per core) Python busy
-loops running, and ``idle``, without. In each of ``--repeats`` repeats the three configurations run in a
-rotated order; the table gives the median (min-max) and the ratios of the medians to ``n_jobs=1``.
+Problem: 20 Newsgroups "comp.* + sci.* vs the rest" (``load_newsgroups_binary``, all 11,314 training rows),
+``--n-labeled`` labeled rows (500, seed 0), alpha = 1e-3, unlabeled_weight = 1, the true
+``positive_fraction``; ``TransductiveSVC`` and ``DeterministicAnnealingSVC``, each fit in its own child (wall
+and CPU time of ``fit``). Scenarios: ``busy``, with ``--busy`` (default: one per core) Python busy loops
+running, and ``idle``, without. In each of ``--repeats`` repeats the three configurations run in a rotated
+order; the table gives the median (min-max) and the ratios of the medians to ``n_jobs=1``.
 """
 
 import argparse

@@ -1,10 +1,9 @@
 """What checking a sparse matrix's structure costs, against the fit it protects.
 
-Every entry point passes sparse ``X`` through :func:`skssl.utils.validation.check_sparse_structure`.
-This script times that check (minimum of ``--repeats`` calls) and one ``TransductiveSVC()`` fit (which
-includes it) on 20 Newsgroups comp.* + sci.* vs the rest (tf-idf, 100 labeled rows) and on the
-RCV1-shaped problem of ``linear_scaling.py`` (``--rows`` rows, 804,414 by default). Goal: the check
-costs at most 2% of a fit::
+Every entry point passes sparse ``X`` through :func:`skssl.utils.validation.check_sparse_structure`. This
+script times that check (minimum of ``--repeats`` calls) and one ``TransductiveSVC()`` fit (which includes it)
+on 20 Newsgroups comp.* + sci.* vs the rest (tf-idf, 100 labeled rows) and on the RCV1-shaped problem of
+``linear_scaling.py`` (``--rows`` rows, 804,414 by default). Goal: the check costs at most 2% of a fit::
 
     python benchmarks/input_checks.py
 """

@@ -15,12 +15,12 @@ Problems
 * **20 Newsgroups stacked**: the "comp.* + sci.* vs the rest" training matrix (11,314 x 53,724, 1.54M
   nnz) repeated ``--stack`` times (7: 10.7M nnz), 1% labeled (seed 0), the true positive fraction.
 
-Every fit runs in its own child (``linear_subprocess.run_skssl``) with the user's environment minus the
-thread variables, ``--n-jobs``, alpha = 1e-3, unlabeled_weight = 1. Reported: CPU and wall time of
-``fit``, the child's peak RSS and its growth during ``fit`` against the CSR size of X, and the log-log
-slope of time against nnz over the RCV1-shaped sizes, over all sizes and from 4M nnz up (where the CSR
-arrays leave the cache and every mat-vec becomes bound by memory bandwidth). Goals (issue 9): peak
-memory <= 2x CSR, slope <= 1.05, RCV1-shaped TSVM under 5 minutes. ``--max-da-nnz`` limits DA's sizes.
+Every fit runs in its own child (``linear_subprocess.run_skssl``) with the user's environment minus the thread
+variables, ``--n-jobs``, alpha = 1e-3, unlabeled_weight = 1. Reported: CPU and wall time of ``fit``, the
+child's peak RSS and its growth during ``fit`` against the CSR size of X, and the log-log slope of time
+against nnz over the RCV1-shaped sizes, over all sizes and from 4M nnz up (where the CSR arrays leave the
+cache and every mat-vec becomes bound by memory bandwidth). Goals (issue 9): peak memory <= 2x CSR, slope <=
+1.05, RCV1-shaped TSVM under 5 minutes. ``--max-da-nnz`` limits DA's sizes.
 """
 
 import argparse
@@ -30,13 +30,11 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 import scipy.sparse as sp
-from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance, reductions
+from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance, reductions, table_head
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary
 
-ALPHA, LAM_U = 1e-3, 1.0
 RCV1_ROWS, RCV1_FEATURES, RCV1_NNZ_PER_ROW = 804_414, 47_236, 76
-METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
 
 
 def make_rcv1_like(
@@ -129,17 +127,16 @@ def main(argv=None):
     log("# Linear S3VMs at paper scale: time and memory against nnz", "", provenance(argv), "")
     log(
         f"One run per size (timings are noisy on a shared machine); default threads, n_jobs={args.n_jobs}, "
-        f"alpha={ALPHA}, unlabeled_weight={LAM_U}.",
+        f"alpha={lsp.ALPHA}, unlabeled_weight={lsp.LAM_U}.",
         "",
         "Peak RSS: the child's high-water mark during `fit` (reset just before it), which includes the "
         "Python interpreter with numpy/scipy/scikit-learn (about 150 MB) and X itself; fit RSS growth: that "
         "peak minus the RSS just before `fit`, i.e. the memory the fit adds to X. The goal peak <= 2x CSR "
         "means growth / CSR <= 1.",
         "",
-        markdown_row(HEADER),
-        "|" + "---|" * len(HEADER),
+        *table_head(HEADER),
     )
-    timings = {m: [] for m in METHODS}
+    timings = {m: [] for m in lsp.ESTIMATORS}
 
     def slopes():
         notes = []
@@ -201,10 +198,10 @@ def main(argv=None):
             problem = lsp.save_problem(Path(workdir) / "p", X, y_semi)
             csr_mb = lsp.csr_bytes(X) / 2**20
             r = float(y[y_semi == -1].mean())  # the true positive fraction of the unlabeled rows
-            for method, estimator in METHODS.items():
+            for method, estimator in lsp.ESTIMATORS.items():
                 if method == "DA" and X.nnz > args.max_da_nnz:
                     continue
-                params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r, "n_jobs": args.n_jobs}
+                params = lsp.params(r, n_jobs=args.n_jobs)
                 try:
                     res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
                 except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on

@@ -1,14 +1,14 @@
 """The linear benchmarks' shared parts: SVMlin's build and run, skssl fits in a child process.
 
-Each fit of either program runs in its own child process. SVMlin: the solver's CPU time as it prints
-it (``clock()`` around the solver, file parsing left out), wall time between the lines that end the file
-reading and report the solver's time, peak RSS (``VmHWM``) polled from ``/proc`` every 20 ms. skssl
+Each fit of either program runs in its own child process. SVMlin: the solver's CPU time as it prints it
+(``clock()`` around the solver, file parsing left out), wall time between the lines that end the file reading
+and report the solver's time, peak RSS (``VmHWM``) polled from ``/proc`` every 20 ms. skssl
 (``_harness.run_in_child``): CPU (all threads) and wall time of ``fit`` alone, peak RSS during ``fit``
 (high-water mark reset just before it) and that peak minus the RSS just before ``fit``.
 
-SVMlin 1.0 is GPL: it is copied from its source folder into a temporary folder and built there with
-the system C++ compiler, never into the repository. Its supervised mode (``-A 1``) reads past the end
-of the row subset in ``Read()``; the build copy gets a one-line bounds guard (its only change).
+SVMlin 1.0 is GPL: it is copied from its source folder into a temporary folder and built there with the system
+C++ compiler, never into the repository. Its supervised mode (``-A 1``) reads past the end of the row subset
+in ``Read()``; the build copy gets a one-line bounds guard (its only change).
 """
 
 import os
@@ -29,6 +29,23 @@ DEFAULT_SVMLIN_SRC = ROOT.parent / "shared" / "reference" / "svmlin"
 # with the row number after t has passed the last subset entry.
 _GUARD_FROM = "if(Subset->vec[t]==i)"
 _GUARD_TO = "if(t<Subset->d && Subset->vec[t]==i)"
+
+
+ALPHA, LAM_U = 1e-3, 1.0  # SVMlin's lam and lam_u, every linear benchmark's
+ESTIMATORS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
+
+
+def params(r, **more):
+    """The S3VMs' parameters of the linear benchmarks, with class fraction ``r``."""
+    return {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r, **more}
+
+
+def objective(X, y_semi, w, b):
+    """SVMlin's objective ``F`` (``transductive_cost``, lam = ALPHA, lam_u = LAM_U) of ``(w, b)`` on ``X``."""
+    from skssl.svm._problem import transductive_cost
+
+    y_pm = np.where(y_semi == 1, 1.0, -1.0)
+    return transductive_cost(w, b, X @ w + b, y_pm, y_semi != -1, ALPHA, LAM_U)
 
 
 def csr_bytes(X):
@@ -81,7 +98,17 @@ _SOLVER_TIME = re.compile(r"([0-9.eE+-]+)\s+seconds")
 
 
 def run_svmlin(
-    binary, examples, labels, workdir, *, algo, alpha, unlabeled_weight=1.0, r=0.5, switches=10000, n_features=None
+    binary,
+    examples,
+    labels,
+    workdir,
+    *,
+    algo,
+    alpha=ALPHA,
+    unlabeled_weight=LAM_U,
+    r=0.5,
+    switches=10000,
+    n_features=None,
 ):
     """Run SVMlin once; return its weights, bias and measurements.
 
