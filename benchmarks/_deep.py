@@ -1,13 +1,13 @@
 """What the deep benchmarks (``deep_ssl.py``, ``deep_time.py``, ``deep_long_tail.py``) share.
 
-MNIST through :func:`skssl.datasets.fetch_mnist` (``benchmarks/README.md``, Data); the JSON-lines log
-and the report built from it (:class:`Study`); images, labeled draws and the long-tailed split; a CPU
-timer callback; the bare PyTorch FixMatch loop the skorch nets are compared with.
+MNIST through :func:`skssl.datasets.fetch_mnist` (``benchmarks/README.md``, Data); the JSON-lines log and the
+report built from it (:class:`Study`); images, labeled draws and the long-tailed split; a CPU timer callback;
+the bare PyTorch FixMatch loop the skorch nets are compared with.
 
-Where rows go: the committed log ``results/<name>.jsonl`` holds full schedules measured on the local
-MNIST copy. A run with ``--quick`` or a shorter schedule than the default, or on OpenML's copy (whose
-row order makes the seeded subsamples draw other images), appends to ``<name>.partial.jsonl`` and its
-``report`` writes ``<name>.partial.md`` (both git-ignored).
+Where rows go: the committed log ``results/<name>.jsonl`` holds full schedules measured on the local MNIST
+copy. A run with ``--quick`` or a shorter schedule than the default, or on OpenML's copy (whose row order
+makes the seeded subsamples draw other images), appends to ``<name>.partial.jsonl`` and its ``report`` writes
+``<name>.partial.md`` (both git-ignored).
 """
 
 import contextlib

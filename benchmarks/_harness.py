@@ -5,12 +5,12 @@
 * How long a fit takes: :func:`timed` in this process, :func:`run_in_child` in a fresh one.
 * How much memory it takes: ``timed(memory=True)``, the kernel's high-water mark of the resident set
   (``VmHWM``), reset just before the timed block; :func:`peak_rss_mb` reads it for any process.
-* Rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table`, :class:`Lines`;
-  sections rerun alone (``--only``): :func:`merge_sections` / :func:`sections_text`.
+* Rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table`, :class:`Lines`; sections
+  rerun alone (``--only``): :func:`merge_sections` / :func:`sections_text`.
 
-The scripts run as ``python benchmarks/NAME.py`` from the repository root with skssl importable.
-Python puts the script's folder first on ``sys.path``, so ``from _harness import ...`` needs no
-path patch, in the scripts or in the children :func:`run_in_child` starts.
+The scripts run as ``python benchmarks/NAME.py`` from the repository root with skssl importable. Python puts
+the script's folder first on ``sys.path``, so ``from _harness import ...`` needs no path patch, in the scripts
+or in the children :func:`run_in_child` starts.
 """
 
 import contextlib
@@ -316,6 +316,22 @@ def merge_sections(path, new, order):
             old[key] = body
     old.update(new)
     return {key: old[key] for key in order if key in old}
+
+
+def finish_sections(results, header, sections, order, only=None):
+    """Write a sectioned table through ``results`` (a :class:`ResultsFile`) and print it.
+
+    A complete ``--only`` run (``only``) keeps the committed file's other sections. Returns the path
+    written, or ``None`` (file untouched) when no section was run.
+    """
+    if not sections:
+        print("nothing was run; results file left unchanged")
+        return None
+    if only and results.complete:
+        sections = merge_sections(results.default, sections, order)
+    path = results.finish(sections_text(header, sections))
+    print(path.read_text())
+    return path
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Where a benchmark writes its table: the complete/partial rule of ``benchmarks/README.md``, in one place.
 
 A file in ``benchmarks/results/`` is replaced only by a complete run; any other run writes
-``<name>.partial.md`` beside it (git-ignored) with a banner saying why. ``--out PATH`` is honoured for a
-run reduced on purpose, never for one that lacked data or measured figures.
+``<name>.partial.md`` beside it (git-ignored) with a banner saying why. ``--out PATH`` is honoured for a run
+reduced on purpose, never for one that lacked data or measured figures.
 """
 
 import sys

@@ -5,37 +5,29 @@ Run from the repository root::
     python benchmarks/deep_long_tail.py [--quick] run [SEED ...]   # fits, appends to results/deep_long_tail.jsonl
     python benchmarks/deep_long_tail.py report           # writes results/deep_long_tail.md
 
-Protocol (Guo & Li, "Class-Imbalanced Semi-Supervised Learning with Adaptive
-Thresholding", ICML 2022, section 5.1, there on CIFAR-10): class ``k = 0..9``
-gets ``n_k = N1 * gamma^(-k/9)`` labeled and ``m_k = M1 * gamma^(-k/9)``
-unlabeled images (rounded), with ``N1 = 1500``, ``M1 = 3000``, ``gamma = 100``,
-so the smallest class keeps 15 labeled and 30 unlabeled images. The images
-are drawn without replacement from the full MNIST training set (60,000), per
-seed; MNIST's digit ``k`` plays the paper's class ``k + 1``. The test set is
-balanced: the same number of test images of every digit (the smallest test
-class, 892 images per class).
+Protocol (Guo & Li, "Class-Imbalanced Semi-Supervised Learning with Adaptive Thresholding", ICML 2022, section
+5.1, there on CIFAR-10): class ``k = 0..9`` gets ``n_k = N1 * gamma^(-k/9)`` labeled and
+``m_k = M1 * gamma^(-k/9)`` unlabeled images (rounded), with ``N1 = 1500``, ``M1 = 3000``, ``gamma = 100``, so
+the smallest class keeps 15 labeled and 30 unlabeled images. The images are drawn without replacement from the
+full MNIST training set (60,000), per seed; MNIST's digit ``k`` plays the paper's class ``k + 1``. The test
+set is balanced: the same number of test images of every digit (the smallest test class, 892 images per
+class).
 
-Methods, one schedule shared by all (a documented choice, not each
-estimator's own defaults, because FixMatch's default ``mu`` is 3 and Adsh's
-is 2): ``batch_size=32``, ``mu=2`` (the Adsh paper's ratio, for both),
-Adam ``lr=1e-3``, ``iterations_per_epoch=50``, ``EPOCHS`` epochs, EMA
-weights for prediction, default small CNN, default augmentations,
-threshold 0.95 (FixMatch's fixed threshold, Adsh's majority-class threshold).
-The supervised net is ``SupervisedNetClassifier(augment="weak")`` on the
-labeled rows with the same number of steps and batch size. Torch runs with
-one intra-op thread (``torch.set_num_threads(1)``), see
+Methods, one schedule shared by all (a documented choice, not each estimator's own defaults, because
+FixMatch's default ``mu`` is 3 and Adsh's is 2): ``batch_size=32``, ``mu=2`` (the Adsh paper's ratio, for
+both), Adam ``lr=1e-3``, ``iterations_per_epoch=50``, ``EPOCHS`` epochs, EMA weights for prediction, default
+small CNN, default augmentations, threshold 0.95 (FixMatch's fixed threshold, Adsh's majority-class
+threshold). The supervised net is ``SupervisedNetClassifier(augment="weak")`` on the labeled rows with the
+same number of steps and batch size. Torch runs with one intra-op thread (``torch.set_num_threads(1)``), see
 ``benchmarks/results/deep_time.md`` for why.
 
-Instrumentation (an epoch-end callback that reads but never changes the
-fit): on the whole unlabeled set, weak views through the current (non-EMA)
-module in eval mode -- what Adsh's own epoch-end threshold update sees --
-the masking policy's mask and pseudo-labels give, per class ``k``, the mask
-rate (fraction of the unlabeled images of digit ``k`` that pass), the
-pseudo-label precision (fraction of the passing images labeled ``k`` that are
-digit ``k``) and the policy's per-class thresholds.
+Instrumentation (an epoch-end callback that reads but never changes the fit): on the whole unlabeled set, weak
+views through the current (non-EMA) module in eval mode -- what Adsh's own epoch-end threshold update sees --
+the masking policy's mask and pseudo-labels give, per class ``k``, the mask rate (fraction of the unlabeled
+images of digit ``k`` that pass), the pseudo-label precision (fraction of the passing images labeled ``k``
+that are digit ``k``) and the policy's per-class thresholds.
 
-``--quick`` (one epoch) or ``DEEP_LONG_TAIL_EPOCHS`` below 20 write the partial log and
-report (``_deep.py``).
+``--quick`` (one epoch) or ``DEEP_LONG_TAIL_EPOCHS`` below 20 write the partial log and report (``_deep.py``).
 """
 
 import os

@@ -4,22 +4,18 @@ Run from the repository root::
 
     OMP_NUM_THREADS=1 python benchmarks/deep_ssl.py [--quick] [part ...] [report]
 
-Parts: ``labels`` (accuracy vs labels per class 1, 4, 10: labeled-only, FixMatch,
-FreeMatch with both SAF signs; ``labels:<per_class>:<variant>[,...][:<epochs>]``
-runs one cell), ``longtail`` (gamma = 100, FixMatch vs Adsh with mu=2, on a small
-pool; ``longtail:<epochs>``; the paper's protocol is ``deep_long_tail.py``),
-``overhead`` (CPU time of 40 FixMatch steps, skorch net vs a bare PyTorch loop
-doing the same step, 5 alternating repeats), ``report`` (``results/deep_ssl.md``
-from the log). No part: the three parts. ``--quick`` (1 epoch, 5 overhead steps)
-or fewer epochs than the default write the partial log and report (``_deep.py``).
+Parts: ``labels`` (accuracy vs labels per class 1, 4, 10: labeled-only, FixMatch, FreeMatch with both SAF
+signs; ``labels:<per_class>:<variant>[,...][:<epochs>]`` runs one cell), ``longtail`` (gamma = 100, FixMatch
+vs Adsh with mu=2, on a small pool; ``longtail:<epochs>``; the paper's protocol is ``deep_long_tail.py``),
+``overhead`` (CPU time of 40 FixMatch steps, skorch net vs a bare PyTorch loop doing the same step, 5
+alternating repeats), ``report`` (``results/deep_ssl.md`` from the log). No part: the three parts. ``--quick``
+(1 epoch, 5 overhead steps) or fewer epochs than the default write the partial log and report (``_deep.py``).
 
-Everything is subsampled so one run takes a couple of minutes on one shared CPU
-core: an unlabeled pool of ``N_POOL`` training images (seed ``DEEP_SSL_SEED``,
-default 0, draws the pool and is the ``random_state``), ``N_TEST`` test images,
-``EPOCHS x ITERS`` steps with ``batch_size=32`` and ``mu=3`` (the defaults
-``mu=7, batch_size=64`` cost ~5x more per step), default SmallCNN. The
-labeled-only baseline is the same CNN with the same weak augmentation and the
-same number of steps, on the labeled rows.
+Everything is subsampled so one run takes a couple of minutes on one shared CPU core: an unlabeled pool of
+``N_POOL`` training images (seed ``DEEP_SSL_SEED``, default 0, draws the pool and is the ``random_state``),
+``N_TEST`` test images, ``EPOCHS x ITERS`` steps with ``batch_size=32`` and ``mu=3`` (the defaults
+``mu=7, batch_size=64`` cost ~5x more per step), default SmallCNN. The labeled-only baseline is the same CNN
+with the same weak augmentation and the same number of steps, on the labeled rows.
 """
 
 import os

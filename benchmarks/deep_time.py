@@ -10,20 +10,17 @@ Run from the repository root::
     python benchmarks/deep_time.py workers    # CPU and wall s of each fit under joblib n_jobs=1 vs 2
     python benchmarks/deep_time.py report     # writes results/deep_time.md from results/deep_time.jsonl
 
-``THREADS`` is a number of torch intra-op threads set with
-``torch.set_num_threads`` before the fit (``default`` = leave torch's own
-default, the number of cores); ``MODULE`` is ``default`` (the estimator's
-default network), ``oldcnn`` (the network the nets shipped before, for
-comparison) or ``newcnn`` (its pool-first channels-last variant).
-``--quick`` (before the part) shortens every part (a few steps, one epoch, one repeat) and writes
-the partial log and report (``_deep.py``).
+``THREADS`` is a number of torch intra-op threads set with ``torch.set_num_threads`` before the fit
+(``default`` = leave torch's own default, the number of cores); ``MODULE`` is ``default`` (the estimator's
+default network), ``oldcnn`` (the network the nets shipped before, for comparison) or ``newcnn`` (its
+pool-first channels-last variant). ``--quick`` (before the part) shortens every part (a few steps, one epoch,
+one repeat) and writes the partial log and report (``_deep.py``).
 
-The fit follows the setting of the issue: 4,000 MNIST training images (the
-first 4,000 of a seeded permutation), 4 labeled per class (40), the other
-3,960 unlabeled; accuracy on the 10,000 MNIST test images. CPU seconds are
-the process's own (``_harness.timed``; with more than one thread they add
-up the threads' time); the machine is shared with other jobs, so wall times
-are inflated and every comparison alternates its arms within one run.
+The fit follows the setting of the issue: 4,000 MNIST training images (the first 4,000 of a seeded
+permutation), 4 labeled per class (40), the other 3,960 unlabeled; accuracy on the 10,000 MNIST test images.
+CPU seconds are the process's own (``_harness.timed``; with more than one thread they add up the threads'
+time); the machine is shared with other jobs, so wall times are inflated and every comparison alternates its
+arms within one run.
 """
 
 import os

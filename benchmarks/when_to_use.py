@@ -2,34 +2,28 @@
 
 Sections (each can be run alone with ``--only``):
 
-* ``pcmac``: the built-in pcmac task (50 labels), supervised ``LinearL2SVC``
-  against ``TransductiveSVC`` and ``DeterministicAnnealingSVC`` with
-  ``positive_fraction`` left to its default (estimated from the labeled rows)
-  and set to 0.5;
-* ``20ng``: 20 Newsgroups "comp.* + sci.* vs the rest" (the linear benchmarks'
-  protocol), 100 labels (seed 0), the S3VMs with the default
-  ``positive_fraction`` and with the true one;
-* ``digits``: scikit-learn's digits, standardized, 50 labels, seeds 0-2,
-  defaults: a case where the S3VMs' low-density assumption does not hold;
-* ``tuning``: ``alpha`` and ``unlabeled_weight`` chosen by ``GridSearchCV``
-  with ``SemiSupervisedKFold`` on pcmac and on digits;
-* ``cv``: plain ``cross_val_score`` against ``SemiSupervisedKFold`` on pcmac,
-  for the default scoring, ``"accuracy"`` and ``"f1"``.
+* ``pcmac``: the built-in pcmac task (50 labels), supervised ``LinearL2SVC`` against ``TransductiveSVC`` and
+  ``DeterministicAnnealingSVC`` with ``positive_fraction`` left to its default (estimated from the labeled
+  rows) and set to 0.5;
+* ``20ng``: 20 Newsgroups "comp.* + sci.* vs the rest" (the linear benchmarks' protocol), 100 labels (seed 0),
+  the S3VMs with the default ``positive_fraction`` and with the true one;
+* ``digits``: scikit-learn's digits, standardized, 50 labels, seeds 0-2, defaults: a case where the S3VMs'
+  low-density assumption does not hold;
+* ``tuning``: ``alpha`` and ``unlabeled_weight`` chosen by ``GridSearchCV`` with ``SemiSupervisedKFold`` on
+  pcmac and on digits;
+* ``cv``: plain ``cross_val_score`` against ``SemiSupervisedKFold`` on pcmac, for the default scoring,
+  ``"accuracy"`` and ``"f1"``.
 
-Run from the repository root (CPU is shared: keep one thread):
+Run from the repository root (CPU is shared: keep one thread)::
 
     OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
-
-Writes ``benchmarks/results/when_to_use.md`` (``--only`` replaces the sections it ran); a data set that
-is neither local nor downloadable is skipped with one line and makes the run partial
-(``benchmarks/README.md``).
 """
 
 import argparse
 import warnings
 
 import numpy as np
-from _harness import RESULTS_DIR, ResultsFile, markdown_table, merge_sections, provenance, sections_text, timed
+from _harness import RESULTS_DIR, ResultsFile, finish_sections, markdown_table, provenance, sections_text, timed
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
@@ -238,22 +232,16 @@ def main():
             print(f"skipping {key}: {exc}")
             results.degrade(f"section {key} skipped ({exc})")
             continue
-        results.save_progress(text(done))  # after every section: a long run keeps what it measured
-    if not done:
-        print("nothing was run; results file left unchanged")
-        return
-    if args.only and results.complete:
-        done = merge_sections(RESULTS, done, list(SECTIONS))
-    print(results.finish(text(done)).read_text())
+        results.save_progress(sections_text(header(), done))  # after every section: a long run keeps what it measured
+    finish_sections(results, header(), done, list(SECTIONS), args.only)
 
 
-def text(done):
-    header = (
+def header():
+    return (
         f"# When to use which: measured cases\n\n{provenance()}\n\n"
         "Sections can be rerun alone with `--only`; a 2-core machine shared with other jobs (CPU times are "
         "inflated and indicative only).\n\n"
     )
-    return sections_text(header, done)
 
 
 if __name__ == "__main__":
