@@ -5,8 +5,9 @@
 * How long a fit takes: :func:`timed` in this process, :func:`run_in_child` in a fresh one.
 * How much memory it takes: ``timed(memory=True)``, the kernel's high-water mark of the resident set
   (``VmHWM``), reset just before the timed block; :func:`peak_rss_mb` reads it for any process.
-* Rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table`, :class:`Lines`; sections
-  rerun alone (``--only``): :func:`merge_sections` / :func:`sections_text`.
+* Rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table` / :func:`table_head`,
+  :class:`Lines`; sections rerun alone (``--only``): :func:`sections_text`, :func:`merge_sections`,
+  :func:`finish_sections`.
 
 The scripts run as ``python benchmarks/NAME.py`` from the repository root with skssl importable. Python puts
 the script's folder first on ``sys.path``, so ``from _harness import ...`` needs no path patch, in the scripts

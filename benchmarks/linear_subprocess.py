@@ -97,19 +97,7 @@ def write_svmlin_labels(y_semi, path):
 _SOLVER_TIME = re.compile(r"([0-9.eE+-]+)\s+seconds")
 
 
-def run_svmlin(
-    binary,
-    examples,
-    labels,
-    workdir,
-    *,
-    algo,
-    alpha=ALPHA,
-    unlabeled_weight=LAM_U,
-    r=0.5,
-    switches=10000,
-    n_features=None,
-):
+def run_svmlin(binary, examples, labels, workdir, *, algo, alpha=ALPHA, r=0.5, switches=10000, n_features=None):
     """Run SVMlin once; return its weights, bias and measurements.
 
     SVMlin sizes its weights by the largest feature index it read (in the
@@ -117,11 +105,10 @@ def run_svmlin(
     zeros to the data's width.
     """
     workdir = Path(workdir)
-    cmd = [str(binary), "-A", str(algo), "-W", repr(alpha), "-U", repr(unlabeled_weight), "-R", repr(r)]
+    cmd = [str(binary), "-A", str(algo), "-W", repr(alpha), "-U", repr(LAM_U), "-R", repr(r)]
     cmd += ["-S", str(switches), str(examples), str(labels)]
     # The line SVMlin prints when its solver ends (with the solver's CPU time).
     done = {1: "L2_SVM_MFN converged", 2: "Transductive L2_SVM_MFN took", 3: "DA-SVM took"}[algo]
-    start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # SVMlin allocates while it reads and keeps its memory to the end: poll its
     # VmHWM until it exits (ru_maxrss would report the forked Python parent).
@@ -137,9 +124,7 @@ def run_svmlin(
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
-    t_read = None
-    t_done = None
-    solver_cpu = None
+    t_read = t_done = solver_cpu = None
     out = []
     for line in proc.stdout:
         now = time.perf_counter()
@@ -152,9 +137,7 @@ def run_svmlin(
     # The solver has ended (its last line is read): the peak is reached; stop polling before reaping.
     stop.set()
     poller.join()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall_total = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(os.waitpid(proc.pid, 0)[1])
     if proc.returncode != 0 or solver_cpu is None:
         raise RuntimeError(f"SVMlin failed ({proc.returncode}): {''.join(out[-5:])}")
     weights = np.loadtxt(workdir / (Path(examples).name + ".weights"))
@@ -166,8 +149,6 @@ def run_svmlin(
         "b": float(weights[-1]),
         "cpu": solver_cpu,
         "wall": t_done - t_read,
-        "process_cpu": usage.ru_utime + usage.ru_stime,
-        "process_wall": wall_total,
         "rss_mb": hwm[0],
         "stdout": "".join(out),
     }

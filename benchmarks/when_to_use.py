@@ -51,6 +51,18 @@ def fit_score(estimator, X, y_semi, X_test, y_test):
     return estimator.score(X_test, y_test), t.cpu
 
 
+def compare(tag, estimators, splits):
+    """Fit and score every estimator on every split (one split after the other): ``(name, accuracies, CPU s)`` rows."""
+    results = {name: ([], []) for name in estimators}
+    for split_name, (X, y_semi, X_test, y_test) in splits:
+        for name, est in estimators.items():
+            acc, sec = fit_score(est, X, y_semi, X_test, y_test)
+            results[name][0].append(acc)
+            results[name][1].append(sec)
+            print(tag, split_name, name, f"{acc:.4f}", flush=True)
+    return [(name, accs, secs) for name, (accs, secs) in results.items()]
+
+
 def table(title, note, rows):
     """A section: title, note and one row per estimator (accuracy over the seeds, CPU seconds per fit)."""
     cells = []
@@ -84,11 +96,7 @@ def section_pcmac():
         "DeterministicAnnealingSVC(positive_fraction=0.5)": DeterministicAnnealingSVC(positive_fraction=0.5),
         **SVMLIN_SETTINGS,
     }
-    rows = []
-    for name, est in estimators.items():
-        acc, sec = fit_score(est, data.X_train, data.y_train, data.X_test, data.y_test)
-        rows.append((name, [acc], [sec]))
-        print("pcmac", name, f"{acc:.4f}", flush=True)
+    rows = compare("pcmac", estimators, [("", (data.X_train, data.y_train, data.X_test, data.y_test))])
     labeled = data.y_train[data.y_train != -1]
     supervised_alpha = LinearL2SVC().fit(data.X_train, data.y_train).alpha_
     semi_alpha = TransductiveSVC(safeguard=None).fit(data.X_train, data.y_train).alpha_
@@ -116,11 +124,7 @@ def section_20ng():
             alpha=1e-3, positive_fraction=r, safeguard=None
         ),
     }
-    rows = []
-    for name, est in estimators.items():
-        acc, sec = fit_score(est, ng.X_train, y_semi, ng.X_test, ng.y_test)
-        rows.append((name, [acc], [sec]))
-        print("20ng", n_labeled, seed, name, f"{acc:.4f}", flush=True)
+    rows = compare("20ng", estimators, [(f"{n_labeled} {seed}", (ng.X_train, y_semi, ng.X_test, ng.y_test))])
     labeled = y_semi[y_semi != -1]
     note = (
         f"`load_newsgroups_binary()`: {ng.X_train.shape[0]} x {ng.X_train.shape[1]} TF-IDF (sparse), "
@@ -145,20 +149,12 @@ def section_digits():
         "TransductiveSVC()": TransductiveSVC(),
         "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
     }
-    results = {name: ([], []) for name in estimators}
-    for seed in SEEDS:
-        X, y_semi, X_test, y_test = digits_split(seed)
-        for name, est in estimators.items():
-            acc, sec = fit_score(est, X, y_semi, X_test, y_test)
-            results[name][0].append(acc)
-            results[name][1].append(sec)
-            print("digits", seed, name, f"{acc:.4f}", flush=True)
+    rows = compare("digits", estimators, ((seed, digits_split(seed)) for seed in SEEDS))
     note = (
         "`load_digits()`, 70/30 stratified split (random_state=0), `StandardScaler` fitted on the training rows, "
         "50 labels by `make_semi_supervised(y_train, 50, random_state=seed)`, seeds "
         f"{list(SEEDS)}; 10 classes (one-vs-rest); defaults everywhere."
     )
-    rows = [(name, accs, secs) for name, (accs, secs) in results.items()]
     return table("digits: dense, standardized, 10 classes, 50 labels", note, rows)
 
 
