@@ -106,13 +106,7 @@ HEADER += ["fit RSS growth / CSR", "n_iter_", "CPU ms / n_iter_ / M nnz", "objec
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--rows",
-        type=int,
-        nargs="+",
-        default=DEFAULT_ROWS,
-        help="RCV1-shaped sizes (rows; 76 nnz each): default about 1M, 4M, 15M and 61M nnz; 0 for none",
-    )
+    parser.add_argument("--rows", type=int, nargs="+", default=DEFAULT_ROWS, help="RCV1-shaped sizes (0: none)")
     parser.add_argument("--max-da-nnz", type=float, default=16e6, help="skip DA above this many nnz")
     parser.add_argument("--stack", type=int, default=7, help="copies of 20NG's training matrix (0: skip)")
     parser.add_argument("--data-20ng", default=None)
@@ -143,24 +137,20 @@ def main(argv=None):
         for method, ts in timings.items():
             if len(ts) < 2:
                 continue
-            nnz = [t[0] for t in ts]
-            big = [t for t in ts if t[0] >= 4e6]
+            nnz, cpu, wall, n_iter = zip(*ts)
             text = (
                 f"{method}, RCV1-shaped, log-log slope of time against nnz ({min(nnz) / 1e6:.1f}M to "
-                f"{max(nnz) / 1e6:.1f}M nnz): wall {slope(nnz, [t[2] for t in ts]):.2f}, CPU "
-                f"{slope(nnz, [t[1] for t in ts]):.2f}"
+                f"{max(nnz) / 1e6:.1f}M nnz): wall {slope(nnz, wall):.2f}, CPU {slope(nnz, cpu):.2f}"
             )
+            big = [t for t in ts if t[0] >= 4e6]
             if len(big) >= 2:
-                text += (
-                    f"; from 4M nnz up: wall {slope([t[0] for t in big], [t[2] for t in big]):.2f}, CPU "
-                    f"{slope([t[0] for t in big], [t[1] for t in big]):.2f}"
-                )
+                big_nnz, big_cpu, big_wall, _ = zip(*big)
+                text += f"; from 4M nnz up: wall {slope(big_nnz, big_wall):.2f}, CPU {slope(big_nnz, big_cpu):.2f}"
             text += " (goal <= 1.05)"
-            if all(t[3] for t in ts):
-                text += (
-                    f"; n_iter_ from {ts[0][3]} to {ts[-1][3]} (slope {slope(nnz, [t[3] for t in ts]):.2f}), CPU per "
-                    f"n_iter_ slope {slope(nnz, [t[1] / t[3] for t in ts]):.2f}"
-                )
+            if all(n_iter):
+                per_iter = [c / i for c, i in zip(cpu, n_iter)]
+                text += f"; n_iter_ from {n_iter[0]} to {n_iter[-1]} (slope {slope(nnz, n_iter):.2f}), CPU per "
+                text += f"n_iter_ slope {slope(nnz, per_iter):.2f}"
             notes.append(text + ".")
         return notes
 
@@ -206,11 +196,8 @@ def main(argv=None):
                     res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
                 except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on
                     results.degrade(f"{name} {X.shape[0]} rows {method} failed")
-                    log(
-                        markdown_row(
-                            [name, X.shape[0], X.nnz, f"{csr_mb:.0f}", method, f"failed: {exc}".splitlines()[0]]
-                        )
-                    )
+                    failed = f"failed: {exc}".splitlines()[0]
+                    log(markdown_row([name, X.shape[0], X.nnz, f"{csr_mb:.0f}", method, failed]))
                     save()
                     continue
                 if name.startswith("RCV1"):

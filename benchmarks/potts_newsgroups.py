@@ -191,15 +191,14 @@ def write_md(done):
     lines = [
         "# Potts DA vs one-vs-rest on 20 Newsgroups (20 classes)",
         "",
-        "Written by `python benchmarks/potts_newsgroups.py ../shared/data` (see its docstring for the "
-        "protocol). Mean ± standard deviation over the seeds run (n = number of seeds). CPU seconds of "
-        "`fit`, one thread; peak MB is the growth of the resident set during `fit` (its high-water mark; the rows "
-        "logged before 2026-11-24, without `peak_measure` in the log, sampled it every 10 ms, which misses short "
-        "peaks: a lower bound, about 10 MB under the high-water mark for LinearL2SVC at 5 labels/class). "
-        "`obj` is the zero-temperature Potts "
-        "objective of the returned K linear models on the training rows (lower is better for the "
-        "multi-class S3VM objective); `frac err` the largest gap between a class's share of the "
-        "transductive labels (argmax of the outputs on the unlabeled rows) and its true share.",
+        "Written by `python benchmarks/potts_newsgroups.py ../shared/data` (see its docstring for the protocol). Mean "
+        "± standard deviation over the seeds run (n = number of seeds). CPU seconds of `fit`, one thread; peak MB is "
+        "the growth of the resident set during `fit` (its high-water mark; the rows logged before 2026-11-24, without "
+        "`peak_measure` in the log, sampled it every 10 ms, which misses short peaks: a lower bound, about 10 MB under "
+        "the high-water mark for LinearL2SVC at 5 labels/class). `obj` is the zero-temperature Potts objective of the "
+        "returned K linear models on the training rows (lower is better for the multi-class S3VM objective); `frac "
+        "err` the largest gap between a class's share of the transductive labels (argmax of the outputs on the "
+        "unlabeled rows) and its true share.",
         "",
         f"Table last rewritten by: {provenance()}",
         "",
@@ -208,40 +207,30 @@ def write_md(done):
     ]
     header = ["train rows", "labels/class", "method", "n", "test acc %", "macro-F1 %", "transd. acc %", "obj"]
     header += ["frac err", "CPU s", "peak MB"]
-    table = []
-    groups = sorted({(r["data"], r["labels_per_class"]) for r in rows})
+    by = {}  # (data, labels per class, method) -> its runs, in log order
+    for r in rows:
+        by.setdefault((r["data"], r["labels_per_class"], r["method"]), []).append(r)
+    groups, table = sorted({(data, n) for data, n, _ in by}), []
     for data, n in groups:
-        for name in METHODS + DEFAULT_METHODS:
-            sel = [r for r in rows if r["data"] == data and r["labels_per_class"] == n and r["method"] == name]
-            if not sel:
-                continue
+        for name in [m for m in METHODS + DEFAULT_METHODS if (data, n, m) in by]:
+            sel = by[(data, n, name)]
             get = lambda k, sel=sel: [r[k] for r in sel if k in r]  # noqa: E731
             cells = [data, n, name, len(sel)]
             cells += [_ms(np.array(get(k)) * 100, ".1f") for k in ("accuracy", "macro_f1", "transductive_accuracy")]
             cells += [_ms(get("potts_objective"), ".4f"), _ms(get("fraction_error"), ".3f")]
             table.append(cells + [_ms(get("cpu_s"), ".1f"), _ms(get("peak_mb"), ".0f")])
     lines.append(markdown_table(header, table).rstrip("\n"))
-    ratios = []
-    for r in rows:
-        if r["method"] == "Potts DA":
-            other = done.get(r["key"].replace("|Potts DA", "|OvR DA"))
-            if other:
-                ratios.append(
-                    f"{r['data']}/{r['labels_per_class']}/seed {r['seed']}: {r['cpu_s'] / other['cpu_s']:.2f}"
-                )
+    ratios = [
+        f"{r['data']}/{r['labels_per_class']}/seed {r['seed']}: {r['cpu_s'] / other['cpu_s']:.2f}"
+        for r in rows
+        if r["method"] == "Potts DA" and (other := done.get(r["key"].replace("|Potts DA", "|OvR DA")))
+    ]
     if ratios:
         lines += ["", "CPU time of Potts DA over one-vs-rest DA, per run: " + "; ".join(ratios) + "."]
-    # Per-class recall, Potts vs OvR DA, mean over the runs.
-    for data, n in groups:
-        rec = {}
-        for name in ("Potts DA", "OvR DA", "LinearSVC"):
-            sel = [
-                r["recall"] for r in rows if r["data"] == data and r["labels_per_class"] == n and r["method"] == name
-            ]
-            if sel:
-                rec[name] = np.mean(sel, axis=0)
+    for data, n in groups:  # per-class recall, mean over the runs
+        names = [m for m in ("Potts DA", "OvR DA", "LinearSVC") if (data, n, m) in by]
+        rec = {m: np.mean([r["recall"] for r in by[(data, n, m)]], axis=0) for m in names}
         if len(rec) >= 2:
-            names = list(rec)
             lines += ["", f"Per-class test recall % on {data} at {n} labels/class (mean over seeds):", ""]
             recall = [[k] + [f"{rec[m][k] * 100:.1f}" for m in names] for k in range(len(rec[names[0]]))]
             lines.append(markdown_table(["class"] + names, recall).rstrip("\n"))
