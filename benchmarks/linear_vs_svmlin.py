@@ -27,6 +27,7 @@ import linear_subprocess as lsp
 import numpy as np
 import _harness
 from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, table_head
+from _user_data import load_reuters_earn
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, load_pcmac, newsgroups_labeled_subset
 from skssl.svm import _kernels
@@ -197,9 +198,7 @@ def main(argv=None):
                     f"CSR {lsp.csr_bytes(ng.X_train) / 2**20:.1f} MB.",
                 )
         if args.reuters:
-            from linear_threads import load_reuters
-
-            X_r, y_r = load_reuters(args.reuters)
+            X_r, y_r = load_reuters_earn(args.reuters)
             configs = [(300, 0), (300, 1), (300, 2)]
             rows = run_corpus("reuters", X_r, y_r, None, configs, args, svmlin, workdir, log)
             log(
