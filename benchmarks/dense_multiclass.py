@@ -1,24 +1,20 @@
 """CPU time of TSVM, one-vs-rest DA and Potts DA on dense MNIST pixels, two versions of skssl side by side.
 
-The problem: 4,000 MNIST training images (stratified, seed 0), 784 pixels
-scaled to [0, 1] (a dense ndarray), 10 classes, 200 labels
-(``make_semi_supervised(y, 200, random_state=draw)``), and 2,000 stratified
-test images for the accuracy; the estimators with their defaults. Each fit
-runs in its own process (``PYTHONPATH`` = the source tree of the version),
-one after the other: in each repeat the methods follow one another and the
-two versions alternate which goes first (``--first`` in
-the first repeat). CPU seconds of ``fit`` are the
-process's (all its threads). The BLAS thread count is set for both versions
-(``--blas-threads``, default 1: the old version's dense products ran on
-numpy's BLAS, and OpenBLAS's threads on a shared machine cost it up to
-three times the CPU time of one thread; the new version calls no threaded
-BLAS routine). Run it with as little else on the machine as possible::
+The problem: 4,000 MNIST training images (stratified, seed 0), 784 pixels scaled to [0, 1] (a dense ndarray),
+10 classes, 200 labels (``make_semi_supervised(y, 200, random_state=draw)``), and 2,000 stratified test images
+for the accuracy; the estimators with their defaults. Each fit runs in its own process (``PYTHONPATH`` = the
+source tree of the version), one after the other: in each repeat the methods follow one another and the two
+versions alternate which goes first (``--first`` in the first repeat). CPU seconds of ``fit`` are the
+process's (all its threads). The BLAS thread count is set for both versions (``--blas-threads``, default 1:
+the old version's dense products ran on numpy's BLAS, and OpenBLAS's threads on a shared machine cost it up to
+three times the CPU time of one thread; the new version calls no threaded BLAS routine). Run it with as little
+else on the machine as possible::
 
     python benchmarks/dense_multiclass.py --old /path/to/old/skssl/tree [--repeats 3] [--draw 0]
 
-``--old`` is a source tree whose compiled kernels are built (the new version
-is this tree). MNIST is found by :func:`skssl.datasets.fetch_mnist`. Fewer repeats, no ``--old`` or a
-subset of methods make the run partial (``benchmarks/README.md``).
+``--old`` is a source tree whose compiled kernels are built (the new version is this tree). MNIST is found by
+:func:`skssl.datasets.fetch_mnist`. Fewer repeats, no ``--old`` or a subset of methods make the run partial
+(``benchmarks/README.md``).
 """
 
 import argparse
