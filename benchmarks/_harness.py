@@ -5,12 +5,13 @@
 * How long a fit takes: :func:`timed` in this process, :func:`run_in_child` in a fresh one.
 * How much memory it takes: ``timed(memory=True)``, the kernel's high-water mark of the resident set
   (``VmHWM``), reset just before the timed block; :func:`peak_rss_mb` reads it for any process.
-* Rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table`, :class:`Lines`;
-  sections rerun alone (``--only``): :func:`merge_sections` / :func:`sections_text`.
+* Rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table` / :func:`table_head`,
+  :class:`Lines`; sections rerun alone (``--only``): :func:`sections_text`, :func:`merge_sections`,
+  :func:`finish_sections`.
 
-The scripts run as ``python benchmarks/NAME.py`` from the repository root with skssl importable.
-Python puts the script's folder first on ``sys.path``, so ``from _harness import ...`` needs no
-path patch, in the scripts or in the children :func:`run_in_child` starts.
+The scripts run as ``python benchmarks/NAME.py`` from the repository root with skssl importable. Python puts
+the script's folder first on ``sys.path``, so ``from _harness import ...`` needs no path patch, in the scripts
+or in the children :func:`run_in_child` starts.
 """
 
 import contextlib
@@ -38,18 +39,8 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BL
 
 
 def command_line(args=None):
-    """The command that reproduces this run, as typed from the repository root.
-
-    Parameters
-    ----------
-    args : list of str or None
-        The script's arguments; ``None`` means ``sys.argv[1:]``.
-
-    Returns
-    -------
-    str
-        Thread variables that are set, ``python benchmarks/NAME.py`` and the quoted arguments.
-    """
+    """The command that reproduces this run from the repository root: thread variables that are set,
+    ``python benchmarks/NAME.py`` and the quoted ``args`` (``None``: ``sys.argv[1:]``)."""
     script = Path(sys.argv[0]).resolve()
     with contextlib.suppress(ValueError):
         script = script.relative_to(ROOT)
@@ -87,38 +78,18 @@ def machine():
 
 
 def provenance(args=None):
-    """The paragraph every results file opens with: how, when, with what and where it was made.
-
-    Parameters
-    ----------
-    args : list of str or None
-        The script's arguments (``None``: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    str
-        ``Command: `...`; git ...; YYYY-MM-DD HH:MM UTC; versions; machine.`` (no trailing newline).
-    """
+    """The paragraph every results file opens with (``args``: the script's arguments, ``None``: ``sys.argv[1:]``):
+    ``Command: `...`; git ...; YYYY-MM-DD HH:MM UTC; versions; machine.`` (no trailing newline)."""
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return f"Command: `{command_line(args)}`; skssl at git {git_revision()}; {date}; {versions()}; {machine()}."
 
 
 def reductions(args, **full):
-    """How a run leaves out part of the full run: what :class:`ResultsFile` calls ``reduced``.
+    """How the run of the parsed ``args`` leaves out part of the full run (:class:`ResultsFile`'s ``reduced``).
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments.
-    **full
-        The full run's value of each option that can reduce it: a number (less is reduced), a string
-        (another value is reduced), a list (a value that is not a superset is reduced), ``False`` or
-        ``None`` (a flag or an option whose use is reduced).
-
-    Returns
-    -------
-    list of str
-        ``--option value (full run: ...)`` for each option that reduces this run.
+    ``full`` gives the full run's value of each option that can reduce it: a number (less is reduced), a
+    string (another value is), a list (a value that is not a superset is), ``False`` or ``None`` (a flag or
+    an option whose use is reduced). Returns ``--option value (full run: ...)`` for each reducing option.
     """
     out = []
     for name, value_full in full.items():
@@ -183,17 +154,9 @@ def _reset_peak_rss():
 
 @contextlib.contextmanager
 def timed(memory=False):
-    """Time the ``with`` block: wall and CPU seconds, and with ``memory`` its peak resident set.
+    """Time the ``with`` block: yields a :class:`Timing`, filled in when the block ends (even when it raises).
 
-    Parameters
-    ----------
-    memory : bool
-        Also measure memory: garbage is collected and the high-water mark reset before the block.
-
-    Yields
-    ------
-    Timing
-        Filled in when the block ends (even when it raises).
+    With ``memory``, also its peak resident set: garbage is collected and the high-water mark reset before it.
     """
     result = Timing()
     if memory:
@@ -217,13 +180,9 @@ class ChildError(RuntimeError):
 def child_env(threads=None, pythonpath=None):
     """The environment of a child process.
 
-    Parameters
-    ----------
-    threads : int or None
-        ``None`` keeps the user's thread variables as they are; ``0`` removes them all (the default
-        threads of a user who sets none); ``n > 0`` sets them all to ``n``.
-    pythonpath : str or None
-        Where the child imports skssl from; ``None``: where this process imports it from.
+    ``threads``: ``None`` keeps the user's thread variables; ``0`` removes them all (the default threads of
+    a user who sets none); ``n > 0`` sets them all to ``n``. ``pythonpath``: where the child imports skssl
+    from (``None``: where this process imports it from).
     """
     env = dict(os.environ)
     if threads is not None:
@@ -244,28 +203,9 @@ def run_in_child(func, *args, threads=None, pythonpath=None, timeout=None, **kwa
     its ``__main__`` block); arguments and result are pickled, so keep them plain (numbers, strings,
     lists, dicts, numpy arrays, paths).
 
-    Parameters
-    ----------
-    func : callable
-        The function to call in the child.
-    *args, **kwargs
-        Its arguments.
-    threads : int or None
-        Thread variables of the child, see :func:`child_env`.
-    pythonpath : str or None
-        Where the child imports skssl from (default: where this process imports it from).
-    timeout : float or None
-        Seconds before the child is killed.
-
-    Returns
-    -------
-    object
-        ``func``'s return value.
-
-    Raises
-    ------
-    ChildError
-        When ``func`` raised (the message holds the child's traceback), or the child died or timed out.
+    ``threads`` and ``pythonpath`` set the child's environment (:func:`child_env`); ``timeout`` is the
+    seconds before the child is killed. Raises :class:`ChildError` when ``func`` raised (the message holds
+    the child's traceback), or the child died or timed out.
     """
     source = Path(sys.modules[func.__module__].__file__).resolve()
     with tempfile.TemporaryDirectory(prefix="skssl-child-") as tmp:
@@ -329,17 +269,14 @@ def markdown_row(cells):
     return "| " + " | ".join(map(str, cells)) + " |"
 
 
-def markdown_table(header, rows):
-    """A markdown table: header, separator and rows, one per line, with a final newline.
+def table_head(header):
+    """The first two lines of a markdown table, for a table whose rows are printed one by one."""
+    return [markdown_row(header), "|" + "---|" * len(header)]
 
-    Parameters
-    ----------
-    header : list of str
-        Column titles.
-    rows : iterable of list
-        Cells of each row, as many as columns.
-    """
-    lines = [markdown_row(header), "|" + "---|" * len(header)]
+
+def markdown_table(header, rows):
+    """A markdown table of ``header`` (column titles) and ``rows`` (as many cells as columns), with a final newline."""
+    lines = table_head(header)
     for row in rows:
         if len(row) != len(header):
             raise ValueError(f"a row has {len(row)} cells for {len(header)} columns: {row}")
@@ -370,17 +307,8 @@ def sections_text(header, sections):
 
 
 def merge_sections(path, new, order):
-    """The sections of the file ``path``, those in ``new`` replaced: ``{key: text}`` in ``order``.
-
-    Parameters
-    ----------
-    path : path-like
-        A file written by :func:`sections_text` (a missing file has no sections).
-    new : dict
-        The sections this run made.
-    order : list of str
-        Every section key, in the order of the file.
-    """
+    """The sections of the file ``path`` (written by :func:`sections_text`; a missing file has none) with
+    those of ``new`` replaced: ``{key: text}`` in ``order`` (every section key, in the order of the file)."""
     path = Path(path)
     old = {}
     if path.exists():
@@ -389,6 +317,22 @@ def merge_sections(path, new, order):
             old[key] = body
     old.update(new)
     return {key: old[key] for key in order if key in old}
+
+
+def finish_sections(results, header, sections, order, only=None):
+    """Write a sectioned table through ``results`` (a :class:`ResultsFile`) and print it.
+
+    A complete ``--only`` run (``only``) keeps the committed file's other sections. Returns the path
+    written, or ``None`` (file untouched) when no section was run.
+    """
+    if not sections:
+        print("nothing was run; results file left unchanged")
+        return None
+    if only and results.complete:
+        sections = merge_sections(results.default, sections, order)
+    path = results.finish(sections_text(header, sections))
+    print(path.read_text())
+    return path
 
 
 if __name__ == "__main__":

@@ -1,26 +1,8 @@
-"""Where a benchmark writes its table: the one rule every script in ``benchmarks/`` follows.
+"""Where a benchmark writes its table: the complete/partial rule of ``benchmarks/README.md``, in one place.
 
-A file in ``benchmarks/results/`` is what the README and the docs quote, so a
-script replaces it only after a **complete run**:
-
-* every data set the run needs was found (locally or downloaded);
-* every figure was measured in this run (no reference figures recorded on
-  another day standing in for a program that could not be built);
-* no fit failed or was abandoned, and the run reached its end;
-* none of the default rows or repeats was left out (``--quick``, fewer
-  ``--repeats``, a subset of rows, methods or data sets).
-
-Any other run is **partial**: it writes ``<name>.partial.md`` beside the file
-it would have replaced (``benchmarks/results/*.partial.*`` is ignored by git),
-with a banner saying why, and leaves the committed file untouched. A long run
-saves its progress in the partial file too, and a complete run moves its table
-into place at the end (removing the partial file of the same name).
-
-``--out PATH`` (how the committed variant tables such as
-``linear_vs_svmlin_l100.md`` were made) is honoured for a run that is reduced
-on purpose, since the file then records the command that made it; a run that
-lacked data or measured figures always goes to the ``.partial`` name, whatever
-``--out`` says.
+A file in ``benchmarks/results/`` is replaced only by a complete run; any other run writes
+``<name>.partial.md`` beside it (git-ignored) with a banner saying why. ``--out PATH`` is honoured for a run
+reduced on purpose, never for one that lacked data or measured figures.
 """
 
 import sys

@@ -1,11 +1,9 @@
 """Readers of the data sets of ``user_value.py`` that ``skssl.datasets`` has no loader for.
 
-Each reader returns a :class:`~sklearn.utils.Bunch`. Random-split sets give
-``X`` and ``y``; sets with a fixed train/test split give ``X_train``,
-``y_train``, ``X_test`` and ``y_test``. Labels are integers ``0 .. K-1``
-(``target_names`` gives the original names). Tabular sets also give
-``categorical`` (the columns to one-hot encode). Files are looked up like
-``skssl.datasets`` does (``$SKSSL_DATA``, then ``shared/data`` beside the
+Each reader returns a :class:`~sklearn.utils.Bunch`. Random-split sets give ``X`` and ``y``; sets with a fixed
+train/test split give ``X_train``, ``y_train``, ``X_test`` and ``y_test``. Labels are integers ``0 .. K-1``
+(``target_names`` gives the original names). Tabular sets also give ``categorical`` (the columns to one-hot
+encode). Files are looked up like ``skssl.datasets`` does (``$SKSSL_DATA``, then ``shared/data`` beside the
 repository); a missing file raises :class:`~skssl.datasets.DatasetUnavailableError`.
 """
 
@@ -22,7 +20,7 @@ from sklearn.utils import Bunch
 from skssl.datasets import DatasetUnavailableError
 from skssl.datasets._locate import find_data_file
 
-__all__ = ["load_nltk", "load_reuters_r8", "load_sms", "load_tabular"]
+__all__ = ["load_nltk", "load_reuters_earn", "load_reuters_r8", "load_sms", "load_tabular"]
 
 
 def _path(*names):
@@ -204,3 +202,26 @@ def load_reuters_r8():
         out[f"X_{key}"] = np.array([x for _, x in kept], dtype=object)
         out[f"y_{key}"] = np.array([top.index(t) for t, _ in kept], dtype=np.int64)
     return out
+
+
+def load_reuters_earn(path=None, topic="earn"):
+    """Reuters-21578 (``path``, else found): every article with a body, tf-idf (min_df=2); class 1 = ``topic``."""
+    texts, labels = [], []
+    body = re.compile(r"<BODY>(.*?)</BODY>", re.S)
+    topics = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
+    with tarfile.open(path or _path("reuters21578.tgz")) as tar:
+        names = sorted(m.name for m in tar.getmembers() if m.name.endswith(".sgm"))
+        for name in names:
+            raw = tar.extractfile(name).read().decode("latin-1")
+            for doc in raw.split("</REUTERS>"):
+                b = body.search(doc)
+                if b is None:
+                    continue
+                t = topics.search(doc)
+                tags = re.findall(r"<D>(.*?)</D>", t.group(1)) if t else []
+                texts.append(b.group(1))
+                labels.append(topic in tags)
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    X = TfidfVectorizer(min_df=2).fit_transform(texts).tocsr()
+    return X, np.asarray(labels, dtype=np.int64)

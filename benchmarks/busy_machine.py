@@ -1,35 +1,20 @@
 """n_jobs=2 against n_jobs=1 on a busy machine and on an idle one, before and after the thread schedule.
 
-A two-thread fit runs its row blocks on OpenMP threads that meet at a
-barrier several times per CGLS iteration. When other processes keep every
-core busy, one of the two threads is often descheduled while the other spins
-at the barrier, and ``n_jobs=2`` was several times slower than ``n_jobs=1``.
-Since then a fit's :class:`~skssl.svm._kernels.ThreadSchedule` times CGLS's
-iterations on one thread and on two and keeps the faster (see
-:mod:`skssl.svm._rowblocks`). This benchmark measures both behaviours:
-``before`` is ``THREAD_MODE = "fixed"`` (all ``n_jobs`` threads always, the
-code before the schedule), ``after`` the default ``"adaptive"``.
-
-Problem: 20 Newsgroups "comp.* + sci.* vs the rest"
-(:func:`skssl.datasets.load_newsgroups_binary`, all 11,314 training rows,
-tf-idf), ``--n-labeled`` labeled rows (default 500, seed 0), alpha = 1e-3,
-unlabeled_weight = 1, ``positive_fraction`` = the true fraction of the
-unlabeled rows; ``TransductiveSVC`` and ``DeterministicAnnealingSVC``. Each
-fit runs in its own child process (``_harness.run_in_child``), which reports the wall and CPU time
-(all threads) of ``fit``. Scenarios: ``busy``, with
-``--busy`` (default: one per core) competing CPU-bound processes (a Python
-busy loop each, started before the scenario and stopped after it), and
-``idle``, without them. In each repeat (``--repeats``, default 3) the three
-configurations ``n_jobs=1``, ``n_jobs=2 before`` and ``n_jobs=2 after`` run
-in a rotated order. The table gives the median (min-max) over the repeats
-and the ratios of the medians of ``n_jobs=2`` to ``n_jobs=1``. One command,
-from the repository root::
+A two-thread fit runs its row blocks on OpenMP threads that meet at a barrier several times per CGLS
+iteration; when other processes keep every core busy, one thread is often descheduled while the other spins,
+and ``n_jobs=2`` was several times slower than ``n_jobs=1``. Since then a fit's
+:class:`~skssl.svm._kernels.ThreadSchedule` times CGLS's iterations on one thread and on two and keeps the
+faster (:mod:`skssl.svm._rowblocks`). ``before`` is ``THREAD_MODE = "fixed"`` (all ``n_jobs`` threads always),
+``after`` the default ``"adaptive"``::
 
     python benchmarks/busy_machine.py [DATA_DIR] [--repeats 3] [--busy N]
 
-It writes ``benchmarks/results/busy_machine.md`` after a complete run
-(``benchmarks/README.md``). The load average printed with each scenario says
-how idle "idle" was: on a machine shared with other jobs the idle rows are not idle.
+Problem: 20 Newsgroups "comp.* + sci.* vs the rest" (``load_newsgroups_binary``, all 11,314 training rows),
+``--n-labeled`` labeled rows (500, seed 0), alpha = 1e-3, unlabeled_weight = 1, the true
+``positive_fraction``; ``TransductiveSVC`` and ``DeterministicAnnealingSVC``, each fit in its own child (wall
+and CPU time of ``fit``). Scenarios: ``busy``, with ``--busy`` (default: one per core) Python busy loops
+running, and ``idle``, without. In each of ``--repeats`` repeats the three configurations run in a rotated
+order; the table gives the median (min-max) and the ratios of the medians to ``n_jobs=1``.
 """
 
 import argparse

@@ -1,47 +1,35 @@
 """Curriculum Labeling against supervised, fixed-threshold pseudo-labeling and fine-tuning.
 
-Test accuracy per round of
-* ``CL``: :class:`skssl.self_training.CurriculumLabelingClassifier` with its
-  defaults (percentile step 20, a fresh model per round, class weights that
-  hold each class at its share of the labeled rows) but ``safeguard=None``, so
-  that every round is the paper's;
+Test accuracy per round of (round 0 of every method is the supervised model on the labeled rows):
+
+* ``CL``: :class:`skssl.self_training.CurriculumLabelingClassifier` with its defaults (percentile step 20, a
+  fresh model per round, class weights that hold each class at its share of the labeled rows) but
+  ``safeguard=None``, so that every round is the paper's;
 * ``CL, no class weights``: the same with ``class_weighting=False``;
-* ``CL, inverse-frequency weights``: the reference program's class weights
-  (``class_weighting="inverse_frequency"``);
+* ``CL, inverse-frequency weights``: the reference program's (``class_weighting="inverse_frequency"``);
 * ``CL, reinitialize=False``: the paper's fine-tuning ablation (Table 7);
-* ``CL with the safeguard (defaults)``: the estimator as a user gets it, whose
-  cross-validated safeguard may return round 0's model; final model only.
-* ``fixed 0.9`` / ``fixed 0.9995``: pseudo-labeling with a handpicked
-  threshold (paper Table 6): every round takes, from the whole unlabeled set,
-  the rows whose maximum probability is at least the threshold and fits a
+* ``CL with the safeguard (defaults)``: the estimator as a user gets it, whose cross-validated safeguard may
+  return round 0's model; final model only.
+* ``fixed 0.9`` / ``fixed 0.9995``: pseudo-labeling with a handpicked threshold (paper Table 6): every round
+  takes, from the whole unlabeled set, the rows whose maximum probability is at least the threshold and fits a
   fresh model on them and the labeled rows; five rounds, like CL's five;
-* ``sklearn SelfTraining 0.9``: :class:`sklearn.semi_supervised.SelfTrainingClassifier`
-  (threshold 0.9, five rounds; its pseudo-labels never leave), final round only.
-Round 0 of every method is the supervised model on the labeled rows.
+* ``sklearn SelfTraining 0.9``: :class:`sklearn.semi_supervised.SelfTrainingClassifier` (threshold 0.9, five
+  rounds; its pseudo-labels never leave), final round only.
 
-Data (see ``skssl.datasets``: a local copy in ``$SKSSL_DATA`` or
-``../shared/data`` when found, else scikit-learn's download; a data set that is
-neither is skipped with one line): MNIST (``fetch_mnist``, a random subsample
-of the training set with 10 labels per class, the full 10,000-image test set) around
-``LogisticRegression`` and, when ``skssl.deep.SupervisedNetClassifier``
-exists, around that default MLP (``random_state`` set to the seed, so all
-methods share round 0; with it set, CL does not reseed the net between
-rounds); 20 Newsgroups (``fetch_20newsgroups_bydate``: six groups, headers
-removed, TF-IDF, sparse) around ``SGDClassifier(loss="log_loss")``.
-
-Run from the repository root (CPU is shared: keep one thread):
+Data (``benchmarks/README.md``): MNIST (a random subsample of the training set with 10 labels per class, the
+full 10,000-image test set) around ``LogisticRegression`` and, when ``skssl.deep`` is installed, around the
+default MLP ``SupervisedNetClassifier`` (``random_state`` set to the seed, so all methods share round 0; with it
+set, CL does not reseed the net between rounds); 20 Newsgroups (six groups, headers removed, TF-IDF, sparse)
+around ``SGDClassifier(loss="log_loss")``. Seeds 0-2 draw the labeled rows::
 
     OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
-
-Writes ``benchmarks/results/curriculum.md`` (``--only`` replaces the sections it ran); ``--quick`` or a
-section skipped for lack of data or torch makes the run partial (``benchmarks/README.md``).
 """
 
 import argparse
 import warnings
 
 import numpy as np
-from _harness import RESULTS_DIR, ResultsFile, markdown_table, merge_sections, provenance, sections_text, timed
+from _harness import RESULTS_DIR, ResultsFile, finish_sections, markdown_table, provenance, timed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -251,9 +239,6 @@ def main():
         except DatasetUnavailableError as exc:
             print(f"skipping 20 Newsgroups: {exc}")
             results.degrade(f"20 Newsgroups skipped ({exc})")
-    if not sections:
-        print("nothing was run; results file left unchanged")
-        return
     header = (
         f"# Curriculum Labeling benchmark\n\n{provenance()}\n\n"
         "Sections can be rerun alone with `--only mnist-lr|mnist-mlp|20ng`. Test accuracy after each round, "
@@ -264,9 +249,7 @@ def main():
         "`safeguard=None`; `CL with the safeguard (defaults)` (which may return round 0's model) and "
         "sklearn's SelfTrainingClassifier are shown at their final model only.\n\n"
     )
-    if args.only and results.complete:
-        sections = merge_sections(RESULTS, sections, SECTIONS)
-    print(results.finish(sections_text(header, sections)).read_text())
+    finish_sections(results, header, sections, SECTIONS, args.only)
 
 
 if __name__ == "__main__":

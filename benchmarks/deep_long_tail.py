@@ -2,54 +2,42 @@
 
 Run from the repository root::
 
-    python benchmarks/deep_long_tail.py run [SEED ...]   # fits, appends to results/deep_long_tail.jsonl
+    python benchmarks/deep_long_tail.py [--quick] run [SEED ...]   # fits, appends to results/deep_long_tail.jsonl
     python benchmarks/deep_long_tail.py report           # writes results/deep_long_tail.md
 
-Protocol (Guo & Li, "Class-Imbalanced Semi-Supervised Learning with Adaptive
-Thresholding", ICML 2022, section 5.1, there on CIFAR-10): class ``k = 0..9``
-gets ``n_k = N1 * gamma^(-k/9)`` labeled and ``m_k = M1 * gamma^(-k/9)``
-unlabeled images (rounded), with ``N1 = 1500``, ``M1 = 3000``, ``gamma = 100``,
-so the smallest class keeps 15 labeled and 30 unlabeled images. The images
-are drawn without replacement from the full MNIST training set (60,000), per
-seed; MNIST's digit ``k`` plays the paper's class ``k + 1``. The test set is
-balanced: the same number of test images of every digit (the smallest test
-class, 892 images per class).
+Protocol (Guo & Li, "Class-Imbalanced Semi-Supervised Learning with Adaptive Thresholding", ICML 2022, section
+5.1, there on CIFAR-10): class ``k = 0..9`` gets ``n_k = N1 * gamma^(-k/9)`` labeled and
+``m_k = M1 * gamma^(-k/9)`` unlabeled images (rounded), with ``N1 = 1500``, ``M1 = 3000``, ``gamma = 100``, so
+the smallest class keeps 15 labeled and 30 unlabeled images. The images are drawn without replacement from the
+full MNIST training set (60,000), per seed; MNIST's digit ``k`` plays the paper's class ``k + 1``. The test
+set is balanced: the same number of test images of every digit (the smallest test class, 892 images per
+class).
 
-Methods, one schedule shared by all (a documented choice, not each
-estimator's own defaults, because FixMatch's default ``mu`` is 3 and Adsh's
-is 2): ``batch_size=32``, ``mu=2`` (the Adsh paper's ratio, for both),
-Adam ``lr=1e-3``, ``iterations_per_epoch=50``, ``EPOCHS`` epochs, EMA
-weights for prediction, default small CNN, default augmentations,
-threshold 0.95 (FixMatch's fixed threshold, Adsh's majority-class threshold).
-The supervised net is ``SupervisedNetClassifier(augment="weak")`` on the
-labeled rows with the same number of steps and batch size. Torch runs with
-one intra-op thread (``torch.set_num_threads(1)``), see
+Methods, one schedule shared by all (a documented choice, not each estimator's own defaults, because
+FixMatch's default ``mu`` is 3 and Adsh's is 2): ``batch_size=32``, ``mu=2`` (the Adsh paper's ratio, for
+both), Adam ``lr=1e-3``, ``iterations_per_epoch=50``, ``EPOCHS`` epochs, EMA weights for prediction, default
+small CNN, default augmentations, threshold 0.95 (FixMatch's fixed threshold, Adsh's majority-class
+threshold). The supervised net is ``SupervisedNetClassifier(augment="weak")`` on the labeled rows with the
+same number of steps and batch size. Torch runs with one intra-op thread (``torch.set_num_threads(1)``), see
 ``benchmarks/results/deep_time.md`` for why.
 
-Instrumentation (an epoch-end callback that reads but never changes the
-fit): on the whole unlabeled set, weak views through the current (non-EMA)
-module in eval mode -- what Adsh's own epoch-end threshold update sees --
-the masking policy's mask and pseudo-labels give, per class ``k``, the mask
-rate (fraction of the unlabeled images of digit ``k`` that pass), the
-pseudo-label precision (fraction of the passing images labeled ``k`` that are
-digit ``k``) and the policy's per-class thresholds.
+Instrumentation (an epoch-end callback that reads but never changes the fit): on the whole unlabeled set, weak
+views through the current (non-EMA) module in eval mode -- what Adsh's own epoch-end threshold update sees --
+the masking policy's mask and pseudo-labels give, per class ``k``, the mask rate (fraction of the unlabeled
+images of digit ``k`` that pass), the pseudo-label precision (fraction of the passing images labeled ``k``
+that are digit ``k``) and the policy's per-class thresholds.
 
-MNIST comes from :func:`skssl.datasets.fetch_mnist` (``$SKSSL_DATA/mnist/``, a
-``shared/data/mnist/`` folder beside the repository, else OpenML's download;
-see ``benchmarks/_mnist.py``); when it is neither local nor downloadable the
-script prints one line and exits.
+``--quick`` (one epoch) or ``DEEP_LONG_TAIL_EPOCHS`` below 20 write the partial log and report (``_deep.py``).
 """
 
-import json
 import os
 import sys
 
 import numpy as np
-from _harness import RESULTS_DIR, append_jsonl, markdown_table, provenance, read_jsonl, timed
-from _mnist import load_mnist
+from _deep import Study, class_counts, images, long_tail
+from _harness import markdown_table, timed
 
-TRAIN = TEST = None  # MNIST splits (dicts with X and y), set by need_data()
-OUT = RESULTS_DIR / "deep_long_tail.jsonl"
+STUDY = Study("deep_long_tail")
 N1, M1, GAMMA, K = 1500, 3000, 100, 10
 TAIL = [7, 8, 9]
 BATCH, MU, ITERS = 32, 2, 50
@@ -57,40 +45,16 @@ EPOCHS = int(os.environ.get("DEEP_LONG_TAIL_EPOCHS", 20))
 METHODS = ("supervised", "FixMatch", "Adsh")
 
 
-def need_data():
-    """Load MNIST (skssl.datasets.fetch_mnist); print one line and exit when it is unavailable."""
-    global TRAIN, TEST, OUT
-    TRAIN, TEST, OUT = load_mnist("deep_long_tail", OUT)
-
-
-def class_counts(total, gamma=GAMMA, k=K):
-    """Exponential profile: ``round(total * gamma^(-i/(k-1)))`` for ``i = 0..k-1``."""
-    return [int(round(total * gamma ** (-i / (k - 1)))) for i in range(k)]
-
-
 def split(seed):
     """Long-tailed labeled/unlabeled training rows and a balanced test set for one seed."""
-    tr, te = TRAIN, TEST
-    rng = np.random.default_rng(seed)
-    y_tr = tr["y"].astype(int)
-    lab, unl = [], []
-    for k, (n_k, m_k) in enumerate(zip(class_counts(N1), class_counts(M1))):
-        idx = rng.permutation(np.flatnonzero(y_tr == k))[: n_k + m_k]
-        lab.append(idx[:n_k])
-        unl.append(idx[n_k:])
-    lab, unl = np.concatenate(lab), np.concatenate(unl)
-    y_te_all = te["y"].astype(int)
+    tr, te, rng = STUDY.train, STUDY.test, np.random.default_rng(seed)
+    y_tr, y_te_all = tr["y"].astype(int), te["y"].astype(int)
+    lab, unl = long_tail(y_tr, N1, M1, GAMMA, rng)
     per_class = np.bincount(y_te_all).min()
     i_te = np.concatenate([rng.permutation(np.flatnonzero(y_te_all == k))[:per_class] for k in range(K)])
-
-    def f(a):
-        return (a.astype(np.float32) / 255.0)[:, None]
-
     rows = np.concatenate([lab, unl])
-    X = f(tr["X"][rows])
-    y_true = y_tr[rows]
     y_semi = np.concatenate([y_tr[lab], np.full(unl.shape[0], -1)])
-    return X, y_semi, y_true, f(te["X"][i_te]), y_te_all[i_te]
+    return images(tr["X"][rows]), y_semi, y_tr[rows], images(te["X"][i_te]), y_te_all[i_te]
 
 
 def make_instrument(X_unl, y_unl):
@@ -131,7 +95,7 @@ def make_instrument(X_unl, y_unl):
     return PseudoLabelQuality()
 
 
-def run(seed):
+def run(seed, epochs=EPOCHS):
     import torch
     from sklearn.metrics import balanced_accuracy_score, recall_score
 
@@ -140,7 +104,7 @@ def run(seed):
     torch.set_num_threads(1)
     X, y_semi, y_true, X_te, y_te = split(seed)
     unl = y_semi == -1
-    common = dict(batch_size=BATCH, iterations_per_epoch=ITERS, max_epochs=EPOCHS, random_state=seed)
+    common = dict(batch_size=BATCH, iterations_per_epoch=ITERS, max_epochs=epochs, random_state=seed)
     for name in METHODS:
         if name == "supervised":
             est = SupervisedNetClassifier(augment="weak", **common)
@@ -153,28 +117,17 @@ def run(seed):
             est.fit(Xf, yf)
         pred = est.predict(X_te)
         rec = recall_score(y_te, pred, labels=list(range(K)), average=None)
-        row = dict(
-            seed=seed,
-            method=name,
-            epochs=EPOCHS,
-            steps=EPOCHS * ITERS,
-            n_labeled=int((~unl).sum()),
-            n_unlabeled=int(unl.sum()),
-            n_test=int(y_te.shape[0]),
-            balanced_acc=float(balanced_accuracy_score(y_te, pred)),
-            tail_recall=float(np.mean(rec[TAIL])),
-            recall=[round(float(r), 4) for r in rec],
-            cpu_s=round(t.cpu, 1),
-            wall_s=round(t.wall, 1),
-            torch=torch.__version__,
-        )
+        row = dict(seed=seed, method=name, epochs=epochs, steps=epochs * ITERS, n_labeled=int((~unl).sum()))
+        row.update(n_unlabeled=int(unl.sum()), n_test=int(y_te.shape[0]))
+        row.update(balanced_acc=float(balanced_accuracy_score(y_te, pred)), tail_recall=float(np.mean(rec[TAIL])))
+        row.update(recall=[round(float(r), 4) for r in rec], cpu_s=round(t.cpu, 1), wall_s=round(t.wall, 1))
+        row["torch"] = torch.__version__
         if name != "supervised":
             h = est.history
             row["mask_rate"] = [float(v) for v in h[:, "mask_rate"]]
             for key in ("class_mask_rate", "class_precision", "class_thresholds"):
                 row[key] = h[:, key]
-        print(json.dumps({k: v for k, v in row.items() if not k.startswith("class_")}), flush=True)
-        append_jsonl(OUT, row)
+        STUDY.add(row, show={k: v for k, v in row.items() if not k.startswith("class_")})
 
 
 def _fmt(v, digits=2):
@@ -182,30 +135,23 @@ def _fmt(v, digits=2):
 
 
 def report():
-    rows = {(r["method"], r["seed"]): r for r in read_jsonl(OUT)}  # the last run of a (method, seed) wins
+    rows = {(r["method"], r["seed"]): r for r in STUDY.rows()}  # the last run of a (method, seed) wins
     seeds = sorted({s for _, s in rows})
     methods = [m for m in METHODS if any((m, s) in rows for s in seeds)]
     a = next(iter(rows.values()))
-    out = [
-        "# Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol",
-        "",
-        f"Generated from `{OUT.name}` (runs: `python benchmarks/deep_long_tail.py run {' '.join(map(str, seeds))}`) "
-        f"by: {provenance()}",
-        "",
+    intro = [
         f"torch {a['torch']}, one intra-op thread, 2 CPU cores shared with other jobs (wall times inflated; CPU "
         "seconds are the process's own).",
         "",
-        f"Data: N1 = {N1}, M1 = {M1}, gamma = {GAMMA}: labeled per class {class_counts(N1)}, unlabeled per "
-        f"class {class_counts(M1)} ({a['n_labeled']} labeled, {a['n_unlabeled']} unlabeled) drawn "
+        f"Data: N1 = {N1}, M1 = {M1}, gamma = {GAMMA}: labeled per class {class_counts(N1, GAMMA)}, unlabeled per "
+        f"class {class_counts(M1, GAMMA)} ({a['n_labeled']} labeled, {a['n_unlabeled']} unlabeled) drawn "
         f"from the MNIST training set per seed; balanced test set of {a['n_test']} images. "
         f"Tail = the three smallest classes {TAIL}.",
         f"Schedule shared by all methods: batch_size={BATCH}, mu={MU}, {ITERS} steps per epoch, "
         f"{a['epochs']} epochs ({a['steps']} steps), Adam lr 1e-3, threshold 0.95, default CNN and "
         "augmentations; the supervised net trains on the labeled rows only with the weak augmentation.",
-        "",
-        "## Balanced accuracy and tail recall",
-        "",
     ]
+    out = ["## Balanced accuracy and tail recall", ""]
     header = ["method"] + [f"seed {s} bal. acc / tail" for s in seeds]
     table = []
     for m in methods:
@@ -252,23 +198,18 @@ def report():
                 mean = [None if np.all(np.isnan(c)) else float(np.nanmean(c)) for c in vals.T]
                 table.append([m, label] + [_fmt(v) for v in mean])
     out.append(markdown_table(["method", "quantity", *range(K)], table))
-    notes = OUT.parent / "deep_long_tail_notes.md"
-    if notes.exists():
-        out.append(notes.read_text().rstrip())
-    (OUT.parent / "deep_long_tail.md").write_text("\n".join(out).rstrip("\n") + "\n")
-    print(f"wrote {OUT.parent / 'deep_long_tail.md'}")
+    runs = f" (runs: `python benchmarks/deep_long_tail.py run {' '.join(map(str, seeds))}`)"
+    STUDY.write_report("Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol", intro, out, runs)
 
 
 if __name__ == "__main__":
-    cmd, *args = sys.argv[1:] or ["run"]
+    quick = "--quick" in sys.argv
+    cmd, *args = [a for a in sys.argv[1:] if a != "--quick"] or ["run"]
+    if quick or EPOCHS < 20:
+        STUDY.partial("--quick or DEEP_LONG_TAIL_EPOCHS below 20")
     if cmd == "report":
-        if not OUT.exists():
-            print(
-                f"deep_long_tail: no results yet ({OUT} missing); run `python benchmarks/deep_long_tail.py run` first."
-            )
-            sys.exit(0)
         report()
     else:
-        need_data()
+        STUDY.load_mnist()
         for seed in [int(a) for a in args] or [0, 1, 2]:
-            run(seed)
+            run(seed, 1 if quick else EPOCHS)

@@ -10,55 +10,43 @@ Run from the repository root::
     python benchmarks/deep_time.py workers    # CPU and wall s of each fit under joblib n_jobs=1 vs 2
     python benchmarks/deep_time.py report     # writes results/deep_time.md from results/deep_time.jsonl
 
-``THREADS`` is a number of torch intra-op threads set with
-``torch.set_num_threads`` before the fit (``default`` = leave torch's own
-default, the number of cores); ``MODULE`` is ``default`` (the estimator's
-default network) or ``oldcnn`` (the network the nets shipped before, for
-comparison).
+``THREADS`` is a number of torch intra-op threads set with ``torch.set_num_threads`` before the fit
+(``default`` = leave torch's own default, the number of cores); ``MODULE`` is ``default`` (the estimator's
+default network), ``oldcnn`` (the network the nets shipped before, for comparison) or ``newcnn`` (its
+pool-first channels-last variant). ``--quick`` (before the part) shortens every part (a few steps, one epoch,
+one repeat) and writes the partial log and report (``_deep.py``).
 
-The fit follows the setting of the issue: 4,000 MNIST training images (the
-first 4,000 of a seeded permutation), 4 labeled per class (40), the other
-3,960 unlabeled; accuracy on the 10,000 MNIST test images. CPU seconds are
-the process's own (``_harness.timed``; with more than one thread they add
-up the threads' time); the machine is shared with other jobs, so wall times
-are inflated and every comparison alternates its arms within one run.
-
-MNIST comes from :func:`skssl.datasets.fetch_mnist` (``$SKSSL_DATA/mnist/``, a
-``shared/data/mnist/`` folder beside the repository, else OpenML's download;
-see ``benchmarks/_mnist.py``); when it is neither local nor downloadable the
-script prints one line and exits.
+The fit follows the setting of the issue: 4,000 MNIST training images (the first 4,000 of a seeded
+permutation), 4 labeled per class (40), the other 3,960 unlabeled; accuracy on the 10,000 MNIST test images.
+CPU seconds are the process's own (``_harness.timed``; with more than one thread they add up the threads'
+time); the machine is shared with other jobs, so wall times are inflated and every comparison alternates its
+arms within one run.
 """
 
-import json
 import os
 import sys
 
 import numpy as np
-from _harness import RESULTS_DIR, append_jsonl, markdown_table, provenance, read_jsonl, timed
-from _mnist import load_mnist
+from _deep import Study, fixmatch_loop, images, per_class
+from _harness import markdown_table, timed
 
-TRAIN = TEST = None  # MNIST splits (dicts with X and y), set by need_data()
-OUT = RESULTS_DIR / "deep_time.jsonl"
+STUDY = Study("deep_time")
 N_POOL, PER_CLASS = 4000, 4
 
 
-def need_data():
-    """Load MNIST (skssl.datasets.fetch_mnist); print one line and exit when it is unavailable."""
-    global TRAIN, TEST, OUT
-    TRAIN, TEST, OUT = load_mnist("deep_time", OUT)
-
-
 def load(seed=0):
-    tr, te = TRAIN, TEST
-    rng = np.random.default_rng(seed)
+    tr, te, rng = STUDY.train, STUDY.test, np.random.default_rng(seed)
     idx = rng.permutation(tr["y"].shape[0])[:N_POOL]
-    X = (tr["X"][idx].astype(np.float32) / 255.0)[:, None]
-    y = tr["y"][idx].astype(int)
-    lab = np.concatenate([rng.choice(np.flatnonzero(y == c), PER_CLASS, replace=False) for c in range(10)])
+    X, y = images(tr["X"][idx]), tr["y"][idx].astype(int)
+    lab = per_class(y, PER_CLASS, rng)
     y_semi = np.full(y.shape[0], -1)
     y_semi[lab] = y[lab]
-    X_te = (te["X"].astype(np.float32) / 255.0)[:, None]
-    return X, y_semi, X_te, te["y"].astype(int)
+    return X, y_semi, images(te["X"]), te["y"].astype(int)
+
+
+def small_train(y_semi):
+    """All 40 labeled rows and the first 1,960 unlabeled ones: 2,000 rows, 4 labels per class."""
+    return np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
 
 
 def old_cnn(pool_first=False, channels_last=False):
@@ -94,73 +82,37 @@ def old_cnn(pool_first=False, channels_last=False):
 def emit(row):
     import torch
 
-    row = dict(row, torch=torch.__version__, cores=os.cpu_count(), load1=round(os.getloadavg()[0], 1))
-    print(json.dumps(row), flush=True)
-    append_jsonl(OUT, row)
+    STUDY.add(dict(row, torch=torch.__version__, cores=os.cpu_count(), load1=round(os.getloadavg()[0], 1)))
 
 
-# --- steps: one FixMatch step by component ---------------------------------------------------
 def part_steps(n_steps=40, repeats=3):
+    """One FixMatch step by component, torch threads 1 and default alternating, for both networks."""
     import torch
-    import torch.nn.functional as F
 
-    from skssl.deep import RandAugment, RandomShift, SmallCNN
+    from skssl.deep import SmallCNN
 
     X, y_semi, _, _ = load()
     Xt, yt = torch.as_tensor(X), torch.as_tensor(np.maximum(y_semi, 0))
     lab, unl = np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)
     default_threads = torch.get_num_threads()
-    B, MU = 32, 3
     for module_name in ("default", "oldcnn"):
         for rep in range(repeats):
             for threads in (1, default_threads) if rep % 2 == 0 else (default_threads, 1):
                 torch.set_num_threads(threads)
                 torch.manual_seed(rep)
                 module = SmallCNN(1, 10) if module_name == "default" else old_cnn()(1, 10)
-                opt = torch.optim.Adam(module.parameters(), lr=1e-3)
-                weak, strong = RandomShift(), RandAugment()
-                g = np.random.default_rng(rep)
                 parts = dict(augment=0.0, forward=0.0, backward=0.0, optimizer=0.0)
                 with timed() as total:
-                    for _ in range(n_steps):
-                        il = torch.as_tensor(g.choice(lab, B))
-                        iu = torch.as_tensor(g.choice(unl, B * MU))
-                        with timed() as t:
-                            views = torch.cat([weak(Xt[il]), weak(Xt[iu]), strong(Xt[iu])])
-                        parts["augment"] += t.cpu
-                        with timed() as t:
-                            logits = module(views)
-                            lw = logits[B : B * (1 + MU)].detach()
-                            conf, pseudo = torch.softmax(lw, 1).max(1)
-                            loss_u = F.cross_entropy(logits[B * (1 + MU) :], pseudo, reduction="none") * (conf >= 0.95)
-                            loss = F.cross_entropy(logits[:B], yt[il]) + loss_u.mean()
-                        parts["forward"] += t.cpu
-                        with timed() as t:
-                            opt.zero_grad()
-                            loss.backward()
-                        parts["backward"] += t.cpu
-                        with timed() as t:
-                            opt.step()
-                            loss.item()
-                        parts["optimizer"] += t.cpu
-                wall, cpu = total.wall, total.cpu
-                emit(
-                    dict(
-                        part="steps",
-                        module=module_name,
-                        threads=threads,
-                        repeat=rep,
-                        steps=n_steps,
-                        cpu_ms_per_step=round(1e3 * cpu / n_steps, 1),
-                        wall_ms_per_step=round(1e3 * wall / n_steps, 1),
-                        **{f"{k}_ms": round(1e3 * v / n_steps, 1) for k, v in parts.items()},
-                    )
-                )
+                    fixmatch_loop(module, Xt, yt, lab, unl, n_steps, np.random.default_rng(rep), parts=parts)
+                row = dict(part="steps", module=module_name, threads=threads, repeat=rep, steps=n_steps)
+                row.update(cpu_ms_per_step=round(1e3 * total.cpu / n_steps, 1))
+                row.update(wall_ms_per_step=round(1e3 * total.wall / n_steps, 1))
+                emit(dict(row, **{f"{k}_ms": round(1e3 * v / n_steps, 1) for k, v in parts.items()}))
     torch.set_num_threads(default_threads)
 
 
-# --- fit: a default FreeMatch fit ------------------------------------------------------------
 def fit_once(threads="default", module="default", seed=0, label="fit", **params):
+    """A FreeMatch fit with its defaults (but ``params``); returns its test probabilities."""
     import torch
 
     from skssl.deep import FreeMatchClassifier
@@ -178,21 +130,11 @@ def fit_once(threads="default", module="default", seed=0, label="fit", **params)
         est.fit(X, y_semi)
     proba = est.predict_proba(X_te)
     torch.set_num_threads(default_threads)
-    emit(
-        dict(
-            part=label,
-            threads=threads,
-            process_torch_threads=torch.get_num_threads() if threads == "default" else int(threads),
-            net_n_jobs=est.get_params().get("n_jobs", "(no such parameter)"),
-            module=module,
-            seed=seed,
-            params={k: v for k, v in params.items()},
-            steps=int(est.max_epochs * est.iterations_per_epoch),
-            cpu_s=round(t.cpu, 1),
-            wall_s=round(t.wall, 1),
-            test_acc=float(np.mean(proba.argmax(1) == y_te)),
-        )
-    )
+    process_threads = torch.get_num_threads() if threads == "default" else int(threads)
+    row = dict(part=label, threads=threads, process_torch_threads=process_threads)
+    row.update(net_n_jobs=est.get_params().get("n_jobs", "(no such parameter)"), module=module, seed=seed)
+    row.update(params=dict(params), steps=int(est.max_epochs * est.iterations_per_epoch), cpu_s=round(t.cpu, 1))
+    emit(dict(row, wall_s=round(t.wall, 1), test_acc=float(np.mean(proba.argmax(1) == y_te))))
     return proba
 
 
@@ -203,34 +145,21 @@ def part_threads(seed=0, max_epochs=4):
     with more cores); C: net ``n_jobs=2``. A short schedule (``max_epochs`` x 50 steps) keeps the
     2-thread fit affordable on a shared machine.
     """
-    import torch
-
-    default_threads = torch.get_num_threads()
     arms = {"A": (1, 1), "B": (2, 1), "C": (1, 2)}
     probas = {}
-    for name, (process_threads, n_jobs) in arms.items():
-        torch.set_num_threads(process_threads)
-        probas[name] = fit_once(
-            threads=str(process_threads), seed=seed, label=f"threads-{name}", max_epochs=max_epochs, n_jobs=n_jobs
-        )
-    torch.set_num_threads(default_threads)
-    for x, yy in (("A", "B"), ("A", "C")):
-        a, b = probas[x], probas[yy]
-        emit(
-            dict(
-                part="threads-compare",
-                seed=seed,
-                pair=f"{x} (process threads {arms[x][0]}, n_jobs={arms[x][1]}) vs "
-                f"{yy} (process threads {arms[yy][0]}, n_jobs={arms[yy][1]})",
-                steps=max_epochs * 50,
-                max_abs_proba_diff=float(np.abs(a - b).max()),
-                prediction_agreement=float(np.mean(a.argmax(1) == b.argmax(1))),
-            )
-        )
+    for name, (threads, n_jobs) in arms.items():
+        probas[name] = fit_once(str(threads), seed=seed, label=f"threads-{name}", max_epochs=max_epochs, n_jobs=n_jobs)
+    for x, z in (("A", "B"), ("A", "C")):
+        a, b = probas[x], probas[z]
+        pair = f"{x} (process threads {arms[x][0]}, n_jobs={arms[x][1]}) vs "
+        pair += f"{z} (process threads {arms[z][0]}, n_jobs={arms[z][1]})"
+        row = dict(part="threads-compare", seed=seed, pair=pair, steps=max_epochs * 50)
+        row.update(max_abs_proba_diff=float(np.abs(a - b).max()))
+        emit(dict(row, prediction_agreement=float(np.mean(a.argmax(1) == b.argmax(1)))))
 
 
-# --- gridsearch: n_jobs=1 vs n_jobs=2 --------------------------------------------------------
-def part_gridsearch(repeats=3):
+def part_gridsearch(repeats=3, max_epochs=2):
+    """GridSearchCV(n_jobs=1) vs (n_jobs=2): 2 candidates x 2 folds = 4 fits of 50 steps, plus the refit."""
     import torch
     from sklearn.model_selection import GridSearchCV
 
@@ -238,93 +167,62 @@ def part_gridsearch(repeats=3):
     from skssl.model_selection import SemiSupervisedKFold
 
     X, y_semi, _, _ = load()
-    # all 40 labeled rows and the first 1,960 unlabeled ones: 2,000 rows, 4 labels per class
-    keep = np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
+    keep = small_train(y_semi)
     X, y_semi = X[keep], y_semi[keep]
-    # 2 candidates x 2 folds = 4 fits of 50 steps, plus the refit
-    est = FreeMatchClassifier(max_epochs=2, iterations_per_epoch=25, random_state=0)
+    est = FreeMatchClassifier(max_epochs=max_epochs, iterations_per_epoch=25, random_state=0)
     grid = {"unlabeled_weight" if "unlabeled_weight" in est.get_params() else "lambda_u": [0.5, 1.0]}
     for rep in range(repeats):
         for n_jobs in (1, 2) if rep % 2 == 0 else (2, 1):
             gs = GridSearchCV(est, grid, cv=SemiSupervisedKFold(2), n_jobs=n_jobs)
             with timed() as t:
                 gs.fit(X, y_semi)
-            emit(
-                dict(
-                    part="gridsearch",
-                    n_jobs=n_jobs,
-                    repeat=rep,
-                    parent_torch_threads=torch.get_num_threads(),
-                    wall_s=round(t.wall, 1),
-                    parent_cpu_s=round(t.cpu, 1),
-                    mean_test_score=[round(float(s), 4) for s in gs.cv_results_["mean_test_score"]],
-                    # wall seconds of one fit inside the search (in the worker process for n_jobs=2)
-                    mean_fit_time=[round(float(s), 1) for s in gs.cv_results_["mean_fit_time"]],
-                )
-            )
+            row = dict(part="gridsearch", n_jobs=n_jobs, repeat=rep, parent_torch_threads=torch.get_num_threads())
+            row.update(wall_s=round(t.wall, 1), parent_cpu_s=round(t.cpu, 1))
+            row.update(mean_test_score=[round(float(s), 4) for s in gs.cv_results_["mean_test_score"]])
+            # wall seconds of one fit inside the search (in the worker process for n_jobs=2)
+            emit(dict(row, mean_fit_time=[round(float(s), 1) for s in gs.cv_results_["mean_fit_time"]]))
 
 
-def _timed_fit(X, y_semi, seed):
+def _timed_fit(X, y_semi, seed, max_epochs=2):
     import torch
 
     from skssl.deep import FreeMatchClassifier
 
     with timed() as t:
-        FreeMatchClassifier(max_epochs=2, iterations_per_epoch=25, random_state=seed).fit(X, y_semi)
-    return dict(
-        cpu_s=round(t.cpu, 2),
-        wall_s=round(t.wall, 2),
-        torch_threads_outside_fit=torch.get_num_threads(),
-        pid=os.getpid(),
-    )
+        FreeMatchClassifier(max_epochs=max_epochs, iterations_per_epoch=25, random_state=seed).fit(X, y_semi)
+    return dict(cpu_s=round(t.cpu, 2), wall_s=round(t.wall, 2), threads=torch.get_num_threads(), pid=os.getpid())
 
 
-def part_workers(n_fits=4):
+def part_workers(n_fits=4, max_epochs=2):
     """CPU and wall time of each fit run by joblib with n_jobs=1 and n_jobs=2 (as GridSearchCV runs them)."""
     from joblib import Parallel, delayed
 
     X, y_semi, _, _ = load()
-    keep = np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
+    keep = small_train(y_semi)
     X, y_semi = X[keep], y_semi[keep]
     for n_jobs in (1, 2, 1, 2):
         with timed() as t:
-            res = Parallel(n_jobs=n_jobs)(delayed(_timed_fit)(X, y_semi, s) for s in range(n_fits))
-        emit(
-            dict(
-                part="workers",
-                n_jobs=n_jobs,
-                total_wall_s=round(t.wall, 1),
-                fit_cpu_s=[r["cpu_s"] for r in res],
-                fit_wall_s=[r["wall_s"] for r in res],
-                torch_threads=sorted({r["torch_threads_outside_fit"] for r in res}),
-                processes=len({r["pid"] for r in res}),
-            )
-        )
+            res = Parallel(n_jobs=n_jobs)(delayed(_timed_fit)(X, y_semi, s, max_epochs) for s in range(n_fits))
+        row = dict(part="workers", n_jobs=n_jobs, total_wall_s=round(t.wall, 1), fit_cpu_s=[r["cpu_s"] for r in res])
+        row.update(fit_wall_s=[r["wall_s"] for r in res], torch_threads=sorted({r["threads"] for r in res}))
+        emit(dict(row, processes=len({r["pid"] for r in res})))
 
 
-# --- report ----------------------------------------------------------------------------------
 def part_report():
-    rows = read_jsonl(OUT)
-    out = [
-        "# Where the time of a deep fit goes (CPU)",
-        "",
-        f"Generated from `deep_time.jsonl` by: {provenance()}",
-        "",
+    rows = STUDY.rows()
+    intro = [
         "Every row below is one run of the part named in its section. The machine has 2 cores shared with "
         "other engineers' jobs (`load1` = 1-minute load average at the end of the run): wall times are "
         "inflated, CPU seconds are the process's own (summed over its threads).",
-        "",
     ]
+    out = []
     steps = [r for r in rows if r["part"] == "steps"]
     if steps:
         out.append("## One FixMatch step (`deep_time.py steps`): 32 labeled + 2 x 96 unlabeled 28x28 images\n")
         header = ["network", "torch threads", "repeat", "CPU ms/step", "wall ms/step", "augment", "forward"]
-        table = [
-            [r["module"], r["threads"], r["repeat"], r["cpu_ms_per_step"], r["wall_ms_per_step"], r["augment_ms"]]
-            + [r["forward_ms"], r["backward_ms"], r["optimizer_ms"], r["load1"]]
-            for r in steps
-        ]
-        out.append(markdown_table(header + ["backward", "optimizer", "load1"], table))
+        keys = ["module", "threads", "repeat", "cpu_ms_per_step", "wall_ms_per_step", "augment_ms", "forward_ms"]
+        keys += ["backward_ms", "optimizer_ms", "load1"]
+        out.append(markdown_table(header + ["backward", "optimizer", "load1"], [[r[k] for k in keys] for r in steps]))
         out.append("Minimum over repeats (CPU ms/step / wall ms/step):\n")
         for mod in sorted({r["module"] for r in steps}):
             for t in sorted({r["threads"] for r in steps}):
@@ -381,40 +279,23 @@ def part_report():
     if wk:
         out.append("## The same 4 short fits (50 steps, 2,000 images) run by joblib with n_jobs=1 and n_jobs=2\n")
         header = ["n_jobs", "processes", "torch threads in the process", "total wall s", "CPU s of each fit"]
-        table = [
-            [r["n_jobs"], r["processes"], r["torch_threads"], r["total_wall_s"], r["fit_cpu_s"], r["fit_wall_s"]]
-            + [r["load1"]]
-            for r in wk
-        ]
-        out.append(markdown_table(header + ["wall s of each fit", "load1"], table))
-    notes = OUT.parent / "deep_time_notes.md"
-    if notes.exists():
-        out.append(notes.read_text().rstrip())
-    (OUT.parent / "deep_time.md").write_text("\n".join(out).rstrip("\n") + "\n")
-    print(f"wrote {OUT.parent / 'deep_time.md'}")
+        keys = ["n_jobs", "processes", "torch_threads", "total_wall_s", "fit_cpu_s", "fit_wall_s", "load1"]
+        out.append(markdown_table(header + ["wall s of each fit", "load1"], [[r[k] for k in keys] for r in wk]))
+    STUDY.write_report("Where the time of a deep fit goes (CPU)", intro, out)
 
 
 if __name__ == "__main__":
-    cmd, *args = sys.argv[1:] or ["report"]
-    if cmd == "report":
-        if not OUT.exists():
-            print(f"deep_time: no results yet ({OUT} missing); run a part first, e.g. `deep_time.py fit`.")
-            sys.exit(0)
-        part_report()
-        sys.exit(0)
-    need_data()
-    if cmd == "steps":
-        part_steps()
-    elif cmd == "fit":
-        part_kw = dict(zip(("threads", "module", "seed"), args))
-        if "seed" in part_kw:
-            part_kw["seed"] = int(part_kw["seed"])
-        fit_once(**part_kw)
-    elif cmd == "threads":
-        part_threads()
-    elif cmd == "gridsearch":
-        part_gridsearch()
-    elif cmd == "workers":
-        part_workers()
-    else:
-        print(f"deep_time: unknown part {cmd!r}; use steps, fit, threads, gridsearch, workers or report.")
+    args = [a for a in sys.argv[1:] if a != "--quick"]
+    cmd, *args = args or ["report"]
+    parts = dict(report=part_report, steps=part_steps, threads=part_threads, gridsearch=part_gridsearch)
+    parts.update(workers=part_workers, fit=lambda **kw: fit_once(*args[:2], *map(int, args[2:3]), **kw))
+    short = {}
+    if "--quick" in sys.argv:  # a few steps, one epoch, fewer repeats
+        STUDY.partial("--quick")
+        short = dict(steps=dict(n_steps=5, repeats=2), gridsearch=dict(repeats=2, max_epochs=1))
+        short.update(threads=dict(max_epochs=1), workers=dict(n_fits=2, max_epochs=1), fit=dict(max_epochs=1))
+    if cmd not in parts:
+        sys.exit(f"deep_time: unknown part {cmd!r}; use {', '.join(parts)}.")
+    if cmd != "report":
+        STUDY.load_mnist()
+    parts[cmd](**short.get(cmd, {}))

@@ -1,24 +1,28 @@
 """CPU time of TSVM, one-vs-rest DA and Potts DA on dense MNIST pixels, two versions of skssl side by side.
 
-The problem: 4,000 MNIST training images (stratified, seed 0), 784 pixels
-scaled to [0, 1] (a dense ndarray), 10 classes, 200 labels
-(``make_semi_supervised(y, 200, random_state=draw)``), and 2,000 stratified
-test images for the accuracy; the estimators with their defaults. Each fit
-runs in its own process (``PYTHONPATH`` = the source tree of the version),
-one after the other: in each repeat the methods follow one another and the
-two versions alternate which goes first (``--first`` in
-the first repeat). CPU seconds of ``fit`` are the
-process's (all its threads). The BLAS thread count is set for both versions
-(``--blas-threads``, default 1: the old version's dense products ran on
-numpy's BLAS, and OpenBLAS's threads on a shared machine cost it up to
-three times the CPU time of one thread; the new version calls no threaded
-BLAS routine). Run it with as little else on the machine as possible::
+The problem: 4,000 MNIST training images (stratified, seed 0), 784 pixels scaled to [0, 1] (a dense ndarray),
+10 classes, 200 labels (``make_semi_supervised(y, 200, random_state=draw)``), and 2,000 stratified test images
+for the accuracy; the estimators with their defaults. Each fit runs in its own process (``PYTHONPATH`` = the
+source tree of the version), one after the other: in each repeat the methods follow one another and the two
+versions alternate which goes first (``--first`` in the first repeat). CPU seconds of ``fit`` are the
+process's (all its threads). The BLAS thread count is set for both versions (``--blas-threads``, default 1:
+the old version's dense products ran on numpy's BLAS, and OpenBLAS's threads on a shared machine cost it up to
+three times the CPU time of one thread; the new version calls no threaded BLAS routine). Run it with as little
+else on the machine as possible::
 
     python benchmarks/dense_multiclass.py --old /path/to/old/skssl/tree [--repeats 3] [--draw 0]
 
-``--old`` is a source tree whose compiled kernels are built (the new version
-is this tree). MNIST is found by :func:`skssl.datasets.fetch_mnist`. Fewer repeats, no ``--old`` or a
-subset of methods make the run partial (``benchmarks/README.md``).
+``--old`` is a source tree whose compiled kernels are built (the new version is this tree). MNIST is found by
+:func:`skssl.datasets.fetch_mnist`. Fewer repeats, no ``--old`` or a subset of methods make the run partial
+(``benchmarks/README.md``).
+
+``--cost`` measures this version alone, as a user would judge it: with ``--labels 40`` (4 per class, the
+setting of the semi-supervised papers' MNIST runs), draw ``r`` in repeat ``r``, the methods in alternating
+order, and the supervised baselines ``LogisticRegression()`` and ``LinearSVC()`` fitted on the labeled rows;
+per draw, each method's CPU over TSVM's and its accuracy over the better baseline's. A complete run writes
+``results/dense_multiclass_cost.md``::
+
+    python benchmarks/dense_multiclass.py --cost --labels 40 [--repeats 3]
 """
 
 import argparse
@@ -32,7 +36,7 @@ N_TRAIN, N_TEST, N_LABELS = 4000, 2000, 200
 HEADER = ["method", "version", "CPU s (repeats)", "median CPU s", "wall s (median)", "accuracy", "x TSVM"]
 
 
-def _load(draw):
+def _load(draw, n_labels=N_LABELS):
     """The MNIST problem as ``benchmarks/user_value.py`` builds it (its ``_mnist`` and ``image_split``)."""
     import numpy as np
     from sklearn.model_selection import train_test_split
@@ -51,18 +55,28 @@ def _load(draw):
     y = data.y_train[keep].astype(np.int64)
     X_test = data.X_test[test].reshape(len(test), -1) / 255.0
     y_test = data.y_test[test].astype(np.int64)
-    return X, make_semi_supervised(y, N_LABELS, random_state=draw), X_test, y_test
+    return X, make_semi_supervised(y, n_labels, random_state=draw), X_test, y_test
 
 
-def fit_child(method, draw):
+def fit_child(method, draw, n_labels=N_LABELS):
     """Child: fit one estimator with the skssl of ``PYTHONPATH``; its CPU and wall seconds and test accuracy."""
     import warnings
 
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+
     import skssl
+    from skssl.self_training import LabeledOnlyClassifier
     from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 
-    X, y_semi, X_test, y_test = _load(draw)
-    est = {"tsvm": TransductiveSVC, "da": DeterministicAnnealingSVC, "potts": PottsDeterministicAnnealingSVC}[method]()
+    X, y_semi, X_test, y_test = _load(draw, n_labels)
+    est = {
+        "tsvm": TransductiveSVC,
+        "da": DeterministicAnnealingSVC,
+        "potts": PottsDeterministicAnnealingSVC,
+        "logreg": lambda: LabeledOnlyClassifier(LogisticRegression()),
+        "linearsvc": lambda: LabeledOnlyClassifier(LinearSVC()),
+    }[method]()
     with warnings.catch_warnings(record=True) as caught, timed() as t:
         warnings.simplefilter("always")
         est.fit(X, y_semi)
@@ -105,6 +119,52 @@ def _table(args, times, versions):
     )
 
 
+BASELINES = ("logreg", "linearsvc")
+COST_HEADER = ["draw", "method", "CPU s", "x TSVM", "accuracy", "over the better baseline (points)"]
+
+
+def _cost_table(args, runs):
+    rows = []
+    for draw in sorted({d for d, _ in runs}):
+        tsvm = runs.get((draw, "tsvm"))
+        best = max((runs[(draw, m)]["acc"] for m in BASELINES if (draw, m) in runs), default=None)
+        for method in (*BASELINES, *METHODS):
+            if (draw, method) not in runs:
+                continue
+            r = runs[(draw, method)]
+            ratio = f"{r['cpu'] / tsvm['cpu']:.1f}" if tsvm and method in METHODS else "-"
+            gain = f"{100 * (r['acc'] - best):+.1f}" if best is not None and method in METHODS else "-"
+            rows.append([draw, method, f"{r['cpu']:.1f}", ratio, f"{r['acc']:.4f}", gain])
+    return (
+        "# Dense multi-class: what TSVM, one-vs-rest DA and Potts DA cost on MNIST pixels, and what they give\n\n"
+        f"{args.provenance}\n\n"
+        f"MNIST, {N_TRAIN} stratified training images (784 pixels / 255, dense), 10 classes, {args.labels} labels "
+        f"(draw = repeat), {N_TEST} stratified test images; every estimator with its defaults, each fit in its own "
+        "process, the methods' order alternating between draws, no thread variable set. CPU seconds of `fit` "
+        "(all threads); `x TSVM`: over TSVM's CPU on the same draw; the last column: test accuracy over the better "
+        "of the two supervised baselines fitted on the labeled rows.\n\n" + markdown_table(COST_HEADER, rows) + "\n"
+    )
+
+
+def cost_main(args):
+    """``--cost``: this version alone over ``--repeats`` draws, with the supervised baselines."""
+    reduced = reductions(args, repeats=3, methods=METHODS)
+    results = ResultsFile(RESULTS_DIR / "dense_multiclass_cost.md", args.out, reduced=reduced)
+    args.provenance = provenance()
+    methods = [*BASELINES, *[m for m in METHODS if m in args.methods]]
+    runs = {}
+    for draw in range(args.repeats):
+        for method in methods if draw % 2 == 0 else methods[::-1]:
+            # no thread variable set: the user's environment
+            res = run_in_child(fit_child, method, draw, args.labels, pythonpath=str(ROOT))
+            runs[(draw, method)] = res
+            print(f"draw {draw} {method}: {res['cpu']:.1f} CPU s, acc {res['acc']:.4f}", flush=True)
+            results.save_progress(_cost_table(args, runs))
+    text = _cost_table(args, runs)
+    results.finish(text)
+    print(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", default=None, help="source tree of the version to compare with (kernels built)")
@@ -114,7 +174,11 @@ def main():
     parser.add_argument("--blas-threads", type=int, default=1)
     parser.add_argument("--first", choices=("new", "old"), default="new", help="the version run first in repeat 0")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/dense_multiclass.md")
+    parser.add_argument("--cost", action="store_true", help="this version alone, with the supervised baselines")
+    parser.add_argument("--labels", type=int, default=N_LABELS, help="labeled images (--cost)")
     args = parser.parse_args()
+    if args.cost:
+        return cost_main(args)
     reduced = reductions(args, repeats=3, methods=METHODS) + (
         ["no --old version to compare with"] if not args.old else []
     )

@@ -1,18 +1,9 @@
 """What checking a sparse matrix's structure costs, against the fit it protects.
 
-Every entry point of skssl passes sparse ``X`` through
-:func:`skssl.utils.validation.check_sparse_structure` (one compiled pass over
-``indptr`` and the stored indices). This script times that check (minimum of
-``--repeats`` calls) and one ``TransductiveSVC()`` fit (which includes it) on
-
-* 20 Newsgroups, comp.* + sci.* against the rest, tf-idf, 100 labeled rows
-  (``skssl.datasets``; ``$SKSSL_DATA`` or ``../shared/data``);
-* the RCV1-shaped problem of ``linear_scaling.py`` (``--rows`` rows, 76
-  non-zeros each; 804,414 rows is RCV1's size).
-
-Goal: the check costs at most 2% of a fit. Writes
-``benchmarks/results/input_checks.md`` after a complete run (see
-``benchmarks/README.md``)::
+Every entry point passes sparse ``X`` through :func:`skssl.utils.validation.check_sparse_structure`. This
+script times that check (minimum of ``--repeats`` calls) and one ``TransductiveSVC()`` fit (which includes it)
+on 20 Newsgroups comp.* + sci.* vs the rest (tf-idf, 100 labeled rows) and on the RCV1-shaped problem of
+``linear_scaling.py`` (``--rows`` rows, 804,414 by default). Goal: the check costs at most 2% of a fit::
 
     python benchmarks/input_checks.py
 """

@@ -1,16 +1,10 @@
 """Which ``alpha`` of LinearL2SVC gives SVMlin's supervised solution at ``-W``?
 
-One command, from the repository root::
+Builds SVMlin 1.0 (``linear_subprocess.py``), runs ``-A 1 -W W`` on pcmac's 50 labeled rows for several ``W``
+and compares SVMlin's weights with ``LinearL2SVC`` at ``alpha = W / l`` and ``alpha = W * l`` (``l`` = 50),
+and with scikit-learn's ``LinearSVC(C=1 / (2 W), loss="squared_hinge")``::
 
     python benchmarks/linear_alpha_mapping.py
-
-builds SVMlin 1.0 (as ``linear_vs_svmlin.py`` does; its supervised mode
-``-A 1`` needs the bounds guard in ``Read()`` that the build copy gets), runs
-``-A 1 -W W`` on pcmac's 50 labeled rows (``skssl.datasets.load_pcmac()``) for
-several ``W``, and compares SVMlin's weights with ``LinearL2SVC`` at the two
-candidate mappings ``alpha = W / l`` and ``alpha = W * l`` (``l`` = 50), and
-with scikit-learn's ``LinearSVC(C=1 / (2 W), loss="squared_hinge")``.
-Writes ``benchmarks/results/linear_alpha_mapping.md``.
 """
 
 import argparse
@@ -19,7 +13,7 @@ from pathlib import Path
 
 import linear_subprocess as lsp
 import numpy as np
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, table_head
 from sklearn.svm import LinearSVC
 
 from skssl.datasets import load_pcmac
@@ -61,8 +55,7 @@ def main(argv=None):
             f"pcmac, l = {l} labeled rows. SVMlin {how}. Cells: max |difference| of (w, b) relative to "
             "max |SVMlin's (w, b)|; test accuracy in brackets.",
             "",
-            markdown_row(header),
-            "|" + "---|" * len(header),
+            *table_head(header),
         )
 
         def acc(w, b):

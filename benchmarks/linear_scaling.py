@@ -1,44 +1,26 @@
-"""Paper scale: time and peak memory of TransductiveSVC and DeterministicAnnealingSVC against nnz.
+"""Paper scale: time and peak memory of TransductiveSVC and DeterministicAnnealingSVC against nnz::
 
-One command, from the repository root::
-
-    python benchmarks/linear_scaling.py
+    python benchmarks/linear_scaling.py [--rows ...] [--stack 7] [--n-jobs 1] [--out FILE]
 
 Problems
 --------
-* **RCV1-shaped** (:func:`make_rcv1_like`): SVMlin's paper ran on RCV1
-  (804,414 documents, 47,236 features, about 76 non-zeros per row). The
-  generator draws, for each document, a length from a Poisson law with mean
-  ``nnz_per_row / (1 - overlap)`` tokens whose terms follow a Zipf law over the
-  vocabulary (term of rank ``k`` with probability proportional to
-  ``1 / (k + 2.7)^1.1``, a Zipf-Mandelbrot law, the shape of word
-  frequencies); repeated terms of a document add up (term counts). Values are
-  tf-idf like: ``(1 + log tf) * log(n / df)``, rows scaled to unit norm, as
-  ``TfidfVectorizer(sublinear_tf=True)`` gives. Labels: the sign of a sparse
-  hyperplane (Gaussian weights on 5% of the terms, drawn among the 20,000
-  most frequent) shifted to its 47th percentile (RCV1's CCAT is 47% of the
-  documents), then 5% of the labels flipped (noise); 1% of the rows keep
-  their label; ``positive_fraction`` is the true positive fraction of the
-  unlabeled rows. The full size is one run; smaller sizes are the first rows of
-  the same stream (``--rows``).
-* **20 Newsgroups stacked**: DESIGN's "comp.* + sci.* vs the rest" training
-  matrix (11,314 x 53,724, 1.54M nnz) repeated ``--stack`` times (default 7,
-  10.7M nnz) with 1% of the rows labeled (seed 0) and the true positive
-  fraction of the unlabeled rows; read from ``--data-20ng`` (default: found by skssl's
-  loader or downloaded), skipped with one line when neither works.
+* **RCV1-shaped** (:func:`make_rcv1_like`): SVMlin's paper ran on RCV1 (804,414 documents, 47,236
+  features, about 76 non-zeros per row). Each document draws a Poisson length of Zipf-Mandelbrot
+  distributed terms (rank ``k`` with probability ``1 / (k + 2.7)^1.1``; repeated terms add up); values
+  ``(1 + log tf) * log(n / df)``, rows scaled to unit norm (``TfidfVectorizer(sublinear_tf=True)``).
+  Labels: the sign of a sparse hyperplane (Gaussian weights on 5% of the terms, among the 20,000 most
+  frequent) shifted to its 47th percentile (RCV1's CCAT share), 5% flipped; 1% of the rows keep their
+  label; ``positive_fraction`` is the true fraction of the unlabeled rows. Smaller sizes (``--rows``)
+  are the first rows of the same stream.
+* **20 Newsgroups stacked**: the "comp.* + sci.* vs the rest" training matrix (11,314 x 53,724, 1.54M
+  nnz) repeated ``--stack`` times (7: 10.7M nnz), 1% labeled (seed 0), the true positive fraction.
 
-Every fit runs in its own child process (``linear_subprocess.run_skssl``)
-with the user's environment minus the thread variables, ``n_jobs`` as given
-(``--n-jobs``, default 1), alpha = 1e-3, unlabeled_weight = 1. Reported: CPU
-and wall time of ``fit``, peak RSS of the child and its growth during ``fit``,
-both against the CSR size of X (data + indices + indptr), and the log-log
-slope of wall and CPU time against nnz over the RCV1-shaped sizes (least
-squares), over all sizes and from 4M nnz up (above a few tens of MB the CSR
-arrays no longer fit in the cache and every mat-vec becomes bound by memory
-bandwidth, a step in cost per nnz that is the machine's, not the solver's).
-Goals (issue 9): peak memory <= 2x CSR, slope <= 1.05, RCV1-shaped TSVM under
-5 minutes. The machine is shared: keep the biggest runs few (``--max-da-nnz``
-limits DA's sizes).
+Every fit runs in its own child (``linear_subprocess.run_skssl``) with the user's environment minus the thread
+variables, ``--n-jobs``, alpha = 1e-3, unlabeled_weight = 1. Reported: CPU and wall time of ``fit``, the
+child's peak RSS and its growth during ``fit`` against the CSR size of X, and the log-log slope of time
+against nnz over the RCV1-shaped sizes, over all sizes and from 4M nnz up (where the CSR arrays leave the
+cache and every mat-vec becomes bound by memory bandwidth). Goals (issue 9): peak memory <= 2x CSR, slope <=
+1.05, RCV1-shaped TSVM under 5 minutes. ``--max-da-nnz`` limits DA's sizes.
 """
 
 import argparse
@@ -48,13 +30,11 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 import scipy.sparse as sp
-from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance, reductions
+from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance, reductions, table_head
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary
 
-ALPHA, LAM_U = 1e-3, 1.0
 RCV1_ROWS, RCV1_FEATURES, RCV1_NNZ_PER_ROW = 804_414, 47_236, 76
-METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
 
 
 def make_rcv1_like(
@@ -126,13 +106,7 @@ HEADER += ["fit RSS growth / CSR", "n_iter_", "CPU ms / n_iter_ / M nnz", "objec
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--rows",
-        type=int,
-        nargs="+",
-        default=DEFAULT_ROWS,
-        help="RCV1-shaped sizes (rows; 76 nnz each): default about 1M, 4M, 15M and 61M nnz; 0 for none",
-    )
+    parser.add_argument("--rows", type=int, nargs="+", default=DEFAULT_ROWS, help="RCV1-shaped sizes (0: none)")
     parser.add_argument("--max-da-nnz", type=float, default=16e6, help="skip DA above this many nnz")
     parser.add_argument("--stack", type=int, default=7, help="copies of 20NG's training matrix (0: skip)")
     parser.add_argument("--data-20ng", default=None)
@@ -147,41 +121,36 @@ def main(argv=None):
     log("# Linear S3VMs at paper scale: time and memory against nnz", "", provenance(argv), "")
     log(
         f"One run per size (timings are noisy on a shared machine); default threads, n_jobs={args.n_jobs}, "
-        f"alpha={ALPHA}, unlabeled_weight={LAM_U}.",
+        f"alpha={lsp.ALPHA}, unlabeled_weight={lsp.LAM_U}.",
         "",
         "Peak RSS: the child's high-water mark during `fit` (reset just before it), which includes the "
         "Python interpreter with numpy/scipy/scikit-learn (about 150 MB) and X itself; fit RSS growth: that "
         "peak minus the RSS just before `fit`, i.e. the memory the fit adds to X. The goal peak <= 2x CSR "
         "means growth / CSR <= 1.",
         "",
-        markdown_row(HEADER),
-        "|" + "---|" * len(HEADER),
+        *table_head(HEADER),
     )
-    timings = {m: [] for m in METHODS}
+    timings = {m: [] for m in lsp.ESTIMATORS}
 
     def slopes():
         notes = []
         for method, ts in timings.items():
             if len(ts) < 2:
                 continue
-            nnz = [t[0] for t in ts]
-            big = [t for t in ts if t[0] >= 4e6]
+            nnz, cpu, wall, n_iter = zip(*ts)
             text = (
                 f"{method}, RCV1-shaped, log-log slope of time against nnz ({min(nnz) / 1e6:.1f}M to "
-                f"{max(nnz) / 1e6:.1f}M nnz): wall {slope(nnz, [t[2] for t in ts]):.2f}, CPU "
-                f"{slope(nnz, [t[1] for t in ts]):.2f}"
+                f"{max(nnz) / 1e6:.1f}M nnz): wall {slope(nnz, wall):.2f}, CPU {slope(nnz, cpu):.2f}"
             )
+            big = [t for t in ts if t[0] >= 4e6]
             if len(big) >= 2:
-                text += (
-                    f"; from 4M nnz up: wall {slope([t[0] for t in big], [t[2] for t in big]):.2f}, CPU "
-                    f"{slope([t[0] for t in big], [t[1] for t in big]):.2f}"
-                )
+                big_nnz, big_cpu, big_wall, _ = zip(*big)
+                text += f"; from 4M nnz up: wall {slope(big_nnz, big_wall):.2f}, CPU {slope(big_nnz, big_cpu):.2f}"
             text += " (goal <= 1.05)"
-            if all(t[3] for t in ts):
-                text += (
-                    f"; n_iter_ from {ts[0][3]} to {ts[-1][3]} (slope {slope(nnz, [t[3] for t in ts]):.2f}), CPU per "
-                    f"n_iter_ slope {slope(nnz, [t[1] / t[3] for t in ts]):.2f}"
-                )
+            if all(n_iter):
+                per_iter = [c / i for c, i in zip(cpu, n_iter)]
+                text += f"; n_iter_ from {n_iter[0]} to {n_iter[-1]} (slope {slope(nnz, n_iter):.2f}), CPU per "
+                text += f"n_iter_ slope {slope(nnz, per_iter):.2f}"
             notes.append(text + ".")
         return notes
 
@@ -219,19 +188,16 @@ def main(argv=None):
             problem = lsp.save_problem(Path(workdir) / "p", X, y_semi)
             csr_mb = lsp.csr_bytes(X) / 2**20
             r = float(y[y_semi == -1].mean())  # the true positive fraction of the unlabeled rows
-            for method, estimator in METHODS.items():
+            for method, estimator in lsp.ESTIMATORS.items():
                 if method == "DA" and X.nnz > args.max_da_nnz:
                     continue
-                params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r, "n_jobs": args.n_jobs}
+                params = lsp.params(r, n_jobs=args.n_jobs)
                 try:
                     res = lsp.run_skssl(problem, estimator, params, timeout=args.timeout)
                 except Exception as exc:  # noqa: BLE001 - a size that fails is reported, the run goes on
                     results.degrade(f"{name} {X.shape[0]} rows {method} failed")
-                    log(
-                        markdown_row(
-                            [name, X.shape[0], X.nnz, f"{csr_mb:.0f}", method, f"failed: {exc}".splitlines()[0]]
-                        )
-                    )
+                    failed = f"failed: {exc}".splitlines()[0]
+                    log(markdown_row([name, X.shape[0], X.nnz, f"{csr_mb:.0f}", method, failed]))
                     save()
                     continue
                 if name.startswith("RCV1"):

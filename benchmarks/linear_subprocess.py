@@ -1,21 +1,14 @@
-"""Helpers shared by the linear benchmarks: SVMlin's build and run, skssl fits in a child process.
+"""The linear benchmarks' shared parts: SVMlin's build and run, skssl fits in a child process.
 
-Both programs are measured the same way: each fit runs in its own child
-process, which gives its CPU time, wall time and peak resident set size (RSS,
-the kernel's ``VmHWM`` of the program). For SVMlin the solver's CPU time is
-the one it prints itself (``clock()`` around the solver, so file parsing is
-left out), its wall time is taken by the parent between the line that ends the
-file reading and the line that reports the solver's time (SVMlin flushes
-both), and its peak RSS is polled from ``/proc`` every 20 ms until it exits. For skssl the child
-(``_harness.run_in_child``) times ``fit`` alone with ``_harness.timed(memory=True)``: CPU time
-over all of its threads, wall time, its peak RSS during ``fit`` (the high-water mark is reset just
-before it) and that peak minus the RSS just before ``fit``.
+Each fit of either program runs in its own child process. SVMlin: the solver's CPU time as it prints it
+(``clock()`` around the solver, file parsing left out), wall time between the lines that end the file reading
+and report the solver's time, peak RSS (``VmHWM``) polled from ``/proc`` every 20 ms. skssl
+(``_harness.run_in_child``): CPU (all threads) and wall time of ``fit`` alone, peak RSS during ``fit``
+(high-water mark reset just before it) and that peak minus the RSS just before ``fit``.
 
-SVMlin 1.0 is GPL: it is copied from its source folder into a temporary
-folder, built there with the system C++ compiler, and never into the
-repository. Its supervised mode (``-A 1``) reads past the end of the row
-subset in ``Read()``; the build copy gets a one-line bounds guard (the only
-change, applied to the temporary copy).
+SVMlin 1.0 is GPL: it is copied from its source folder into a temporary folder and built there with the system
+C++ compiler, never into the repository. Its supervised mode (``-A 1``) reads past the end of the row subset
+in ``Read()``; the build copy gets a one-line bounds guard (its only change).
 """
 
 import os
@@ -36,6 +29,23 @@ DEFAULT_SVMLIN_SRC = ROOT.parent / "shared" / "reference" / "svmlin"
 # with the row number after t has passed the last subset entry.
 _GUARD_FROM = "if(Subset->vec[t]==i)"
 _GUARD_TO = "if(t<Subset->d && Subset->vec[t]==i)"
+
+
+ALPHA, LAM_U = 1e-3, 1.0  # SVMlin's lam and lam_u, every linear benchmark's
+ESTIMATORS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
+
+
+def params(r, **more):
+    """The S3VMs' parameters of the linear benchmarks, with class fraction ``r``."""
+    return {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r, **more}
+
+
+def objective(X, y_semi, w, b):
+    """SVMlin's objective ``F`` (``transductive_cost``, lam = ALPHA, lam_u = LAM_U) of ``(w, b)`` on ``X``."""
+    from skssl.svm._problem import transductive_cost
+
+    y_pm = np.where(y_semi == 1, 1.0, -1.0)
+    return transductive_cost(w, b, X @ w + b, y_pm, y_semi != -1, ALPHA, LAM_U)
 
 
 def csr_bytes(X):
@@ -87,9 +97,7 @@ def write_svmlin_labels(y_semi, path):
 _SOLVER_TIME = re.compile(r"([0-9.eE+-]+)\s+seconds")
 
 
-def run_svmlin(
-    binary, examples, labels, workdir, *, algo, alpha, unlabeled_weight=1.0, r=0.5, switches=10000, n_features=None
-):
+def run_svmlin(binary, examples, labels, workdir, *, algo, alpha=ALPHA, r=0.5, switches=10000, n_features=None):
     """Run SVMlin once; return its weights, bias and measurements.
 
     SVMlin sizes its weights by the largest feature index it read (in the
@@ -97,11 +105,10 @@ def run_svmlin(
     zeros to the data's width.
     """
     workdir = Path(workdir)
-    cmd = [str(binary), "-A", str(algo), "-W", repr(alpha), "-U", repr(unlabeled_weight), "-R", repr(r)]
+    cmd = [str(binary), "-A", str(algo), "-W", repr(alpha), "-U", repr(LAM_U), "-R", repr(r)]
     cmd += ["-S", str(switches), str(examples), str(labels)]
     # The line SVMlin prints when its solver ends (with the solver's CPU time).
     done = {1: "L2_SVM_MFN converged", 2: "Transductive L2_SVM_MFN took", 3: "DA-SVM took"}[algo]
-    start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # SVMlin allocates while it reads and keeps its memory to the end: poll its
     # VmHWM until it exits (ru_maxrss would report the forked Python parent).
@@ -117,9 +124,7 @@ def run_svmlin(
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
-    t_read = None
-    t_done = None
-    solver_cpu = None
+    t_read = t_done = solver_cpu = None
     out = []
     for line in proc.stdout:
         now = time.perf_counter()
@@ -132,9 +137,7 @@ def run_svmlin(
     # The solver has ended (its last line is read): the peak is reached; stop polling before reaping.
     stop.set()
     poller.join()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall_total = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(os.waitpid(proc.pid, 0)[1])
     if proc.returncode != 0 or solver_cpu is None:
         raise RuntimeError(f"SVMlin failed ({proc.returncode}): {''.join(out[-5:])}")
     weights = np.loadtxt(workdir / (Path(examples).name + ".weights"))
@@ -146,8 +149,6 @@ def run_svmlin(
         "b": float(weights[-1]),
         "cpu": solver_cpu,
         "wall": t_done - t_read,
-        "process_cpu": usage.ru_utime + usage.ru_stime,
-        "process_wall": wall_total,
         "rss_mb": hwm[0],
         "stdout": "".join(out),
     }

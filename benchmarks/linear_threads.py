@@ -1,68 +1,35 @@
 """Default BLAS/OpenMP threads against one thread for TransductiveSVC and DeterministicAnnealingSVC.
 
-Issue 9 asks that a fit in the environment a user has (no thread variable
-set) take no more CPU than with ``OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1``,
-within 10%, on a corpus the solvers were not tuned on. One command, from the
-repository root::
+Issue 9 asks that a fit in the environment a user has (no thread variable set) take no more CPU than with
+``OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1``, within 10%, on a corpus the solvers were not tuned on::
 
-    python benchmarks/linear_threads.py
+    python benchmarks/linear_threads.py [--corpus reuters] [--repeats 3]
 
-Corpus: the SMS Spam Collection (``sms.tsv`` in ``$SKSSL_DATA`` or
-``../shared/data``; 5,574 messages, 747 spam) or, with ``--corpus reuters``,
-Reuters-21578 (``reuters21578.tgz``, found the same way; every article with a
-body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)`` on all
-documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both
-classes present), ``positive_fraction`` = the true spam fraction of the
-unlabeled rows, alpha = 1e-3, unlabeled_weight = 1. Each fit runs in its own
-child process (``linear_subprocess.run_skssl``): one with the user's
-environment minus every thread variable, one with ``OMP_NUM_THREADS``,
-``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``BLIS_NUM_THREADS`` set to
-1, alternately, ``--repeats`` times (default 3); the table gives the minimum
-CPU (all threads of the child) and wall time of ``fit`` and the objective.
-Writes ``benchmarks/results/linear_threads.md`` (``linear_threads_reuters.md``
-for Reuters). When the corpus is missing, it prints one line and exits.
+Corpus: the SMS Spam Collection (``sms.tsv``, 5,574 messages, 747 spam) or Reuters-21578
+(``reuters21578.tgz``: every article with a body, class 1 = topic "earn"); ``TfidfVectorizer(min_df=2)`` on
+all documents, 300 labeled rows drawn with ``np.random.RandomState(0)`` (both classes present),
+``positive_fraction`` = the true fraction of the unlabeled rows, alpha = 1e-3, unlabeled_weight = 1. Each fit
+runs in its own child (``linear_subprocess.run_skssl``), with the user's environment minus every thread
+variable or with all of them set to 1, alternately, ``--repeats`` times; the table gives the minimum CPU (all
+threads) and wall time of ``fit`` and the objective. Writes ``results/linear_threads.md``
+(``linear_threads_reuters.md`` for Reuters).
 """
 
 import argparse
-import re
-import tarfile
 import tempfile
 from pathlib import Path
 
 import linear_subprocess as lsp
 import numpy as np
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions
-from _user_data import _path, load_sms
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, table_head
+from _user_data import load_reuters_earn, load_sms
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from skssl.datasets import DatasetUnavailableError
-from skssl.svm._problem import transductive_cost
 
-ALPHA, LAM_U, N_LABELED = 1e-3, 1.0, 300
-METHODS = {"TSVM": "TransductiveSVC", "DA": "DeterministicAnnealingSVC"}
+N_LABELED = 300
 HEADER = ["method", "default CPU s", "default wall s", "1 thread CPU s", "1 thread wall s", "CPU ratio"]
 HEADER += ["wall ratio", "F default", "F 1 thread", "goal (CPU ratio <= 1.10)"]
-
-
-def load_reuters(path, topic="earn"):
-    """Reuters-21578: every article with a body, class 1 = tagged ``topic``, tf-idf (min_df=2)."""
-    texts, labels = [], []
-    body = re.compile(r"<BODY>(.*?)</BODY>", re.S)
-    topics = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
-    with tarfile.open(path) as tar:
-        names = sorted(m.name for m in tar.getmembers() if m.name.endswith(".sgm"))
-        for name in names:
-            raw = tar.extractfile(name).read().decode("latin-1")
-            for doc in raw.split("</REUTERS>"):
-                b = body.search(doc)
-                if b is None:
-                    continue
-                t = topics.search(doc)
-                tags = re.findall(r"<D>(.*?)</D>", t.group(1)) if t else []
-                texts.append(b.group(1))
-                labels.append(topic in tags)
-    X = TfidfVectorizer(min_df=2).fit_transform(texts).tocsr()
-    return X, np.asarray(labels, dtype=np.int64)
 
 
 def labeled_subset(y, n_labeled, seed=0):
@@ -90,11 +57,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=["sms", "reuters"], default="sms")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
-        "--out",
-        default=None,
-        help="default: benchmarks/results/linear_threads.md (sms), linear_threads_reuters.md",
-    )
+    parser.add_argument("--out", default=None, help="default: results/linear_threads[_reuters].md")
     args = parser.parse_args(argv)
     try:
         if args.corpus == "sms":
@@ -102,7 +65,7 @@ def main(argv=None):
             X, y = TfidfVectorizer(min_df=2).fit_transform(sms.X).tocsr(), sms.y
             corpus = "SMS Spam Collection (class 1 = spam)"
         else:
-            X, y = load_reuters(_path("reuters21578.tgz"))
+            X, y = load_reuters_earn()
             corpus = "Reuters-21578, every article with a body (class 1 = topic earn)"
     except DatasetUnavailableError as exc:
         print(f"linear_threads: {exc}")
@@ -113,27 +76,21 @@ def main(argv=None):
     log(f"BLAS/OpenMP pools of the parent process: {thread_pools()}.", "")
     log(
         f"{corpus}, tf-idf (min_df=2): {X.shape[0]} x {X.shape[1]}, {X.nnz} nnz; {N_LABELED} labeled "
-        f"(seed 0), positive_fraction = {r:.4f} (true fraction of the unlabeled rows); alpha = {ALPHA}, "
-        f"unlabeled_weight = {LAM_U}. Minimum of {args.repeats} alternating repeats, each fit in its own child "
+        f"(seed 0), positive_fraction = {r:.4f} (true fraction of the unlabeled rows); alpha = {lsp.ALPHA}, "
+        f"unlabeled_weight = {lsp.LAM_U}. Minimum of {args.repeats} alternating repeats, each fit in its own child "
         "process. Goal: default CPU within 10% of one-thread CPU.",
         "",
-        markdown_row(HEADER),
-        "|" + "---|" * len(HEADER),
+        *table_head(HEADER),
     )
     with tempfile.TemporaryDirectory(prefix="skssl-threads-") as workdir:
         problem = lsp.save_problem(Path(workdir) / "sms", X, y_semi)
-        for method, estimator in METHODS.items():
-            params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": r}
+        for method, estimator in lsp.ESTIMATORS.items():
+            params = lsp.params(r)
             runs = {0: [], 1: []}  # 0: no thread variable (the user's default threads)
             for _ in range(args.repeats):
                 for threads in (0, 1):
                     runs[threads].append(lsp.run_skssl(problem, estimator, params, threads=threads))
-            labeled = y_semi != -1
-            y_pm = np.where(y_semi == 1, 1.0, -1.0)
-            F = {}
-            for threads, rs in runs.items():
-                w, b = rs[0]["w"], rs[0]["b"]
-                F[threads] = transductive_cost(w, b, X @ w + b, y_pm, labeled, ALPHA, LAM_U)
+            F = {threads: lsp.objective(X, y_semi, rs[0]["w"], rs[0]["b"]) for threads, rs in runs.items()}
             cpu = {t: min(x["cpu"] for x in rs) for t, rs in runs.items()}
             wall = {t: min(x["wall"] for x in rs) for t, rs in runs.items()}
             ratio = cpu[0] / cpu[1]

@@ -1,45 +1,22 @@
-"""skssl's linear S3VMs side by side with SVMlin 1.0, run alternately in one run.
+"""skssl's linear S3VMs side by side with SVMlin 1.0, run alternately in one run::
 
-One command, from the repository root::
+    python benchmarks/linear_vs_svmlin.py [DATA] [--reuters PATH] [--quick] [--repeats 3] [--out FILE]
 
-    python benchmarks/linear_vs_svmlin.py            # or: ... ../shared/data
+Builds SVMlin 1.0 (``--svmlin-src``, default ``../shared/reference/svmlin``; without it the script measures
+nothing), writes every problem in SVMlin's file format, and for each row runs SVMlin, skssl ``n_jobs=1`` and
+skssl ``n_jobs=2`` alternately, ``--repeats`` times, each in a child started with the user's environment minus
+every thread variable (``linear_subprocess.py`` says how each figure is taken). Per row: the minimum CPU and
+wall time of the solve, the child's peak RSS, the objective ``F`` (SVMlin's ``transductive_cost``, lam = 1e-3,
+lam_u = 1, of each program's weights) and the test accuracy.
 
-builds SVMlin 1.0 from its C++ source (default ``../shared/reference/svmlin``,
-``--svmlin-src`` to override) in a temporary folder, writes every problem in
-SVMlin's file format, and for each row runs SVMlin and skssl alternately,
-``--repeats`` times (default 3): SVMlin, skssl with ``n_jobs=1``, skssl with
-``n_jobs=2``, again. Every run is a child process started with the user's
-environment *without* any thread variable (``OMP_NUM_THREADS`` and the like
-are removed): the default threads a user has. Reported per row: the minimum
-CPU and wall time of the solve over the repeats, the peak RSS of the child,
-the objective ``F`` (SVMlin's ``transductive_cost``, lam = 1e-3, lam_u = 1,
-computed by skssl's ``transductive_cost`` from each program's weights) and
-the test accuracy (from the weights, on the test split). How each figure is
-taken is in ``benchmarks/linear_subprocess.py``.
+Rows: pcmac (SVMlin's split, r = 0.5 as in SVMlin's reference run) and 20 Newsgroups "comp.* + sci.* vs the
+rest" (``DATA/20news-bydate.tgz`` or skssl's loader), l in {100, 500}, seeds 0-2, r = the true positive
+fraction of the unlabeled rows; TSVM (S = 10000) and DA on each. ``--reuters PATH`` adds Reuters-21578 "earn"
+vs the rest (``linear_threads.py``'s tf-idf, 300 labels, seeds 0-2; no test split, so "test %" is the accuracy
+on the unlabeled rows). ``--no-pcmac`` / ``--no-20ng`` leave rows out.
 
-Rows: pcmac (SVMlin's example split, from ``skssl.datasets.load_pcmac()``,
-r = 0.5 as in SVMlin's reference run) and 20 Newsgroups "comp.* + sci.* vs
-the rest" with DESIGN's protocol, l in {100, 500}, seeds 0-2, r = the true
-positive fraction of the unlabeled rows; TSVM (S = 10000) and DA on each.
-20 Newsgroups is read from ``DATA/20news-bydate.tgz`` when a folder is given
-(by default skssl's loader finds ``../shared/data/20news-bydate.tgz`` or
-downloads the data); when neither works, the script says so in one line and
-writes the pcmac rows only.
-
-``--reuters PATH`` (a ``reuters21578.tgz``) adds a corpus the solvers were
-not tuned on: every Reuters-21578 article with a body, topic "earn" against
-the rest, tf-idf (``min_df=2``, as ``benchmarks/linear_threads.py``), 300
-labeled rows (seeds 0-2), r = the true positive fraction of the unlabeled
-rows; it has no test split, so its "test %" is the accuracy on the
-unlabeled rows. ``--no-pcmac`` and ``--no-20ng`` leave those rows out.
-
-When SVMlin cannot be built (no source or no C++ compiler), the script says
-so in one line and measures nothing. A run without 20 Newsgroups, or with ``--quick``, ``--configs``,
-fewer ``--repeats``, ``--methods``, ``--no-pcmac``, ``--no-20ng`` or ``--reuters`` is partial
-(``benchmarks/README.md``).
-
-Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with
-``n_jobs=2`` and <= 1.0x with ``n_jobs=1``; objectives within 0.05%.
+Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with ``n_jobs=2`` and <= 1.0x with
+``n_jobs=1``; objectives within 0.05%.
 """
 
 import argparse
@@ -49,13 +26,12 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 import _harness
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, table_head
+from _user_data import load_reuters_earn
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, load_pcmac, newsgroups_labeled_subset
 from skssl.svm import _kernels
-from skssl.svm._problem import transductive_cost
 
-ALPHA, LAM_U = 1e-3, 1.0
 REPEATS = 3
 DEFAULT_CONFIGS = [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]
 METHODS = {"TSVM": ("TransductiveSVC", 2), "DA": ("DeterministicAnnealingSVC", 3)}
@@ -77,30 +53,22 @@ NOTE = (
 
 def evaluate(w, b, data):
     """SVMlin's objective ``F`` of ``(w, b)`` on the training rows, and the test accuracy (%)."""
-    y_semi = data["y_semi"]
-    y_pm = np.where(y_semi == 1, 1.0, -1.0)
-    F = transductive_cost(w, b, data["X"] @ w + b, y_pm, y_semi != -1, ALPHA, LAM_U)
-    return F, 100 * np.mean((data["X_test"] @ w + b > 0).astype(int) == data["y_test"])
+    return lsp.objective(data["X"], data["y_semi"], w, b), 100 * np.mean(
+        (data["X_test"] @ w + b > 0).astype(int) == data["y_test"]
+    )
 
 
 def run_row(problem, data, method, svmlin, workdir, repeats, log):
     """Alternate SVMlin / skssl n_jobs=1 / skssl n_jobs=2 ``repeats`` times on one problem."""
     estimator, algo = METHODS[method]
-    params = {"alpha": ALPHA, "unlabeled_weight": LAM_U, "positive_fraction": data["r"]}
+    params = lsp.params(data["r"])
     runs = {"svmlin": [], "skssl1": [], "skssl2": []}
     for _ in range(repeats):
-        runs["svmlin"].append(
-            lsp.run_svmlin(
-                svmlin,
-                data["examples"],
-                data["labels"],
-                workdir,
-                algo=algo,
-                alpha=ALPHA,
-                r=data["r"],
-                n_features=data["X"].shape[1],
-            )
+        width = data["X"].shape[1]
+        svmlin_run = lsp.run_svmlin(
+            svmlin, data["examples"], data["labels"], workdir, algo=algo, r=data["r"], n_features=width
         )
+        runs["svmlin"].append(svmlin_run)
         for n_jobs in (1, 2):
             fit = lsp.run_skssl(problem, estimator, {**params, "n_jobs": n_jobs}, y_semi=data["y_path"])
             runs[f"skssl{n_jobs}"].append(fit)
@@ -200,8 +168,7 @@ def main(argv=None):
             "",
             NOTE,
             "",
-            markdown_row(HEADER),
-            "|" + "---|" * len(HEADER),
+            *table_head(HEADER),
         )
         summaries = []
         if not args.no_pcmac:
@@ -231,9 +198,7 @@ def main(argv=None):
                     f"CSR {lsp.csr_bytes(ng.X_train) / 2**20:.1f} MB.",
                 )
         if args.reuters:
-            from linear_threads import load_reuters
-
-            X_r, y_r = load_reuters(args.reuters)
+            X_r, y_r = load_reuters_earn(args.reuters)
             configs = [(300, 0), (300, 1), (300, 2)]
             rows = run_corpus("reuters", X_r, y_r, None, configs, args, svmlin, workdir, log)
             log(

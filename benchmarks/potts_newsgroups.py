@@ -1,56 +1,33 @@
-"""Potts-glass DA against one-vs-rest S3VMs on 20 Newsgroups, all 20 classes.
-
-Run from the repository root, optionally with the folder holding ``20news-bydate.tgz``::
+"""Potts-glass DA against one-vs-rest S3VMs on 20 Newsgroups, all 20 classes::
 
     python benchmarks/potts_newsgroups.py [DATA_DIR] [--seeds 0 1 2] [--labels 5 20] [--train-rows N]
 
-Data: the 20 Newsgroups "bydate" archive, from ``DATA_DIR`` when given, else
-found or downloaded by :func:`skssl.datasets.fetch_20newsgroups_bydate`
-(``$SKSSL_DATA``, ``../shared/data``, scikit-learn's download; the same
-documents either way) and read as :func:`skssl.datasets.load_20newsgroups_archive` does (latin-1, header block
-dropped, groups sorted, files in numeric order), ``TfidfVectorizer(min_df=2)``
-fitted on the training split (11,314 x 53,724), the test split (7,532 rows)
-through the same vectorizer. ``--train-rows N`` keeps a random subset of N
-training rows (``np.sort(RandomState(1234).choice(11314, N))``, after the
-vectorizer is fitted on the whole split) for runs that must finish on a
-busy machine; the rows are then labeled ``20ng-N`` in the table. Labeled rows: ``make_semi_supervised(y, n,
-per_class=True, random_state=seed)`` for n in {5, 20} documents per class
-and seeds 0-2. The class fractions given to the S3VMs are the true fractions
-of the unlabeled rows (DESIGN's protocol for ``r``), for Potts and for every
-one-vs-rest problem alike.
+Data: the 20 Newsgroups "bydate" archive (``DATA_DIR/20news-bydate.tgz`` or
+:func:`skssl.datasets.fetch_20newsgroups_bydate`), ``TfidfVectorizer(min_df=2)`` fitted on the training split
+(11,314 x 53,724), the test split (7,532 rows) through it. ``--train-rows N`` keeps
+``np.sort(RandomState(1234).choice(11314, N))`` training rows (after the vectorizer is fitted), labeled
+``20ng-N``, in the git-ignored ``potts_newsgroups.partial.{jsonl,md}`` (the committed log is the full split).
+Labeled rows: ``make_semi_supervised(y, n, per_class=True, random_state=seed)`` for n in {5, 20} per class and
+seeds 0-2; the S3VMs get the true class fractions of the unlabeled rows (for Potts and every one-vs-rest
+problem alike).
 
-``--methods "Potts DA (defaults)" "OvR TSVM (defaults)"`` adds the two
-estimators with all their defaults (``alpha="auto"``, class fractions
-estimated from the labeled rows, the safeguard), as a user fits them.
+Methods (alpha = 1e-3, unlabeled_weight = 1): ``PottsDeterministicAnnealingSVC``,
+``DeterministicAnnealingSVC`` and ``TransductiveSVC`` (one-vs-rest), ``LinearL2SVC``, sklearn's
+``LinearSVC()`` on the labeled rows and ``SelfTrainingClassifier(LogisticRegression(C=10))``;
+``--methods "Potts DA (defaults)" "OvR TSVM (defaults)"`` adds the two estimators with all their defaults.
 
-Methods (lam = alpha = 1e-3, lam_u = unlabeled_weight = 1 everywhere):
-``PottsDeterministicAnnealingSVC``, ``DeterministicAnnealingSVC`` and
-``TransductiveSVC`` (one-vs-rest), ``LinearL2SVC`` (labeled rows),
-sklearn's ``LinearSVC()`` on the labeled rows and
-``SelfTrainingClassifier(LogisticRegression(C=10))`` (C=10 as in the binary
-linear benchmark).
+Measured per fit: test accuracy and macro-F1, CPU seconds of ``fit`` (one BLAS/OpenMP thread, joblib
+``n_jobs=None``) and the peak growth of the resident set during ``fit`` (``_harness.timed(memory=True)``; rows
+logged before 2026-11-24 sampled ``/proc/self/statm`` every 10 ms, which misses short peaks; the script
+re-executes itself with ``MALLOC_MMAP_THRESHOLD_=131072`` so that every large array is its own mapping,
+returned when freed). For the S3VMs also the zero-temperature Potts objective of the returned K linear models,
+the class fractions of the transductive labels against the true ones, and per-class test recall. A binary row
+compares the K = 2 Potts model with the binary DA on pcmac (r = 0.5): CPU seconds (minimum of 3 alternating
+fits), objective and test accuracy.
 
-Measured per fit: test accuracy and macro-F1, CPU seconds of ``fit``
-(BLAS/OpenMP pinned to one thread, joblib ``n_jobs=None``) and the peak
-growth of the resident set during ``fit`` (``_harness.timed(memory=True)``:
-the kernel's high-water mark, reset before the fit; the rows logged before
-2026-11-24 sampled ``/proc/self/statm`` every 10 ms, which misses short peaks;
-the script re-executes itself with ``MALLOC_MMAP_THRESHOLD_=131072`` so
-that every large array is its own mapping, returned to the system when freed,
-and one fit's arrays cannot hide in the heap left by an earlier fit). For the S3VMs the script
-also records the zero-temperature Potts objective of the returned model (the
-multi-class objective Potts minimizes; comparable across methods since all
-are K linear models), the class fractions of the transductive labels of the
-unlabeled rows against the true ones, and per-class test recall.
-
-A binary row compares the K = 2 Potts model with the binary DA on pcmac
-(SVMlin's split, r = 0.5): CPU seconds (minimum of 3 fits, alternating),
-objective and test accuracy.
-
-Each fit is appended to ``benchmarks/results/potts_newsgroups.jsonl`` as it ends, keyed by data, labels,
-seed and method, and ``potts_newsgroups.md`` is rebuilt from the whole log after every fit, so runs side by
-side (``--labels 5`` and ``--labels 20 --no-pcmac``, one per core) share it (``benchmarks/README.md``).
-Without 20 Newsgroups the script prints one line and exits.
+Each fit is appended to ``results/potts_newsgroups.jsonl`` as it ends (keyed by data, labels, seed and method)
+and ``potts_newsgroups.md`` is rebuilt from the whole log after every fit, so runs side by side share it
+(``benchmarks/README.md``).
 """
 
 import argparse
@@ -69,7 +46,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 from pathlib import Path
 
 import numpy as np
-from _harness import RESULTS_DIR, append_jsonl, markdown_table, provenance, read_jsonl, timed
+from _harness import RESULTS_DIR, append_jsonl, markdown_table, partial_path, provenance, read_jsonl, timed
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, recall_score
@@ -141,34 +118,23 @@ def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
                 else:
                     cpu, peak = timed_fit(est, X, y_semi)
                 pred = est.predict(X_test)
-                row = {
-                    "key": key,
-                    "data": tag,
-                    "labels_per_class": n,
-                    "seed": seed,
-                    "method": name,
-                    "accuracy": float(np.mean(pred == y_test)),
-                    "macro_f1": float(f1_score(y_test, pred, average="macro")),
-                    "cpu_s": cpu,
-                    "peak_mb": peak,
-                    "peak_measure": "VmHWM",  # rows without this field sampled RSS every 10 ms (a lower bound)
-                    "recall": recall_score(y_test, pred, average=None).tolist(),
-                }
+                row = dict(key=key, data=tag, labels_per_class=n, seed=seed, method=name)
+                row.update(
+                    accuracy=float(np.mean(pred == y_test)), macro_f1=float(f1_score(y_test, pred, average="macro"))
+                )
+                # rows without peak_measure sampled RSS every 10 ms (a lower bound)
+                row.update(cpu_s=cpu, peak_mb=peak, peak_measure="VmHWM")
+                row["recall"] = recall_score(y_test, pred, average=None).tolist()
                 if hasattr(est, "coef_"):
                     outputs = np.asarray(X @ est.coef_.T + est.intercept_)
-                    labeled = ~unl
-                    row["potts_objective"] = potts_objective(
-                        est.coef_, est.intercept_, outputs, Y, labeled, ALPHA, LAM_U
-                    )
+                    row["potts_objective"] = potts_objective(est.coef_, est.intercept_, outputs, Y, ~unl, ALPHA, LAM_U)
                     trans = outputs[unl].argmax(axis=1)
                     row["transductive_accuracy"] = float(np.mean(trans == y[unl]))
                     row["fraction_error"] = float(np.abs(np.bincount(trans, minlength=K) / unl.sum() - r).max())
                 if name == "Potts DA":
-                    row["n_iter"] = est.n_iter_
-                    row["objective_"] = est.objective_
-                if name in ("OvR DA", "OvR TSVM"):
-                    row["n_iter"] = est.n_iter_
-                    row["sum_binary_objectives"] = float(np.sum(est.objective_))
+                    row.update(n_iter=est.n_iter_, objective_=est.objective_)
+                elif name in ("OvR DA", "OvR TSVM"):
+                    row.update(n_iter=est.n_iter_, sum_binary_objectives=float(np.sum(est.objective_)))
                 print(
                     f"{key}: acc {row['accuracy']:.4f} F1 {row['macro_f1']:.4f} cpu {cpu:.1f}s "
                     f"peak {peak:.1f}MB obj {row.get('potts_objective', float('nan')):.6g}",
@@ -184,28 +150,22 @@ def run_pcmac(done, repeats=3):
         return
     data = load_pcmac()
     X, y = data.X_train, data.y_train
-    times = {"Potts DA (K=2)": [], "binary DA": []}
-    models = {}
+    classes = {"Potts DA (K=2)": PottsDeterministicAnnealingSVC, "binary DA": DeterministicAnnealingSVC}
+    times, models = {name: [] for name in classes}, {}
     for _ in range(repeats):
-        for name in times:
-            est = (
-                PottsDeterministicAnnealingSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=0.5)
-                if name.startswith("Potts")
-                else DeterministicAnnealingSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=0.5)
-            )
+        for name, cls in classes.items():
+            est = cls(ALPHA, unlabeled_weight=LAM_U, positive_fraction=0.5)
             with timed() as t:
                 est.fit(X, y)
             times[name].append(t.cpu)
             models[name] = est
     row = {"key": "pcmac|K=2", "data": "pcmac"}
     for name, est in models.items():
-        row[name] = {
-            "cpu_s_min": min(times[name]),
-            "cpu_s_all": times[name],
-            "objective": float(np.ravel(est.objective_)[0]),
-            "accuracy": float(np.mean(est.predict(data.X_test) == data.y_test)),
-            "n_iter": est.n_iter_,
-        }
+        accuracy = float(np.mean(est.predict(data.X_test) == data.y_test))
+        row[name] = dict(
+            cpu_s_min=min(times[name]), cpu_s_all=times[name], objective=float(np.ravel(est.objective_)[0])
+        )
+        row[name].update(accuracy=accuracy, n_iter=est.n_iter_)
     print(f"pcmac: {row}", flush=True)
     append_jsonl(JSONL, row)
     done[row["key"]] = row
@@ -231,15 +191,14 @@ def write_md(done):
     lines = [
         "# Potts DA vs one-vs-rest on 20 Newsgroups (20 classes)",
         "",
-        "Written by `python benchmarks/potts_newsgroups.py ../shared/data` (see its docstring for the "
-        "protocol). Mean ± standard deviation over the seeds run (n = number of seeds). CPU seconds of "
-        "`fit`, one thread; peak MB is the growth of the resident set during `fit` (its high-water mark; the rows "
-        "logged before 2026-11-24, without `peak_measure` in the log, sampled it every 10 ms, which misses short "
-        "peaks: a lower bound, about 10 MB under the high-water mark for LinearL2SVC at 5 labels/class). "
-        "`obj` is the zero-temperature Potts "
-        "objective of the returned K linear models on the training rows (lower is better for the "
-        "multi-class S3VM objective); `frac err` the largest gap between a class's share of the "
-        "transductive labels (argmax of the outputs on the unlabeled rows) and its true share.",
+        "Written by `python benchmarks/potts_newsgroups.py ../shared/data` (see its docstring for the protocol). Mean "
+        "± standard deviation over the seeds run (n = number of seeds). CPU seconds of `fit`, one thread; peak MB is "
+        "the growth of the resident set during `fit` (its high-water mark; the rows logged before 2026-11-24, without "
+        "`peak_measure` in the log, sampled it every 10 ms, which misses short peaks: a lower bound, about 10 MB under "
+        "the high-water mark for LinearL2SVC at 5 labels/class). `obj` is the zero-temperature Potts objective of the "
+        "returned K linear models on the training rows (lower is better for the multi-class S3VM objective); `frac "
+        "err` the largest gap between a class's share of the transductive labels (argmax of the outputs on the "
+        "unlabeled rows) and its true share.",
         "",
         f"Table last rewritten by: {provenance()}",
         "",
@@ -248,40 +207,30 @@ def write_md(done):
     ]
     header = ["train rows", "labels/class", "method", "n", "test acc %", "macro-F1 %", "transd. acc %", "obj"]
     header += ["frac err", "CPU s", "peak MB"]
-    table = []
-    groups = sorted({(r["data"], r["labels_per_class"]) for r in rows})
+    by = {}  # (data, labels per class, method) -> its runs, in log order
+    for r in rows:
+        by.setdefault((r["data"], r["labels_per_class"], r["method"]), []).append(r)
+    groups, table = sorted({(data, n) for data, n, _ in by}), []
     for data, n in groups:
-        for name in METHODS + DEFAULT_METHODS:
-            sel = [r for r in rows if r["data"] == data and r["labels_per_class"] == n and r["method"] == name]
-            if not sel:
-                continue
+        for name in [m for m in METHODS + DEFAULT_METHODS if (data, n, m) in by]:
+            sel = by[(data, n, name)]
             get = lambda k, sel=sel: [r[k] for r in sel if k in r]  # noqa: E731
             cells = [data, n, name, len(sel)]
             cells += [_ms(np.array(get(k)) * 100, ".1f") for k in ("accuracy", "macro_f1", "transductive_accuracy")]
             cells += [_ms(get("potts_objective"), ".4f"), _ms(get("fraction_error"), ".3f")]
             table.append(cells + [_ms(get("cpu_s"), ".1f"), _ms(get("peak_mb"), ".0f")])
     lines.append(markdown_table(header, table).rstrip("\n"))
-    ratios = []
-    for r in rows:
-        if r["method"] == "Potts DA":
-            other = done.get(r["key"].replace("|Potts DA", "|OvR DA"))
-            if other:
-                ratios.append(
-                    f"{r['data']}/{r['labels_per_class']}/seed {r['seed']}: {r['cpu_s'] / other['cpu_s']:.2f}"
-                )
+    ratios = [
+        f"{r['data']}/{r['labels_per_class']}/seed {r['seed']}: {r['cpu_s'] / other['cpu_s']:.2f}"
+        for r in rows
+        if r["method"] == "Potts DA" and (other := done.get(r["key"].replace("|Potts DA", "|OvR DA")))
+    ]
     if ratios:
         lines += ["", "CPU time of Potts DA over one-vs-rest DA, per run: " + "; ".join(ratios) + "."]
-    # Per-class recall, Potts vs OvR DA, mean over the runs.
-    for data, n in groups:
-        rec = {}
-        for name in ("Potts DA", "OvR DA", "LinearSVC"):
-            sel = [
-                r["recall"] for r in rows if r["data"] == data and r["labels_per_class"] == n and r["method"] == name
-            ]
-            if sel:
-                rec[name] = np.mean(sel, axis=0)
+    for data, n in groups:  # per-class recall, mean over the runs
+        names = [m for m in ("Potts DA", "OvR DA", "LinearSVC") if (data, n, m) in by]
+        rec = {m: np.mean([r["recall"] for r in by[(data, n, m)]], axis=0) for m in names}
         if len(rec) >= 2:
-            names = list(rec)
             lines += ["", f"Per-class test recall % on {data} at {n} labels/class (mean over seeds):", ""]
             recall = [[k] + [f"{rec[m][k] * 100:.1f}" for m in names] for k in range(len(rec[names[0]]))]
             lines.append(markdown_table(["class"] + names, recall).rstrip("\n"))
@@ -317,6 +266,10 @@ def main():
     except DatasetUnavailableError as exc:
         print(f"potts_newsgroups: nothing to benchmark: {exc}")
         return
+    if args.train_rows:  # another problem than the committed rows': the git-ignored log and table
+        global JSONL, MD
+        JSONL, MD = partial_path(JSONL), partial_path(MD)
+        print(f"--train-rows: rows go to {JSONL} and {MD}, not the committed files", flush=True)
     done = {} if args.fresh else _read_done()
     if not args.no_pcmac:
         run_pcmac(done)

@@ -1,22 +1,12 @@
-"""Potts DA's CPU time against one-vs-rest DA's, side by side on an idle machine.
-
-``benchmarks/potts_newsgroups.py`` runs six methods one after the other while
-other jobs may share the machine, so its per-run time ratios carry the load of
-the moment. This script fits only ``PottsDeterministicAnnealingSVC`` and
-one-vs-rest ``DeterministicAnnealingSVC`` on the same 20 Newsgroups problems
-(the protocol of ``potts_newsgroups.py``: all 20 classes, the full training
-split, ``n`` labeled documents per class, the true class fractions), one after
-the other and alternating which goes first, and reports CPU seconds of
-``fit`` (one BLAS thread, ``n_jobs=None``) and their ratio. Run it with
-nothing else on the machine::
+"""Potts DA's CPU time against one-vs-rest DA's, side by side on an idle machine::
 
     python benchmarks/potts_time.py [DATA_DIR] --runs 20:1 5:2 [--repeats 3]
 
-where ``20:1`` means 20 labels per class, seed 1. 20 Newsgroups is read from
-``DATA_DIR/20news-bydate.tgz`` when a folder is given, else found by
-:func:`skssl.datasets.fetch_20newsgroups_bydate` (``$SKSSL_DATA``,
-``../shared/data``, or scikit-learn's download). Fewer repeats or runs make the run partial
-(``benchmarks/README.md``).
+``potts_newsgroups.py`` runs six methods one after the other while other jobs may share the machine, so its
+time ratios carry the load of the moment. This script fits only ``PottsDeterministicAnnealingSVC`` and
+one-vs-rest ``DeterministicAnnealingSVC`` on its problems (all 20 classes, the full training split, ``n``
+labels per class, seed ``s`` for ``n:s``, the true class fractions), alternating which goes first, and reports
+the minimum CPU seconds of ``fit`` over the repeats (one BLAS thread, ``n_jobs=None``) and their ratio.
 """
 
 import argparse
@@ -27,7 +17,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, timed  # noqa: E402
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, table_head, timed  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, make_semi_supervised  # noqa: E402
@@ -64,8 +54,7 @@ def main():
         "",
         f"Minimum of {args.repeats} repeat(s) per method.",
         "",
-        markdown_row(HEADER),
-        "|" + "---|" * len(HEADER),
+        *table_head(HEADER),
     )
     order = 0
     for spec in args.runs:

@@ -1,19 +1,11 @@
 """Why TSVM's time grows faster than nnz: switching rounds, skssl against SVMlin.
 
-On the RCV1-shaped problems of ``benchmarks/linear_scaling.py`` the time of
-``TransductiveSVC`` grows faster than nnz while the cost of one l2-SVM-MFN
-solve stays proportional to nnz: the number of solves grows. This script fits
-TSVM (SVMlin's ``-A 2``, alpha = 1e-3, unlabeled_weight = 1, S = 10,000,
-``positive_fraction`` the true fraction of the unlabeled rows) with skssl and
-with SVMlin 1.0 (built from ``../shared/reference/svmlin`` in a temporary
-folder) on the first 13,000 / 52,000 / 200,000 rows of one RCV1-shaped
-stream, and counts for each program the switching rounds (solves after a
-label switch), the annealing levels of ``lam_0`` and the pairs switched, with
-CPU time. If the counts agree and grow alike, the growth belongs to the
-algorithm (multiple switching until no pair switches), not to this
-implementation.
-
-Run from the repository root::
+On the RCV1-shaped problems of ``linear_scaling.py`` the time of ``TransductiveSVC`` grows faster than nnz
+while one l2-SVM-MFN solve stays proportional to nnz: the number of solves grows. This script fits TSVM
+(``-A 2``, alpha = 1e-3, unlabeled_weight = 1, S = 10,000, the true ``positive_fraction``) with skssl and with
+SVMlin 1.0 on the first 13,000 / 52,000 / 200,000 rows of one RCV1-shaped stream, and counts for each the
+switching rounds (solves after a label switch) and the pairs switched, with CPU time. If the counts agree and
+grow alike, the growth belongs to the algorithm, not to this implementation::
 
     python benchmarks/tsvm_rounds.py [--rows 13000 52000 200000] [--out FILE]
 """
@@ -24,13 +16,13 @@ import tempfile
 from pathlib import Path
 
 import linear_subprocess as lsp
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, timed
+from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, table_head, timed
 from linear_scaling import make_rcv1_like, slope
 
 import skssl.svm._tsvm as tsvm_mod
 from skssl.svm import TransductiveSVC
 
-ALPHA, LAM_U, SWITCHES = 1e-3, 1.0, 10_000
+SWITCHES = 10_000
 DEFAULT_ROWS = [13_000, 52_000, 200_000]
 HEADER = ["rows", "nnz", "skssl rounds", "SVMlin rounds", "skssl pairs", "SVMlin pairs", "skssl n_iter_"]
 HEADER += ["skssl CPU s", "SVMlin CPU s"]
@@ -48,7 +40,7 @@ def skssl_counts(X, y_semi, r):
 
     tsvm_mod.switch_labels = counting
     try:
-        est = TransductiveSVC(ALPHA, unlabeled_weight=LAM_U, positive_fraction=r, max_switches=SWITCHES)
+        est = TransductiveSVC(lsp.ALPHA, unlabeled_weight=lsp.LAM_U, positive_fraction=r, max_switches=SWITCHES)
         with timed() as t:
             est.fit(X, y_semi)
     finally:
@@ -62,9 +54,7 @@ def svmlin_counts(binary, X, y_semi, r, workdir):
     examples, labels = Path(workdir) / "x.txt", Path(workdir) / "y.txt"
     lsp.write_svmlin_examples(X, examples)
     lsp.write_svmlin_labels(y_semi, labels)
-    res = lsp.run_svmlin(
-        binary, examples, labels, workdir, algo=2, alpha=ALPHA, unlabeled_weight=LAM_U, r=r, switches=SWITCHES
-    )
+    res = lsp.run_svmlin(binary, examples, labels, workdir, algo=2, r=r, switches=SWITCHES)
     out = res["stdout"]
     switched = [int(s) for s in re.findall(r"switched (\d+) labels", out)]
     total = re.search(r"Total Number of Switches = (\d+)", out)
@@ -98,8 +88,7 @@ def main(argv=None):
             "",
             f"SVMlin: {how}.",
             "",
-            markdown_row(HEADER),
-            "|" + "---|" * len(HEADER),
+            *table_head(HEADER),
         )
         for rows in sizes:
             X, y_semi, y = X_full[:rows], y_semi_full[:rows], y_full[:rows]

@@ -1,88 +1,67 @@
 """Does unlabeled data help with the defaults? skssl and scikit-learn on 35 public data sets, one command.
 
-Every method is used with its **defaults**, inside the ``Pipeline`` a user
-would write, and is compared with supervised baselines fitted on the labeled
-rows only.
+Every method is used with its **defaults**, inside the ``Pipeline`` a user would write, and is compared with
+supervised baselines fitted on the labeled rows only.
 
-Methods (``--methods``)
-    ``logreg`` ``LogisticRegression()`` and ``linearsvc`` ``LinearSVC()``, the
-    supervised baselines, fitted on the labeled rows only; ``selftraining``
-    ``SelfTrainingClassifier(LogisticRegression())`` and ``labelspreading``
-    ``LabelSpreading()`` (scikit-learn); skssl's ``tsvm``
-    ``TransductiveSVC()``, ``da`` ``DeterministicAnnealingSVC()``, ``potts``
-    ``PottsDeterministicAnnealingSVC()`` (multi-class sets only) and ``cl``
-    ``CurriculumLabelingClassifier(LogisticRegression())``.
+Methods (``--methods``): ``logreg`` ``LogisticRegression()`` and ``linearsvc`` ``LinearSVC()``, the supervised
+baselines, fitted on the labeled rows only; ``selftraining`` ``SelfTrainingClassifier(LogisticRegression())``
+and ``labelspreading`` ``LabelSpreading()`` (scikit-learn); skssl's ``tsvm`` ``TransductiveSVC()``, ``da``
+``DeterministicAnnealingSVC()``, ``potts`` ``PottsDeterministicAnnealingSVC()`` (multi-class sets only) and
+``cl`` ``CurriculumLabelingClassifier(LogisticRegression())``.
 
-Protocol, one function per kind of data (``tabular_split``, ``text_split``,
-``image_split``); draw ``d`` (``0 .. --draws - 1``) seeds the split and the
-label draw:
+Protocol, one function per kind of data (``tabular_split``, ``text_split``, ``image_split``); draw ``d``
+(``0 .. --draws - 1``) seeds the split and the label draw:
 
-* tabular: a stratified 70/30 train/test split, then 10% of the training
-  rows keep their label (``make_semi_supervised(y, 0.1)``, stratified, at
-  least one per class); the pipeline imputes (median for numbers, most
-  frequent value for categories), one-hot encodes the categorical columns,
-  then ``StandardScaler()``, then the estimator. Classes with fewer than 10
-  rows are dropped.
-* text: the data set's own train/test split where it has one (20 Newsgroups
-  "bydate", Reuters LEWISSPLIT), else a stratified 70/30 split; 50 labels
-  (pcmac and the unseen pairs), 100 (the other binary sets), 200 (Reuters, 8 topics) or 400
-  (20 Newsgroups, 20 groups); the pipeline is ``TfidfVectorizer(min_df=2)``
-  then the estimator (``load_newsgroups_binary`` returns the same tf-idf
-  matrices, vectorized on the training documents).
-* images: pixels scaled to [0, 1] (divided by 16 for digits, 255 for MNIST)
-  in the pipeline; 100 labels (digits, 70/30 split) or 200 (MNIST).
+* tabular: a stratified 70/30 train/test split, then 10% of the training rows keep their label
+  (``make_semi_supervised(y, 0.1)``, stratified, at least one per class); the pipeline imputes (median for
+  numbers, most frequent value for categories), one-hot encodes the categorical columns, then
+  ``StandardScaler()``, then the estimator. Classes with fewer than 10 rows are dropped.
+* text: the data set's own train/test split where it has one (20 Newsgroups "bydate", Reuters LEWISSPLIT),
+  else a stratified 70/30 split; 50 labels (pcmac and the unseen pairs), 100 (the other binary sets), 200
+  (Reuters, 8 topics) or 400 (20 Newsgroups, 20 groups); the pipeline is ``TfidfVectorizer(min_df=2)`` then
+  the estimator (``load_newsgroups_binary`` returns the same tf-idf matrices, vectorized on the training
+  documents).
+* images: pixels scaled to [0, 1] (divided by 16 for digits, 255 for MNIST) in the pipeline; 100 labels
+  (digits, 70/30 split) or 200 (MNIST).
 
-**A choice the protocol makes:** the unsupervised preprocessing (imputer,
-encoder, scaler, tf-idf) is fitted on *all* training rows, labeled or not,
-for every method; the supervised baselines then fit their classifier on the
-labeled rows only (``LabeledRowsOnly``). Fitting the scaler or the
-vocabulary on unlabeled rows needs no semi-supervised learner, so the gain
-this table reports is the gain of the semi-supervised *algorithm*, not of
-the preprocessing.
+**A choice the protocol makes:** the unsupervised preprocessing (imputer, encoder, scaler, tf-idf) is fitted
+on *all* training rows, labeled or not, for every method; the supervised baselines then fit their classifier
+on the labeled rows only (``LabeledRowsOnly``). Fitting the scaler or the vocabulary on unlabeled rows needs
+no semi-supervised learner, so the gain this table reports is the gain of the semi-supervised *algorithm*, not
+of the preprocessing.
 
-Caps (to keep a full run within about 45 CPU minutes on 2 cores): tabular
-sets are subsampled to 6,000 rows (stratified, seed 0: adult's 48,842 and
-mammography's 11,183 rows); MNIST is 4,000 training images (stratified,
-seed 0, from the 60,000) and the first 2,000 test images; 20 Newsgroups
-(20 groups) keeps 4,000 of its 11,314 training documents (stratified,
-seed 0) and its whole test split. ``LabelSpreading()`` is skipped above
-6,000 training rows (its dense ``n x n`` kernel); skssl's deterministic
-annealing (``da``, ``potts``) is skipped on MNIST (the one-vs-rest fit of
-dense 10-class MNIST takes about 700 CPU s without the safeguard and
-three times that with it, more than the whole budget of a set)
-and on 20 Newsgroups with 20 groups (170 to 330 CPU s per fit on the full
-training split, ``results/potts_newsgroups.md``, which compares them there).
-A skipped
-fit is part of the protocol (the table says so); a fit that raises is a
-failure and makes the run partial.
+Caps (to keep a full run within about 45 CPU minutes on 2 cores): tabular sets are subsampled to 6,000 rows
+(stratified, seed 0: adult's 48,842 and mammography's 11,183 rows); MNIST is 4,000 training images
+(stratified, seed 0, from the 60,000) and the first 2,000 test images; 20 Newsgroups (20 groups) keeps 4,000
+of its 11,314 training documents (stratified, seed 0) and its whole test split. ``LabelSpreading()`` is
+skipped above 6,000 training rows (its dense ``n x n`` kernel); skssl's deterministic annealing (``da``,
+``potts``) is skipped on MNIST (with 200 labels a default fit took about 200 CPU s for one-vs-rest DA and 120
+for Potts against 24 for TSVM, 16 CPU minutes for the three draws of the two; ``results/dense_multiclass_cost.md``
+compares them there) and on 20 Newsgroups with 20
+groups (170 to 330 CPU s per fit on the full training split, ``results/potts_newsgroups.md``, which compares
+them there). A skipped fit is part of the protocol (the table says so); a fit that raises is a failure and
+makes the run partial.
 
-Groups (``--group``): the **development** sets are those used so far to
-develop and tune skssl (pcmac, 20 Newsgroups, digits) and most of the
-tabular and text sets; the **held-out** sets are kept aside to judge a
-change of defaults on data it was not tuned on; the **unseen** sets (five
-more pairs of 20 Newsgroups groups, 50 labels each, as pcmac) were added
-after the current ``alpha="auto"`` was chosen and had never been run by any
-skssl estimator before. The split is fixed in ``DATASETS``; do not move a
-set after looking at its numbers, and add new unseen sets when these have
-been used to choose something.
+Groups (``--group``): the **development** sets are those used so far to develop and tune skssl (pcmac, 20
+Newsgroups, digits) and most of the tabular and text sets; the **held-out** sets are kept aside to judge a
+change of defaults on data it was not tuned on; the **unseen** sets (five more pairs of 20 Newsgroups groups,
+50 labels each, as pcmac) were added after the current ``alpha="auto"`` was chosen and had never been run by
+any skssl estimator before. The split is fixed in ``DATASETS``; do not move a set after looking at its
+numbers, and add new unseen sets when these have been used to choose something.
 
-Reported: per data set the mean test accuracy over the draws of every
-method; for every semi-supervised method its gain over the better of the two
-supervised baselines (``max(logreg, linearsvc)``, in accuracy points);
-wins / ties / losses at +-1 point, mean and worst gain, total CPU seconds of
-``fit`` (``_harness.timed``, this process and its threads); development
-and held-out sets in separate tables. One JSON line per (data set, draw,
+Reported: per data set the mean test accuracy over the draws of every method; for every semi-supervised method
+its gain over the better of the two supervised baselines (``max(logreg, linearsvc)``, in accuracy points);
+wins / ties / losses at +-1 point, mean and worst gain, total CPU seconds of ``fit`` (``_harness.timed``, this
+process and its threads); development and held-out sets in separate tables. One JSON line per (data set, draw,
 method) goes to ``benchmarks/results/user_value.jsonl``.
 
-Run from the repository root (the table's header records any thread
-variable set; the committed table was made with ``OMP_NUM_THREADS=1``, which
-changes the CPU column, not the accuracies):
+Run from the repository root (the table's header records any thread variable set; the committed table was made
+with ``OMP_NUM_THREADS=1``, which changes the CPU column, not the accuracies):
 
     python benchmarks/user_value.py                                  # full run
     python benchmarks/user_value.py --draws 1 --only iris pcmac      # a smoke test
 
-A complete run writes ``benchmarks/results/user_value.md`` and its ``.jsonl``; any other run
-writes the ``.partial`` pair or the files named by ``--out`` (``benchmarks/README.md``).
+A complete run writes ``results/user_value.md`` and its ``.jsonl`` (``benchmarks/README.md``).
 """
 
 import argparse
@@ -127,26 +106,12 @@ TEST_SIZE = 0.3
 
 SUPERVISED = ("logreg", "linearsvc")
 METHODS = ("logreg", "linearsvc", "selftraining", "labelspreading", "tsvm", "da", "potts", "cl")
-LABELS = {
-    "logreg": "LogReg",
-    "linearsvc": "LinearSVC",
-    "selftraining": "SelfTraining",
-    "labelspreading": "LabelSpreading",
-    "tsvm": "TSVM",
-    "da": "DA",
-    "potts": "Potts DA",
-    "cl": "CL",
-}
+LABELS = dict(logreg="LogReg", linearsvc="LinearSVC", selftraining="SelfTraining", labelspreading="LabelSpreading")
+LABELS.update(tsvm="TSVM", da="DA", potts="Potts DA", cl="CL")
 
 
 class LabeledRowsOnly(ClassifierMixin, BaseEstimator):
-    """Fit ``estimator`` on the labeled rows only (``y != -1``): the supervised baseline inside a pipeline.
-
-    Parameters
-    ----------
-    estimator : classifier
-        The supervised classifier.
-    """
+    """Fit ``estimator`` on the labeled rows only (``y != -1``): the supervised baseline inside a pipeline."""
 
     def __init__(self, estimator):
         self.estimator = estimator
@@ -198,6 +163,13 @@ def _random_split(data, draw):
     return X_train, y_train, X_test, y_test
 
 
+def _own_split(data, draw):
+    """The set's own train/test split where it has one, else a stratified 70/30 split."""
+    if "X" in data:
+        return _random_split(data, draw)
+    return data.X_train, data.y_train, data.X_test, data.y_test
+
+
 def tabular_split(data, draw, labeled_fraction=0.1):
     """Stratified 70/30 split, 10% of the training labels kept, impute + one-hot + ``StandardScaler``."""
     X_train, y_train, X_test, y_test = _random_split(data, draw)
@@ -222,10 +194,7 @@ def tabular_split(data, draw, labeled_fraction=0.1):
 
 def text_split(data, draw, n_labels):
     """The set's own split (else stratified 70/30), ``n_labels`` labels, ``TfidfVectorizer(min_df=2)``."""
-    if "X" in data:
-        X_train, y_train, X_test, y_test = _random_split(data, draw)
-    else:
-        X_train, y_train, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
+    X_train, y_train, X_test, y_test = _own_split(data, draw)
     y_semi = make_semi_supervised(y_train, n_labels, random_state=draw)
     vectorized = not isinstance(X_train, np.ndarray) or X_train.dtype != object
     return Split(X_train, y_semi, X_test, y_test, [] if vectorized else [TfidfVectorizer(min_df=2)])
@@ -238,10 +207,7 @@ def scale_pixels(X, top):
 
 def image_split(data, draw, n_labels):
     """The set's own split (else stratified 70/30), ``n_labels`` labels, pixels scaled to [0, 1]."""
-    if "X" in data:
-        X_train, y_train, X_test, y_test = _random_split(data, draw)
-    else:
-        X_train, y_train, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
+    X_train, y_train, X_test, y_test = _own_split(data, draw)
     y_semi = make_semi_supervised(y_train, n_labels, random_state=draw)
     return Split(X_train, y_semi, X_test, y_test, [FunctionTransformer(scale_pixels, kw_args={"top": data.top})])
 
@@ -387,8 +353,8 @@ DATASETS = [
 BY_NAME = {d.name: d for d in DATASETS}
 _NG20_DA = "20-class deterministic annealing on 20 Newsgroups: 170-330 CPU s per fit (potts_newsgroups.md)"
 _MNIST_DA = (
-    "dense 10-class deterministic annealing on MNIST: about 700 CPU s per one-vs-rest fit without the safeguard "
-    "(dense_multiclass.py), about three times that with it"
+    "dense 10-class deterministic annealing on MNIST: about 120-200 CPU s per default fit against TSVM's 24 "
+    "(dense_multiclass_cost.md)"
 )
 SKIPS = {
     ("20ng-20", "da"): _NG20_DA,
@@ -572,19 +538,10 @@ def main(argv=None):
             continue
         for draw in range(args.draws):
             split = dataset.protocol(data, draw)
-            n_train, n_test = len(split.y_semi), len(split.y_test)
-            n_labeled = int(np.sum(split.y_semi != -1))
-            n_classes = len(np.unique(split.y_semi[split.y_semi != -1]))
-            base = {
-                "dataset": dataset.name,
-                "kind": dataset.kind,
-                "group": dataset.group,
-                "draw": draw,
-                "n_train": n_train,
-                "n_labeled": n_labeled,
-                "n_test": n_test,
-                "n_classes": n_classes,
-            }
+            n_train, labeled = len(split.y_semi), split.y_semi[split.y_semi != -1]
+            n_classes = len(np.unique(labeled))
+            base = dict(dataset=dataset.name, kind=dataset.kind, group=dataset.group, draw=draw, n_train=n_train)
+            base.update(n_labeled=len(labeled), n_test=len(split.y_test), n_classes=n_classes)
             for method in methods:
                 rec = dict(base, method=method)
                 why = skip_reason(dataset.name, method, n_train, n_classes)

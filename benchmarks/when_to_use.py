@@ -2,34 +2,28 @@
 
 Sections (each can be run alone with ``--only``):
 
-* ``pcmac``: the built-in pcmac task (50 labels), supervised ``LinearL2SVC``
-  against ``TransductiveSVC`` and ``DeterministicAnnealingSVC`` with
-  ``positive_fraction`` left to its default (estimated from the labeled rows)
-  and set to 0.5;
-* ``20ng``: 20 Newsgroups "comp.* + sci.* vs the rest" (the linear benchmarks'
-  protocol), 100 labels (seed 0), the S3VMs with the default
-  ``positive_fraction`` and with the true one;
-* ``digits``: scikit-learn's digits, standardized, 50 labels, seeds 0-2,
-  defaults: a case where the S3VMs' low-density assumption does not hold;
-* ``tuning``: ``alpha`` and ``unlabeled_weight`` chosen by ``GridSearchCV``
-  with ``SemiSupervisedKFold`` on pcmac and on digits;
-* ``cv``: plain ``cross_val_score`` against ``SemiSupervisedKFold`` on pcmac,
-  for the default scoring, ``"accuracy"`` and ``"f1"``.
+* ``pcmac``: the built-in pcmac task (50 labels), supervised ``LinearL2SVC`` against ``TransductiveSVC`` and
+  ``DeterministicAnnealingSVC`` with ``positive_fraction`` left to its default (estimated from the labeled
+  rows) and set to 0.5;
+* ``20ng``: 20 Newsgroups "comp.* + sci.* vs the rest" (the linear benchmarks' protocol), 100 labels (seed 0),
+  the S3VMs with the default ``positive_fraction`` and with the true one;
+* ``digits``: scikit-learn's digits, standardized, 50 labels, seeds 0-2, defaults: a case where the S3VMs'
+  low-density assumption does not hold;
+* ``tuning``: ``alpha`` and ``unlabeled_weight`` chosen by ``GridSearchCV`` with ``SemiSupervisedKFold`` on
+  pcmac and on digits;
+* ``cv``: plain ``cross_val_score`` against ``SemiSupervisedKFold`` on pcmac, for the default scoring,
+  ``"accuracy"`` and ``"f1"``.
 
-Run from the repository root (CPU is shared: keep one thread):
+Run from the repository root (CPU is shared: keep one thread)::
 
     OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
-
-Writes ``benchmarks/results/when_to_use.md`` (``--only`` replaces the sections it ran); a data set that
-is neither local nor downloadable is skipped with one line and makes the run partial
-(``benchmarks/README.md``).
 """
 
 import argparse
 import warnings
 
 import numpy as np
-from _harness import RESULTS_DIR, ResultsFile, markdown_table, merge_sections, provenance, sections_text, timed
+from _harness import RESULTS_DIR, ResultsFile, finish_sections, markdown_table, provenance, sections_text, timed
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
@@ -55,6 +49,18 @@ def fit_score(estimator, X, y_semi, X_test, y_test):
     with timed() as t:
         estimator.fit(X, y_semi)
     return estimator.score(X_test, y_test), t.cpu
+
+
+def compare(tag, estimators, splits):
+    """Fit and score every estimator on every split (one split after the other): ``(name, accuracies, CPU s)`` rows."""
+    results = {name: ([], []) for name in estimators}
+    for split_name, (X, y_semi, X_test, y_test) in splits:
+        for name, est in estimators.items():
+            acc, sec = fit_score(est, X, y_semi, X_test, y_test)
+            results[name][0].append(acc)
+            results[name][1].append(sec)
+            print(tag, split_name, name, f"{acc:.4f}", flush=True)
+    return [(name, accs, secs) for name, (accs, secs) in results.items()]
 
 
 def table(title, note, rows):
@@ -90,11 +96,7 @@ def section_pcmac():
         "DeterministicAnnealingSVC(positive_fraction=0.5)": DeterministicAnnealingSVC(positive_fraction=0.5),
         **SVMLIN_SETTINGS,
     }
-    rows = []
-    for name, est in estimators.items():
-        acc, sec = fit_score(est, data.X_train, data.y_train, data.X_test, data.y_test)
-        rows.append((name, [acc], [sec]))
-        print("pcmac", name, f"{acc:.4f}", flush=True)
+    rows = compare("pcmac", estimators, [("", (data.X_train, data.y_train, data.X_test, data.y_test))])
     labeled = data.y_train[data.y_train != -1]
     supervised_alpha = LinearL2SVC().fit(data.X_train, data.y_train).alpha_
     semi_alpha = TransductiveSVC(safeguard=None).fit(data.X_train, data.y_train).alpha_
@@ -122,11 +124,7 @@ def section_20ng():
             alpha=1e-3, positive_fraction=r, safeguard=None
         ),
     }
-    rows = []
-    for name, est in estimators.items():
-        acc, sec = fit_score(est, ng.X_train, y_semi, ng.X_test, ng.y_test)
-        rows.append((name, [acc], [sec]))
-        print("20ng", n_labeled, seed, name, f"{acc:.4f}", flush=True)
+    rows = compare("20ng", estimators, [(f"{n_labeled} {seed}", (ng.X_train, y_semi, ng.X_test, ng.y_test))])
     labeled = y_semi[y_semi != -1]
     note = (
         f"`load_newsgroups_binary()`: {ng.X_train.shape[0]} x {ng.X_train.shape[1]} TF-IDF (sparse), "
@@ -151,20 +149,12 @@ def section_digits():
         "TransductiveSVC()": TransductiveSVC(),
         "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
     }
-    results = {name: ([], []) for name in estimators}
-    for seed in SEEDS:
-        X, y_semi, X_test, y_test = digits_split(seed)
-        for name, est in estimators.items():
-            acc, sec = fit_score(est, X, y_semi, X_test, y_test)
-            results[name][0].append(acc)
-            results[name][1].append(sec)
-            print("digits", seed, name, f"{acc:.4f}", flush=True)
+    rows = compare("digits", estimators, ((seed, digits_split(seed)) for seed in SEEDS))
     note = (
         "`load_digits()`, 70/30 stratified split (random_state=0), `StandardScaler` fitted on the training rows, "
         "50 labels by `make_semi_supervised(y_train, 50, random_state=seed)`, seeds "
         f"{list(SEEDS)}; 10 classes (one-vs-rest); defaults everywhere."
     )
-    rows = [(name, accs, secs) for name, (accs, secs) in results.items()]
     return table("digits: dense, standardized, 10 classes, 50 labels", note, rows)
 
 
@@ -238,22 +228,16 @@ def main():
             print(f"skipping {key}: {exc}")
             results.degrade(f"section {key} skipped ({exc})")
             continue
-        results.save_progress(text(done))  # after every section: a long run keeps what it measured
-    if not done:
-        print("nothing was run; results file left unchanged")
-        return
-    if args.only and results.complete:
-        done = merge_sections(RESULTS, done, list(SECTIONS))
-    print(results.finish(text(done)).read_text())
+        results.save_progress(sections_text(header(), done))  # after every section: a long run keeps what it measured
+    finish_sections(results, header(), done, list(SECTIONS), args.only)
 
 
-def text(done):
-    header = (
+def header():
+    return (
         f"# When to use which: measured cases\n\n{provenance()}\n\n"
         "Sections can be rerun alone with `--only`; a 2-core machine shared with other jobs (CPU times are "
         "inflated and indicative only).\n\n"
     )
-    return sections_text(header, done)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,10 @@
 import importlib.util
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from ._benchmarks import BENCHMARKS, load_benchmark
 
 CHILD_FUNCTIONS = """
 import os
@@ -39,16 +38,7 @@ if __name__ == "__main__":
 
 @pytest.fixture(scope="module")
 def h():
-    if not BENCHMARKS.is_dir():
-        pytest.skip("benchmarks/ is not part of this installation")
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location("_bench_harness", BENCHMARKS / "_harness.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+    return load_benchmark("_harness")
 
 
 @pytest.fixture(scope="module")

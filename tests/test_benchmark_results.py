@@ -1,32 +1,17 @@
 """The rule of benchmarks/README.md: only a complete run replaces a file in benchmarks/results/."""
 
-import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _load(name):
-    if not BENCHMARKS.is_dir():
-        pytest.skip("benchmarks/ is not part of this installation")
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCHMARKS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+from ._benchmarks import BENCHMARKS, load_benchmark
 
 
 @pytest.fixture
 def rf():
-    return _load("_results")
+    return load_benchmark("_results")
 
 
 @pytest.fixture
@@ -94,7 +79,7 @@ def test_partial_path(rf):
 
 
 def test_linear_vs_svmlin_reductions():
-    lvs = _load("linear_vs_svmlin")
+    lvs = load_benchmark("linear_vs_svmlin")
     assert lvs.reductions(lvs.parse_args([])) == []
     assert lvs.reductions(lvs.parse_args(["../shared/data"])) == []
     for argv, word in [

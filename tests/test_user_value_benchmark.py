@@ -1,8 +1,6 @@
 """The protocol helpers of benchmarks/user_value.py, on small synthetic data."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,21 +9,12 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import Bunch
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from ._benchmarks import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def uv():
-    if not BENCHMARKS.is_dir():
-        pytest.skip("benchmarks/ is not part of this installation")
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location("_bench_user_value", BENCHMARKS / "user_value.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
+    return load_benchmark("user_value")
 
 
 def _tabular(seed=0, n=300):

@@ -34,6 +34,8 @@ def _skip_example(fetcher, name, on_error):
     """
 
     def add_example(obj):
+        if obj.__doc__ is None:  # python -OO
+            return obj
         obj.__doc__ = obj.__doc__.rstrip(" ") + (
             "\n    Examples\n    --------\n"
             f"    >>> from skssl.datasets import DatasetUnavailableError, {fetcher}\n"

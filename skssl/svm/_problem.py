@@ -52,7 +52,8 @@ def binary_solver_parameters(solver):
     solver : callable
         The same function, its docstring completed.
     """
-    solver.__doc__ = solver.__doc__.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _BINARY_SOLVER_PARAMETERS, 1)
+    if solver.__doc__ is not None:  # None under python -OO
+        solver.__doc__ = solver.__doc__.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _BINARY_SOLVER_PARAMETERS, 1)
     return solver
 
 
