@@ -50,14 +50,13 @@ def fit_child(X_path, y_path, estimator, params, mode):
     X, y_semi = sp.load_npz(X_path).tocsr(), np.load(y_path)
     _rowblocks.THREAD_MODE = mode
     schedules = []
-    if _kernels.ThreadSchedule is not None:
 
-        class Recorded(_kernels.ThreadSchedule):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                schedules.append(self)
+    class Recorded(_kernels.ThreadSchedule):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            schedules.append(self)
 
-        _rowblocks.ThreadSchedule = Recorded
+    _rowblocks.ThreadSchedule = Recorded
     est = getattr(skssl.svm, estimator)(**params)
     with warnings.catch_warnings(), timed() as t:
         warnings.simplefilter("ignore")
