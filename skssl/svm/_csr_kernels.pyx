@@ -6,14 +6,15 @@ The only path of the solvers' products (there is no Python fallback), used
 through :mod:`skssl.svm._kernels`; the decisions and measurements are in
 :mod:`skssl.svm._rowblocks`, :mod:`skssl.svm._mfn` and :mod:`skssl.svm._da`.
 
-Every loop over rows is written once, over a ``_Rows``: CSR rows (scipy's
-arrays, int or long long indices) or the rows of a C-contiguous dense ``X``
-listed by index and read in place. Its two row products, ``_row_dot`` and
-``_row_axpy``, branch on the kind once per row: a CSR row is summed in
-column order, as scipy's CSR mat-vec sums it; a dense row goes to BLAS's
-``ddot`` / ``daxpy``. The public functions (``csr_cgls``, ``dense_cgls``,
-``csr_matvec_subset``, ...) describe their rows and hand them to that one
-loop, which checks its arguments before any compiled code reads them.
+Every loop over rows is written once, for a fused type of rows: CSR rows
+(scipy's arrays, int or long long indices) or the rows of a C-contiguous
+dense ``X`` listed by index and read in place. Cython compiles it once per
+kind; the copies differ only in the two row products, ``_row_dot`` and
+``_row_axpy``: a CSR row is summed in column order, as scipy's CSR mat-vec
+sums it, a dense row goes to BLAS's ``ddot`` / ``daxpy``. The public
+functions (``csr_cgls``, ``dense_cgls``, ``csr_matvec_subset``, ...)
+describe their rows and hand them to those loops after checking their
+arguments; the kind of rows is looked at once per row block, never per row.
 
 One CGLS iteration needs ``q = X p`` and then ``X^T (C q)``; on 20
 Newsgroups these products are four fifths of a fit. scipy computes them as
@@ -130,170 +131,240 @@ cdef inline void _dense_axpy(double a, const double* x, double* out, Py_ssize_t 
 # ---------------------------------------------------------------------------
 # The rows the kernels read, CSR or dense, and their two row products.
 #
-# Every loop over rows below is written once, over a _Rows: CSR rows (scipy's
-# arrays, int or long long indices) or the rows of a C-contiguous dense X read
-# in place. The row products branch on the kind once per row: a CSR row is
+# Every loop over rows below is written once, for the fused type rows_t: CSR
+# rows with int or long long indices (_Csr32, _Csr64: scipy's arrays) or the
+# rows of a C-contiguous dense X read in place (_Dense). Cython compiles one
+# copy per kind, so the kind costs no test in a loop over rows: the copies
+# differ only in the two row products, _row_dot and _row_axpy. A CSR row is
 # summed in column order, as scipy's CSR mat-vec sums it (so q is bitwise
 # X @ p); a dense row goes to BLAS's ddot / daxpy.
 # ---------------------------------------------------------------------------
 
-cdef struct _Rows:
-    # Row i is row rows[i] of the stored matrix (row i itself when rows is NULL). CSR (not dense): the values
-    # data[indptr[r]:indptr[r + 1]] at the columns indices[...] (int, or long long when wide). Dense: the
-    # width values data[r * width:(r + 1) * width] of the row-major X.
-    bint dense
-    bint wide
+# The checked build (SKSSL_CHECKED_KERNELS=1, see setup.py) defines SKSSL_CHECKED_KERNELS: the row products then
+# check every index they follow from the caller's arrays (the listed row, its pointers, its columns), as Cython
+# checks the memoryview indices of that build. A release build compiles those checks away.
+cdef extern from *:
+    """
+    #ifndef SKSSL_CHECKED_KERNELS
+    #define SKSSL_CHECKED_KERNELS 0
+    #endif
+    """
+    bint SKSSL_CHECKED_KERNELS
+
+#: ``True`` in the build with every index checked (``SKSSL_CHECKED_KERNELS=1``); never in a release.
+CHECKED = bool(SKSSL_CHECKED_KERNELS)
+
+
+cdef struct _RowSet:
+    # What every kind of rows has: row i of a kernel is row rows[i] of the stored matrix (row i itself when
+    # rows is NULL), whose n_stored rows meet vectors of n_cols entries.
     const double* data
-    const void* indices
-    const void* indptr
     const Py_ssize_t* rows
-    Py_ssize_t width
+    Py_ssize_t n_stored
+    Py_ssize_t n_cols
+
+
+cdef struct _Dense:
+    # Row r: data[r * n_cols:(r + 1) * n_cols] of the row-major X.
+    _RowSet base
+
+
+cdef struct _Csr32:
+    # Row r: the values data[indptr[r]:indptr[r + 1]] at the columns indices[...]; nnz values are stored.
+    _RowSet base
+    const int* indices
+    const int* indptr
+    Py_ssize_t nnz
+
+
+cdef struct _Csr64:
+    # _Csr32 with long long indices (scipy's int64 index arrays).
+    _RowSet base
+    const long long* indices
+    const long long* indptr
+    Py_ssize_t nnz
+
+
+ctypedef fused rows_t:
+    _Csr32
+    _Csr64
+    _Dense
+
+
+cdef enum:
+    _CSR32 = 0
+    _CSR64 = 1
+    _DENSE = 2
+
+
+cdef struct _Rows:
+    # The rows of one kernel call: the member that kind names.
+    int kind
+    _Csr32 csr32
+    _Csr64 csr64
+    _Dense dense
 
 
 cdef class _KernelRows:
-    # The rows a kernel reads: their _Rows, the arrays its pointers point into (held while they are read),
-    # and how many rows it has.
+    # The rows a kernel call reads: their description, the arrays it points into (held while they are read),
+    # how many rows it reads (n_rows), how many the stored matrix has (n_stored), and one past the last stored
+    # row it reads (n_reach: the entries an output indexed by stored row needs).
     cdef _Rows r
     cdef object _arrays
-    cdef Py_ssize_t n_rows
+    cdef Py_ssize_t n_rows, n_stored, n_reach, n_cols
+
+    cdef _RowSet _describe(self, const double* data, Py_ssize_t n_stored, Py_ssize_t n_cols, rows) except *:
+        # The _RowSet of the stored matrix's n_stored rows of n_cols columns, read in the order rows lists them
+        # (None: all, in order), after checking that they lie in it.
+        cdef _RowSet s
+        cdef const Py_ssize_t[::1] listed
+        s.data = data
+        s.n_stored = self.n_stored = n_stored
+        s.n_cols = self.n_cols = n_cols
+        s.rows = NULL
+        self.n_rows = self.n_reach = n_stored
+        if rows is not None:
+            listed = rows
+            self.n_reach = _check_rows(listed, n_stored)
+            self.n_rows = listed.shape[0]
+            s.rows = &listed[0] if listed.shape[0] else NULL
+        return s
 
 
-def _csr_rows(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr):
-    # All rows of the CSR matrix (data, indices, indptr), in order.
+def _csr_rows(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n_cols,
+              rows=None):
+    # The rows of the CSR matrix (data, indices, indptr) of n_cols columns listed by rows (None: all, in order).
     cdef _KernelRows X = _KernelRows.__new__(_KernelRows)
-    X.r.dense = False
+    cdef _RowSet base
+    if indptr.shape[0] < 1 or indices.shape[0] != data.shape[0]:
+        raise ValueError("indptr must have one entry more than there are rows, and indices as many as data.")
+    base = X._describe(&data[0] if data.shape[0] else NULL, indptr.shape[0] - 1, n_cols, rows)
     if index_t is int:
-        X.r.wide = False
+        X.r.kind = _CSR32
+        X.r.csr32.base = base
+        X.r.csr32.indices = &indices[0] if indices.shape[0] else NULL
+        X.r.csr32.indptr = &indptr[0]
+        X.r.csr32.nnz = data.shape[0]
     else:
-        X.r.wide = True
-    X.r.data = &data[0] if data.shape[0] else NULL
-    X.r.indices = &indices[0] if indices.shape[0] else NULL
-    X.r.indptr = &indptr[0]
-    X.r.rows = NULL
-    X.r.width = 0
-    X._arrays = (data, indices, indptr)
-    X.n_rows = indptr.shape[0] - 1
+        X.r.kind = _CSR64
+        X.r.csr64.base = base
+        X.r.csr64.indices = &indices[0] if indices.shape[0] else NULL
+        X.r.csr64.indptr = &indptr[0]
+        X.r.csr64.nnz = data.shape[0]
+    X._arrays = (data, indices, indptr, rows)
     return X
 
 
-def _dense_rows(const double[:, ::1] X, const Py_ssize_t[::1] rows=None):
+def _dense_rows(const double[:, ::1] X, rows=None):
     # The rows of the C-contiguous X listed by rows (None: all, in order), read in place.
     cdef _KernelRows R = _KernelRows.__new__(_KernelRows)
-    R.r.dense = True
-    R.r.wide = False
-    R.r.data = &X[0, 0] if X.shape[0] and X.shape[1] else NULL
-    R.r.indices = NULL
-    R.r.indptr = NULL
-    R.r.width = X.shape[1]
+    R.r.kind = _DENSE
+    R.r.dense.base = R._describe(&X[0, 0] if X.shape[0] and X.shape[1] else NULL, X.shape[0], X.shape[1], rows)
     R._arrays = (X, rows)
-    if rows is None:
-        R.r.rows = NULL
-        R.n_rows = X.shape[0]
-    else:
-        _check_rows(rows, X.shape[0], X.shape[0])
-        R.r.rows = &rows[0] if rows.shape[0] else NULL
-        R.n_rows = rows.shape[0]
     return R
 
 
-def _check_rows(rows, n_rows, n_out):
-    """Refuse row indices outside ``X`` (of ``n_rows`` rows) or ``out`` (of ``n_out``) before a kernel uses them."""
-    if rows.shape[0]:
-        listed = np.asarray(rows)
-        low, high = int(listed.min()), int(listed.max())
-        if low < 0 or high >= n_rows or high >= n_out:
-            raise ValueError(f"rows must lie in [0, {min(n_rows, n_out)}); got indices from {low} to {high}.")
+def _check_rows(rows, n_rows):
+    """Refuse row indices outside ``X`` (of ``n_rows`` rows) before a kernel uses them; one past the largest."""
+    if not len(rows):
+        return 0
+    listed = np.asarray(rows)
+    low, high = int(listed.min()), int(listed.max())
+    if low < 0 or high >= n_rows:
+        raise ValueError(f"rows must lie in [0, {n_rows}); got indices from {low} to {high}.")
+    return high + 1
 
 
-cdef inline Py_ssize_t _stored(const _Rows* X, Py_ssize_t i) noexcept nogil:
-    # The row of the stored matrix that is row i of X.
-    return X.rows[i] if X.rows != NULL else i
+cdef void _raise_index_error(Py_ssize_t index, Py_ssize_t size) noexcept:
+    # Called with the GIL: the IndexError cannot leave this function, so Cython writes it as unraisable
+    # (sys.unraisablehook) in the thread state that raised it.
+    raise IndexError(f"index {index} is out of bounds for size {size} in a compiled kernel")
 
 
-cdef inline double _csr_dot(
-    const double* data, const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, const double* v
-) noexcept nogil:
-    cdef Py_ssize_t k
-    cdef double s = 0.0
-    for k in range(lo, hi):
-        s = s + data[k] * v[indices[k]]
-    return s
+cdef void _index_error(Py_ssize_t index, Py_ssize_t size) noexcept nogil:
+    # The checked build's report of an index out of bounds, as Cython reports a checked memoryview index in a
+    # function that cannot raise. (Raised in this function, an OpenMP worker thread's report lost its
+    # exception when the GIL was released, before Cython wrote it.)
+    with gil:
+        _raise_index_error(index, size)
 
 
-cdef inline void _csr_axpy(
-    double a, const double* data, const index_t* indices, Py_ssize_t lo, Py_ssize_t hi, double* out
-) noexcept nogil:
-    cdef Py_ssize_t k
-    for k in range(lo, hi):
-        out[indices[k]] += a * data[k]
+cdef inline bint _outside(Py_ssize_t index, Py_ssize_t size) noexcept nogil:
+    # Checked build: whether index lies outside [0, size) (reported if so). Release build: False, compiled away.
+    if SKSSL_CHECKED_KERNELS and (index < 0 or index >= size):
+        _index_error(index, size)
+        return True
+    return False
 
 
-cdef inline double _row_dot(const _Rows* X, Py_ssize_t i, const double* v) noexcept nogil:
-    # x_i . v
-    cdef Py_ssize_t r = _stored(X, i)
-    cdef const int* ptr32
-    cdef const long long* ptr64
-    if X.dense:
-        return _dense_dot(X.data + r * X.width, v, X.width)
-    if X.wide:
-        ptr64 = <const long long*>X.indptr
-        return _csr_dot(X.data, <const long long*>X.indices, ptr64[r], ptr64[r + 1], v)
-    ptr32 = <const int*>X.indptr
-    return _csr_dot(X.data, <const int*>X.indices, ptr32[r], ptr32[r + 1], v)
+cdef inline Py_ssize_t _stored(const _RowSet* X, Py_ssize_t i) noexcept nogil:
+    # The row of the stored matrix that is row i of X (-1 when the checked build finds it outside X).
+    cdef Py_ssize_t r = X.rows[i] if X.rows != NULL else i
+    return -1 if _outside(r, X.n_stored) else r
 
 
-cdef inline void _row_axpy(const _Rows* X, Py_ssize_t i, double a, double* out) noexcept nogil:
-    # out += a x_i
-    cdef Py_ssize_t r = _stored(X, i)
-    cdef const int* ptr32
-    cdef const long long* ptr64
-    if X.dense:
-        _dense_axpy(a, X.data + r * X.width, out, X.width)
-    elif X.wide:
-        ptr64 = <const long long*>X.indptr
-        _csr_axpy(a, X.data, <const long long*>X.indices, ptr64[r], ptr64[r + 1], out)
+cdef inline bint _row_found(Py_ssize_t r) noexcept nogil:
+    # False only in the checked build, for a row _stored found outside X.
+    return not (SKSSL_CHECKED_KERNELS and r < 0)
+
+
+cdef inline bint _csr_bounds(const rows_t* X, Py_ssize_t r, Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    # lo, hi = the bounds of CSR row r's stored values (False when the checked build finds them outside X).
+    if rows_t is _Dense:
+        return False
     else:
-        ptr32 = <const int*>X.indptr
-        _csr_axpy(a, X.data, <const int*>X.indices, ptr32[r], ptr32[r + 1], out)
+        if not _row_found(r):
+            return False
+        lo[0] = X.indptr[r]
+        hi[0] = X.indptr[r + 1]
+        return not (_outside(lo[0], hi[0] + 1) or _outside(hi[0], X.nnz + 1))
 
 
-cdef void _gram_rows(
-    const _Rows* X,
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double* p,
-    double pb,
-    double p_norm,
-    const double* cost,
-    double* q,
-    double* out,
-    double* sums,
-) noexcept nogil:
-    # CGLS's two products over rows start:stop in one pass: q_i = (x_i . p + pb) / p_norm (for CSR rows
-    # bitwise (X @ p + pb) / p_norm), out += cost_i q_i x_i (rows of zero cost skipped; the caller zeroes
-    # out), sums = (sum cost q, sum cost q^2).
-    cdef Py_ssize_t i
-    cdef double s, cq, cq_sum = 0.0, qcq = 0.0
-    for i in range(start, stop):
-        s = (_row_dot(X, i, p) + pb) / p_norm
-        q[i] = s
-        cq = cost[i] * s
-        cq_sum += cq
-        qcq += cq * s
-        if cq != 0.0:
-            _row_axpy(X, i, cq, out)
-    sums[0] = cq_sum
-    sums[1] = qcq
+cdef inline double _row_dot(const rows_t* X, Py_ssize_t r, const double* v) noexcept nogil:
+    # x . v for the stored row r (from _stored)
+    cdef Py_ssize_t k, lo, hi
+    cdef double s = 0.0
+    if rows_t is _Dense:
+        return _dense_dot(X.base.data + r * X.base.n_cols, v, X.base.n_cols) if _row_found(r) else 0.0
+    else:
+        if not _csr_bounds(X, r, &lo, &hi):
+            return 0.0
+        for k in range(lo, hi):
+            if _outside(X.indices[k], X.base.n_cols):
+                break
+            s = s + X.base.data[k] * v[X.indices[k]]
+        return s
 
 
-cdef void _matvec_rows(const _Rows* X, Py_ssize_t start, Py_ssize_t stop, const double* v, double[::1] out) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(start, stop):
-        out[i] = _row_dot(X, i, v)
+cdef inline void _row_axpy(const rows_t* X, Py_ssize_t r, double a, double* out) noexcept nogil:
+    # out += a x for the stored row r (from _stored)
+    cdef Py_ssize_t k, lo, hi
+    if rows_t is _Dense:
+        if _row_found(r):
+            _dense_axpy(a, X.base.data + r * X.base.n_cols, out, X.base.n_cols)
+    elif _csr_bounds(X, r, &lo, &hi):
+        for k in range(lo, hi):
+            if _outside(X.indices[k], X.base.n_cols):
+                break
+            out[X.indices[k]] += a * X.base.data[k]
 
 
 cdef inline const double* _ptr(const double[::1] a) noexcept nogil:
     return &a[0] if a.shape[0] else NULL
+
+
+cdef inline double* _wptr(double[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] else NULL
+
+
+cdef void _matvec_rows(const rows_t* X, Py_ssize_t start, Py_ssize_t stop, const double* v, double b,
+                       double* out) noexcept nogil:
+    # out[r] = x_r . v + b for the rows start:stop of X, r being each one's row of the stored matrix.
+    cdef Py_ssize_t i, r
+    for i in range(start, stop):
+        r = _stored(&X.base, i)
+        if _row_found(r):
+            out[r] = _row_dot(X, r, v) + b
 
 
 # ---------------------------------------------------------------------------
@@ -492,19 +563,7 @@ def csr_matvec_blocks(data, indices, indptr, bounds, v, out, n_threads):
     ``bounds[k]:bounds[k + 1]``. ``n_threads`` is the most threads; the fit's
     :class:`ThreadSchedule` may use one.
     """
-    _matvec_blocks(_csr_rows(data, indices, indptr), bounds, v, out, n_threads)
-
-
-def _matvec_blocks(_KernelRows X, const Py_ssize_t[::1] bounds, const double[::1] v, double[::1] out, int n_threads):
-    cdef Py_ssize_t blk, n_blocks = bounds.shape[0] - 1
-    cdef const _Rows* R = &X.r
-    cdef const double* vp = _ptr(v)
-    if out.shape[0] != X.n_rows or bounds.shape[0] < 1 or bounds[0] != 0 or bounds[n_blocks] != X.n_rows:
-        raise ValueError("out and bounds must cover the rows of X.")
-    n_threads = _threads_for(n_threads)
-    with nogil:
-        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
-            _matvec_rows(R, bounds[blk], bounds[blk + 1], vp, out)
+    _matvec(_csr_rows(data, indices, indptr, len(v)), bounds, v, 0.0, out, n_threads)
 
 
 def csr_matvec_subset(data, indices, indptr, rows, v, b, out, n_threads):
@@ -515,7 +574,8 @@ def csr_matvec_subset(data, indices, indptr, rows, v, b, out, n_threads):
     sums it. ``n_threads`` is the most threads; the fit's
     :class:`ThreadSchedule` may use one.
     """
-    _matvec_subset(_csr_rows(data, indices, indptr), rows, v, b, out, n_threads)
+    X = _csr_rows(data, indices, indptr, len(v), rows)
+    _matvec(X, _even_bounds(len(rows), n_threads), v, b, out, n_threads)
 
 
 def dense_matvec_subset(X, rows, v, b, out, n_threads):
@@ -523,24 +583,43 @@ def dense_matvec_subset(X, rows, v, b, out, n_threads):
 
     Each sum is :func:`dense_cgls`'s row product.
     """
-    _matvec_subset(_dense_rows(X), rows, v, b, out, n_threads)
+    _matvec(_dense_rows(X, rows), _even_bounds(len(rows), n_threads), v, b, out, n_threads)
 
 
-def _matvec_subset(
-    _KernelRows X, const Py_ssize_t[::1] rows, const double[::1] v, double b, double[::1] out, int n_threads
-):
-    # out[r] = x_r . v + b for the rows r listed (X: all rows of its matrix).
-    cdef Py_ssize_t i
-    cdef _Rows R = X.r
+def _even_bounds(n_rows, n_blocks):
+    # The bounds of n_blocks row blocks of n_rows rows (a listed row's output does not depend on its block).
+    return np.linspace(0, n_rows, max(1, min(n_blocks, n_rows)) + 1).astype(np.intp)
+
+
+def _check_blocks(const Py_ssize_t[::1] bounds, Py_ssize_t n_rows):
+    """Refuse row blocks that do not run from row 0 to ``n_rows`` in order, before a kernel uses them."""
+    if bounds.shape[0] < 1 or bounds[0] != 0 or bounds[bounds.shape[0] - 1] != n_rows:
+        raise ValueError(f"bounds must run from 0 to the {n_rows} rows.")
+    if np.any(np.diff(np.asarray(bounds)) < 0):
+        raise ValueError("bounds must never decrease.")
+
+
+def _matvec(_KernelRows X, const Py_ssize_t[::1] bounds, const double[::1] v, double b, double[::1] out,
+            int n_threads):
+    # out[r] = x_r . v + b for the rows r of X (those it lists, or all), on the row blocks bounds.
+    cdef Py_ssize_t blk, n_blocks = bounds.shape[0] - 1
+    cdef const _Rows* R = &X.r
     cdef const double* vp = _ptr(v)
-    if R.dense and R.width != v.shape[0]:
-        raise ValueError(f"X has {R.width} columns but v has {v.shape[0]} entries.")
-    _check_rows(rows, X.n_rows, out.shape[0])
-    R.rows = &rows[0] if rows.shape[0] else NULL
+    cdef double* op = _wptr(out)
+    if X.n_cols != v.shape[0]:
+        raise ValueError(f"X has {X.n_cols} columns but v has {v.shape[0]} entries.")
+    _check_blocks(bounds, X.n_rows)
+    if out.shape[0] < X.n_reach:
+        raise ValueError(f"rows must lie in [0, {out.shape[0]}) (the entries of out); got row {X.n_reach - 1}.")
     n_threads = _threads_for(n_threads)
     with nogil:
-        for i in prange(rows.shape[0], num_threads=n_threads, schedule="static"):
-            out[rows[i]] = _row_dot(&R, i, vp) + b
+        for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
+            if R.kind == _DENSE:
+                _matvec_rows(&R.dense, bounds[blk], bounds[blk + 1], vp, b, op)
+            elif R.kind == _CSR64:
+                _matvec_rows(&R.csr64, bounds[blk], bounds[blk + 1], vp, b, op)
+            else:
+                _matvec_rows(&R.csr32, bounds[blk], bounds[blk + 1], vp, b, op)
 
 
 # ---------------------------------------------------------------------------
@@ -585,7 +664,7 @@ cdef struct _CG:
     Py_ssize_t n_out
 
 
-cdef void _start_rows(const _CG* s, Py_ssize_t k) noexcept nogil:
+cdef void _start_rows(const rows_t* X, const _CG* s, Py_ssize_t k) noexcept nogil:
     # z = C (target - outputs) on the block's rows, outs_k = X_k^T z_k, and the sums of z.
     cdef Py_ssize_t i, j
     cdef double zi, zs = 0.0, zz = 0.0
@@ -599,9 +678,52 @@ cdef void _start_rows(const _CG* s, Py_ssize_t k) noexcept nogil:
         zs += zi
         zz += zi * zi
         if zi != 0.0:
-            _row_axpy(s.X, i, zi, out)
+            _row_axpy(X, _stored(&X.base, i), zi, out)
     part[_ZS] = zs
     part[_ZZ] = zz
+
+
+cdef void _gram_rows(const rows_t* X, const _CG* s, Py_ssize_t k, double pb, double p_norm) noexcept nogil:
+    # CGLS's two products over the block's rows in one pass: q_i = (x_i . p + pb) / p_norm (for CSR rows
+    # bitwise (X @ p + pb) / p_norm), outs_k += cost_i q_i x_i (rows of zero cost skipped; outs_k is zero on
+    # entry), and the sums (sum cost q, sum cost q^2).
+    cdef Py_ssize_t i, r
+    cdef double v, cq, cq_sum = 0.0, qcq = 0.0
+    cdef double* out = s.outs + k * s.n_out
+    for i in range(s.bounds[k], s.bounds[k + 1]):
+        r = _stored(&X.base, i)
+        v = (_row_dot(X, r, s.p) + pb) / p_norm
+        s.q[i] = v
+        cq = s.cost[i] * v
+        cq_sum += cq
+        qcq += cq * v
+        if cq != 0.0:
+            _row_axpy(X, r, cq, out)
+    s.parts[k * _N_PARTS + _CQ] = cq_sum
+    s.parts[k * _N_PARTS + _QCQ] = qcq
+
+
+cdef enum:
+    _START = 0  # _start_rows
+    _GRAM = 1   # _gram_rows
+
+
+cdef void _row_pass(const rows_t* X, const _CG* s, Py_ssize_t k, int which, double pb, double p_norm) noexcept nogil:
+    if which == _START:
+        _start_rows(X, s, k)
+    else:
+        _gram_rows(X, s, k, pb, p_norm)
+
+
+cdef void _block_rows(const _CG* s, Py_ssize_t k, int which, double pb=0.0, double p_norm=1.0) noexcept nogil:
+    # Block k's pass over its rows (which: _START or _GRAM) on the kind of rows s.X holds: the kind is tested
+    # once per block and pass, never per row.
+    if s.X.kind == _DENSE:
+        _row_pass(&s.X.dense, s, k, which, pb, p_norm)
+    elif s.X.kind == _CSR64:
+        _row_pass(&s.X.csr64, s, k, which, pb, p_norm)
+    else:
+        _row_pass(&s.X.csr32, s, k, which, pb, p_norm)
 
 
 cdef inline double _take_block_sum(const _CG* s, Py_ssize_t j) noexcept nogil:
@@ -670,10 +792,6 @@ cdef inline double _parts_sum(const double* parts, Py_ssize_t n_blocks, int col)
     return v
 
 
-cdef inline double* _wptr(double[::1] a) noexcept nogil:
-    return &a[0] if a.shape[0] else NULL
-
-
 def csr_cgls(data, indices, indptr, bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads):
     """CGLS on the CSR rows ``(data, indices, indptr)``, seeded at ``(w, b)``, all iterations in one GIL-free call.
 
@@ -696,8 +814,8 @@ def csr_cgls(data, indices, indptr, bounds, cost, target, outputs, w, b, alpha, 
     converged : bool
     n_iter : int
     """
-    return _cgls(_csr_rows(data, indices, indptr), bounds, cost, target, outputs, w, b, alpha, eps, max_iter,
-                 n_threads)
+    return _cgls(_csr_rows(data, indices, indptr, len(w)), bounds, cost, target, outputs, w, b, alpha, eps,
+                 max_iter, n_threads)
 
 
 def dense_cgls(X, rows, bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads):
@@ -731,14 +849,11 @@ def _cgls(
     int n_threads,
 ):
     # The CGLS loop of csr_cgls and dense_cgls on the given rows, after the checks of its arguments.
-    if rows.r.dense and rows.r.width != w.shape[0]:
-        raise ValueError(f"X has {rows.r.width} columns but w has {w.shape[0]} entries.")
-    if rows.n_rows != outputs.shape[0] or bounds.shape[0] < 1 or bounds[bounds.shape[0] - 1] != rows.n_rows:
-        raise ValueError("rows, outputs and bounds disagree on the number of rows.")
-    if cost.shape[0] != rows.n_rows or target.shape[0] != rows.n_rows:
-        raise ValueError("cost and target must have one entry per listed row.")
-    if bounds[0] != 0 or np.any(np.diff(np.asarray(bounds)) < 0):
-        raise ValueError("bounds must start at 0 and never decrease.")
+    if rows.n_cols != w.shape[0]:
+        raise ValueError(f"X has {rows.n_cols} columns but w has {w.shape[0]} entries.")
+    if rows.n_rows != outputs.shape[0] or cost.shape[0] != rows.n_rows or target.shape[0] != rows.n_rows:
+        raise ValueError("rows, outputs, cost and target disagree on the number of rows.")
+    _check_blocks(bounds, rows.n_rows)
     cdef Py_ssize_t n_blocks = bounds.shape[0] - 1
     cdef Py_ssize_t n_rows = outputs.shape[0], n_features = w.shape[0]
     cdef Py_ssize_t blk, it, n_iter = 0
@@ -777,7 +892,7 @@ def _cgls(
         nt = sched._call_threads(n_max)
     with nogil:
         for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-            _start_rows(&s, blk)
+            _block_rows(&s, blk, _START)
         for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
             _start_features(&s, blk, alpha)
         rb = _parts_sum(s.parts, n_blocks, _ZS) - alpha * b
@@ -804,8 +919,7 @@ def _cgls(
                 t0 = _now()
             p_norm = sqrt(omega_p)
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-                _gram_rows(s.X, bounds[blk], bounds[blk + 1], s.p, pb, p_norm, s.cost, s.q, s.outs + blk * s.n_out,
-                           s.parts + blk * _N_PARTS + _CQ)
+                _block_rows(&s, blk, _GRAM, pb, p_norm)
             t = (omega1 / p_norm) / (alpha + _parts_sum(s.parts, n_blocks, _QCQ))
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
                 _step(&s, blk, t / p_norm, t, alpha)
