@@ -6,10 +6,10 @@
   rows, or on the rows of a C-contiguous dense ``X`` read in place by index,
   its products and vector updates split over row blocks and feature ranges
   on OpenMP threads, with no Python between iterations (see
-  :mod:`skssl.svm._mfn`). Both run one loop over one description of the
-  rows; a dense row's products are scipy's BLAS ``ddot``/``daxpy``
-  (``dense_blas()`` says whether scipy's BLAS could be had, else the
-  kernel's own loops run);
+  :mod:`skssl.svm._mfn`). Both run one loop, compiled once per kind of
+  rows (CSR with int or long long indices, dense); a dense row's products
+  are scipy's BLAS ``ddot``/``daxpy`` (``dense_blas()`` says whether
+  scipy's BLAS could be had, else the kernel's own loops run);
 * ``line_search_terms``: the exact line search by selection instead of a
   sort;
 * ``belief_mean``: deterministic annealing's mean belief, evaluated a dozen
