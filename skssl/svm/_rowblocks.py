@@ -306,11 +306,11 @@ def kernel_rows(A):
         ``bounds[k]:bounds[k + 1]`` are the rows of block ``k``.
     """
     if isinstance(A, RowBlocks):
-        return (A.X, A.kernel_bounds) if _fused(A.X) else None
-    return (A, np.array([0, A.shape[0]], dtype=np.intp)) if _fused(A) else None
+        return (A.X, A.kernel_bounds) if _is_csr(A.X) else None
+    return (A, np.array([0, A.shape[0]], dtype=np.intp)) if _is_csr(A) else None
 
 
-def _fused(X):
+def _is_csr(X):
     return sp.issparse(X) and X.format == "csr"
 
 
