@@ -41,7 +41,7 @@ def _fit(X, y, cost, rows, alpha, n_threads):
         return l2_svm_mfn(X, y, cost, alpha=alpha, rows=rows, executor=ex, n_threads=n_threads)
 
 
-def _used_python_loop(monkeypatch):
+def _spy_on_the_dense_kernel(monkeypatch):
     # Dense X must reach the dense kernel: a CSR copy of it in the CSR kernel would be another path.
     calls = []
     dense = _mfn.dense_cgls
@@ -154,11 +154,11 @@ def test_dense_kernels_reject_mismatched_shapes():
         dense_matvec_subset(X, rows, np.zeros(2), 0.0, np.zeros(5), 1)
 
 
-def test_dense_fit_uses_neither_the_python_loop_nor_row_slices(monkeypatch):
+def test_dense_fit_runs_the_dense_kernel_on_rows_read_in_place(monkeypatch):
     # Dense X runs the compiled dense loop on its rows in place: no other kernel and no copy of the active rows,
     # on any active set (TSVM-like fits have few active rows).
     X, y, cost, rows, alpha = _problem(3)
-    calls = _used_python_loop(monkeypatch)
+    calls = _spy_on_the_dense_kernel(monkeypatch)
 
     def no_slice(*args):
         raise AssertionError("the active rows of dense X were copied")
