@@ -145,16 +145,22 @@ def test_defaults_on_dask_are_the_in_memory_fit(client, estimator):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("estimator", [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC])
-def test_defaults_on_dask_multiclass_and_chunkings(client, estimator, sparse):
+@pytest.mark.parametrize(
+    "estimator, sparse, weighted",
+    [
+        (LinearL2SVC, True, True),
+        (LinearL2SVC, False, False),
+        (TransductiveSVC, False, True),
+        (DeterministicAnnealingSVC, True, False),
+    ],
+)
+def test_defaults_on_dask_multiclass(client, estimator, sparse, weighted):
+    """Three classes (three one-vs-rest problems at once, each with its safeguard) with the default parameters."""
     X, y = _problem(3, sparse)
-    weight = np.random.RandomState(1).uniform(0.5, 2.0, X.shape[0])
-    for sample_weight in (None, weight):
-        in_memory = estimator().fit(X, y, sample_weight=sample_weight)
-        for chunks in CHUNKINGS:
-            on_dask = estimator().fit(*_dask(X, y, chunks, sample_weight))
-            _assert_same_model(on_dask, in_memory, X)
+    weight = np.random.RandomState(1).uniform(0.5, 2.0, X.shape[0]) if weighted else None
+    in_memory = estimator().fit(X, y, sample_weight=weight)
+    on_dask = estimator().fit(*_dask(X, y, CHUNKINGS[1], weight))
+    _assert_same_model(on_dask, in_memory, X)
 
 
 def test_line_search_bisects_when_breakpoints_are_many(client, monkeypatch):
@@ -224,6 +230,31 @@ def test_potts_refuses_a_dask_array(client):
     X, y = _problem(3, False)
     with pytest.raises(ValueError, match="does not fit on Dask arrays"):
         PottsDeterministicAnnealingSVC().fit(*_dask(X, y, CHUNKINGS[0])[:2])
+
+
+def test_a_fit_that_dask_gives_up_on_raises_a_clear_error(client, monkeypatch):
+    """When Dask cannot recompute a block's state (KilledWorker), the fit stops with an error naming the blocks."""
+    from skssl.svm._dask_rows import DaskRows
+
+    X, y = _problem(2, True)
+    rows = DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])
+
+    class Worker:  # the scheduler's record of the last worker that died running the task
+        address = "tcp://127.0.0.1:1234"
+
+    def gather(futures, key="_cgls_step-123"):
+        raise distributed.KilledWorker(key, Worker(), 3)
+
+    monkeypatch.setattr(rows.client, "gather", gather)
+    with pytest.raises(RuntimeError, match=r"row block\(s\) 0 \(rows 0-29\), 2 \(rows 30-84\), 3 .*_reply_of_state"):
+        rows.round(_reply_of_state, rows.blocks)
+    with pytest.raises(RuntimeError, match=r"row block\(s\) 2 \(rows 30-84\) .*tcp://127.0.0.1:1234"):
+        rows.client.gather = lambda futures: gather(futures, rows.blocks[1].key)
+        rows.round(_reply_of_state, rows.blocks)
+
+
+def _reply_of_state(block):
+    return block
 
 
 def _die():

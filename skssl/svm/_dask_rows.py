@@ -319,7 +319,7 @@ class DaskRows:
             Their ``reply`` attributes, in block order.
         """
         new = self.submit(func, states, *args, each=each)
-        replies = self._gather([self.client.submit(_reply_of, s, pure=False) for s in new], func.__name__)
+        replies = self._gather([self.client.submit(_reply_of, s, pure=False) for s in new], func.__name__, new, states)
         self.n_rounds += 1
         self.bytes_received += sum(_nbytes(r) for r in replies)
         return new, replies
@@ -334,22 +334,26 @@ class DaskRows:
         """
         self.bytes_sent += sum(_nbytes(a) for a in args) * len(states)
         futures = [self.client.submit(func, s, *args, pure=False) for s in states]
-        replies = self._gather(futures, func.__name__)
+        replies = self._gather(futures, func.__name__, states)
         self.n_rounds += 1
         self.bytes_received += sum(_nbytes(r) for r in replies)
         return replies
 
-    def _gather(self, futures, what):
+    def _gather(self, futures, what, *related):
+        """Gather ``futures`` (one per block); a ``RuntimeError`` naming the blocks if Dask gives up on one."""
         from distributed import KilledWorker
 
         try:
             return self.client.gather(futures)
         except KilledWorker as error:
-            blocks = [i for i, _, _ in self.block_rows]
+            # The block whose task Dask gave up on: futures and the related lists are one entry per block.
+            where = {f.key: k for group in (futures, *related) for k, f in enumerate(group)}
+            lost = [self.block_rows[where[error.task]]] if error.task in where else self.block_rows
+            blocks = ", ".join(f"{i} (rows {start}-{start + n - 1})" for i, start, n in lost)
             raise RuntimeError(
-                f"The Dask fit lost its workers while {what} (row blocks {blocks}): {error}. Dask could not "
-                "recompute the blocks' state from their lineage, so the fit stops rather than return a "
-                "different model; restart the workers and fit again."
+                f"The Dask fit lost the state of row block(s) {blocks} while running {what}: {error} Dask could "
+                "not recompute it from its lineage, so the fit stops rather than return a different model; "
+                "restart the workers and fit again."
             ) from error
 
     def sums(self, name):
