@@ -218,11 +218,16 @@ class _LinearFitMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; sparse input is used as CSR and never densified.
-        y : array-like of shape (n_samples,)
-            Labels, ``-1`` for unlabeled rows.
-        sample_weight : array-like of shape (n_samples,), default=None
+            A Dask array of row blocks (CSR or dense) is fitted on the
+            cluster of the current ``distributed.Client``, its blocks staying
+            on the workers (not :class:`~skssl.svm.PottsDeterministicAnnealingSVC`; see
+            the user guide, "Fitting on a Dask cluster").
+        y : array-like or dask array of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows (numbers for a Dask ``X``,
+            chunked like its rows).
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
             Non-negative weight of each row, labeled or unlabeled (SVMlin's
             per-example cost). A weight of 2 counts the row twice; a weight
             of 0 drops it. ``None`` gives every row weight 1.
