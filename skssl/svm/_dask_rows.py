@@ -35,7 +35,8 @@ Decisions
 * **Determinism.** Replies are summed on the client in block order, so the
   model does not depend on the number of workers or on where blocks live;
   a different chunking changes only the order of floating-point sums.
-* **Empty chunks** take part in the checks and in nothing else.
+* **Empty chunks** are allowed anywhere (``y`` and ``sample_weight`` must
+  still have the same row chunks); they get no task and no state.
 * **Checks where the data are.** A first round checks every block (no NaN
   or infinite value, no value above the solvers' scale limit, labels of a
   numeric type) and returns its sums (rows, labeled rows and their weights
