@@ -218,11 +218,16 @@ class _LinearFitMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data; sparse input is used as CSR and never densified.
-        y : array-like of shape (n_samples,)
-            Labels, ``-1`` for unlabeled rows.
-        sample_weight : array-like of shape (n_samples,), default=None
+            A Dask array of row blocks (CSR or dense) is fitted on the
+            cluster of the current ``distributed.Client``, its blocks staying
+            on the workers (not :class:`~skssl.svm.PottsDeterministicAnnealingSVC`; see
+            the user guide, "Fitting on a Dask cluster").
+        y : array-like or dask array of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows (numbers for a Dask ``X``,
+            chunked like its rows).
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
             Non-negative weight of each row, labeled or unlabeled (SVMlin's
             per-example cost). A weight of 2 counts the row twice; a weight
             of 0 drops it. ``None`` gives every row weight 1.
@@ -512,6 +517,10 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}
 
     def _fit(self, X, y, sample_weight=None):
+        if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm._dask_fit)
+            from ._dask_fit import fit_on_dask
+
+            return fit_on_dask(self, X, y, sample_weight)
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
         n_classes = self.classes_.shape[0]
@@ -533,21 +542,30 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
             for res in results:
                 with np.errstate(over="ignore", invalid="ignore"):
                     res.outputs = X @ res.w + res.b
+        self._store_results(results, stacklevel=4)
+        outputs = np.column_stack([res.outputs for res in results])
+        indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
+        self._set_transduction(y_enc, indices)
+        self._apply_safeguard(data, sample_weight)
+        return self
+
+    def _store_results(self, results, stacklevel):
+        """Check the binary problems' results and store the model, its objectives and counts; warn if capped.
+
+        Fields of a result that are not arrays or numbers (a Dask fit's outputs are the blocks' states,
+        which stay on the workers) are not checked.
+        """
         for res in results:
-            _check_finite_fit(self, {name: getattr(res, field) for name, field in self._checked_results.items()})
+            values = {name: getattr(res, field) for name, field in self._checked_results.items()}
+            _check_finite_fit(self, {k: v for k, v in values.items() if isinstance(v, (float, np.ndarray))})
         self.coef_ = np.vstack([res.w for res in results])
         self.intercept_ = np.array([res.b for res in results])
         self.objective_ = np.array([res.objective for res in results])
         self.n_iter_ = int(max(res.n_iter for res in results))
         for res in results:
             for message in self._convergence_messages(res):
-                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
-        outputs = np.column_stack([res.outputs for res in results])
-        indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
-        self._set_transduction(y_enc, indices)
+                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=stacklevel)
         self._store_extra(results)
-        self._apply_safeguard(data, sample_weight)
-        return self
 
     def _convergence_messages(self, res):
         """The ``ConvergenceWarning`` messages of one result (none by default)."""

@@ -69,13 +69,16 @@ from ._base import (
     _check_finite_fit,
     _LinearFitMixin,
 )
+from ..utils._dask import is_dask_array
+from ._callback import current_callback
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
+from ._dask_solvers import DaskTSVMRows, dask_deterministic_annealing, dask_mfn, new_states
 from ._docs import fill_doc
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
 from ._potts import potts_annealing
 from ._problem import S3VMProblem
 from ._rowblocks import thread_pool
-from ._tsvm import TSVM_MAX_ITER, tsvm
+from ._tsvm import TSVM_MAX_ITER, tsvm, tsvm_loop
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
 
@@ -173,6 +176,11 @@ class LinearL2SVC(_BaseLinearSVC):
         # The result on every row, with the objective as the semi-supervised estimators define it.
         outputs = X @ res.w + res.b
         return replace(res, outputs=outputs, objective=problem.objective(res.w, res.b, outputs))
+
+    def _solve_dask(self, rows, spec, positive_fraction):
+        """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
+        states = new_states(rows, spec, supervised=True)
+        return dask_mfn(rows, states, alpha=self.alpha_, rel_tol=self.tol, max_iter=self.max_iter)
 
     def _convergence_messages(self, res):
         return [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
@@ -285,6 +293,20 @@ class TransductiveSVC(_BaseLinearSVC):
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
         return tsvm(X, y, labeled, max_switches=self.max_switches, rel_tol=self.tol, **shared)
+
+    def _solve_dask(self, rows, spec, positive_fraction):
+        """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
+        callback = current_callback()
+        options = {"alpha": self.alpha_, "tolerance": CGTolerance(), "rel_tol": self.tol, "callback": callback}
+        return tsvm_loop(
+            DaskTSVMRows(rows, spec, options),
+            unlabeled_weight=self.unlabeled_weight,
+            positive_fraction=positive_fraction,
+            max_switches=self.max_switches,
+            max_iter=self.max_iter,
+            verbose=self.verbose,
+            callback=callback,
+        )
 
     def _convergence_messages(self, res):
         return [
@@ -403,6 +425,13 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
         return deterministic_annealing(X, y, labeled, tol=self.tol, max_inner_iter=self.max_inner_iter, **shared)
+
+    def _solve_dask(self, rows, spec, positive_fraction):
+        """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
+        caps = {"tol": self.tol, "max_iter": self.max_iter, "max_inner_iter": self.max_inner_iter}
+        return dask_deterministic_annealing(
+            rows, spec, alpha=self.alpha_, positive_fraction=positive_fraction, verbose=self.verbose, **caps
+        )
 
     def _convergence_messages(self, res):
         return _annealing_messages(res, self, "beliefs")
@@ -524,6 +553,11 @@ class PottsDeterministicAnnealingSVC(
     _binary_fraction_pair = True
 
     def _fit(self, X, y, sample_weight=None):
+        if is_dask_array(X):
+            raise ValueError(
+                "PottsDeterministicAnnealingSVC does not fit on Dask arrays (its transport problem couples every "
+                "unlabeled row); use DeterministicAnnealingSVC (one-vs-rest) or compute X first."
+            )
         data = self._prepare_fit(X, y, sample_weight)
         X, y_enc, mask = data.X, data.y_enc, data.mask
         n_classes = self.classes_.shape[0]

@@ -39,6 +39,7 @@ __all__ = [
     "DA_INNER_ITERMAX",
     "DA_OUTER_ITERMAX",
     "DAResult",
+    "belief_root",
     "deterministic_annealing",
     "entropy_bits",
     "kl_bits",
@@ -120,37 +121,61 @@ def optimize_p(g, T, r, weight=None, n_threads=1):
     weight = _NO_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
     args = (g, T, r, weight, n_threads)
 
-    def excess(nu):
-        return _belief_excess(nu, *args)
+    nu = belief_root(_belief_excess, args, g.min(), g.max(), T, r)
+    return expit((nu - g) / T)
 
+
+def belief_root(excess, args, g_min, g_max, T, r):
+    """The threshold ``nu`` where ``excess(nu, *args)``, i.e. ``mean(expit((nu - g) / T)) - r``, is 0.
+
+    The bracket comes from the range of ``g`` and is widened if rounding
+    leaves an end on the wrong side; brentq finds the root to ``1e-11 T``.
+    :func:`optimize_p` evaluates ``excess`` on the rows in memory, the Dask
+    fit on the sums of its row blocks (:mod:`skssl.svm._dask_solvers`).
+
+    Parameters
+    ----------
+    excess : callable
+        ``excess(nu, *args)``, increasing in ``nu``.
+    args : tuple
+        Its further arguments.
+    g_min, g_max : float
+        The range of ``g``.
+    T : float
+        Temperature (> 0).
+    r : float
+        Target mean in (0, 1).
+
+    Returns
+    -------
+    nu : float
+    """
     shift = T * np.log((1.0 - r) / r)
-    lo = g.min() - shift
-    hi = g.max() - shift
+    lo = g_min - shift
+    hi = g_max - shift
     # Rounding can leave an end of the bracket a hair on the wrong side.
     width = max(hi - lo, T, 1.0)
-    f_lo, f_hi = excess(lo), excess(hi)
+    f_lo, f_hi = excess(lo, *args), excess(hi, *args)
     while f_lo > 0:
         lo -= width
         width *= 2.0
-        f_lo = excess(lo)
+        f_lo = excess(lo, *args)
     while f_hi < 0:
         hi += width
         width *= 2.0
-        f_hi = excess(hi)
+        f_hi = excess(hi, *args)
     if f_lo == 0:
-        nu = lo
-    elif f_hi == 0:
-        nu = hi
-    else:
-        # p moves on the scale T in nu: an absolute tolerance 1e-11 T keeps
-        # |mean(p) - r| below ~1e-11 whatever the spread of g.
-        # The function goes to brentq with g in ``args``, not in a closure:
-        # scipy wraps it in a self-referencing closure, a reference cycle that
-        # only the cyclic garbage collector frees, and that kept ~100 arrays
-        # g alive through a DA fit (0.45x the CSR size of X on an RCV1-shaped
-        # problem of 200k rows).
-        nu = brentq(_belief_excess, lo, hi, args=args, xtol=1e-11 * T, rtol=4 * np.finfo(float).eps, maxiter=4000)
-    return expit((nu - g) / T)
+        return lo
+    if f_hi == 0:
+        return hi
+    # p moves on the scale T in nu: an absolute tolerance 1e-11 T keeps
+    # |mean(p) - r| below ~1e-11 whatever the spread of g.
+    # The function goes to brentq with g in ``args``, not in a closure:
+    # scipy wraps it in a self-referencing closure, a reference cycle that
+    # only the cyclic garbage collector frees, and that kept ~100 arrays
+    # g alive through a DA fit (0.45x the CSR size of X on an RCV1-shaped
+    # problem of 200k rows).
+    return brentq(excess, lo, hi, args=args, xtol=1e-11 * T, rtol=4 * np.finfo(float).eps, maxiter=4000)
 
 
 def _belief_excess(nu, g, T, r, weight, n_threads):

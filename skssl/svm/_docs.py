@@ -72,7 +72,11 @@ _MODEL_ONE_VS_REST = f"""\
 coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     Weights; for a binary problem ``classes_[1]`` is the positive class.
 intercept_ : ndarray of shape (1,) or (n_classes,)
-    Biases."""
+    Biases.
+dask_rounds_ : int
+    Only after a fit on a Dask array: the round trips between the client
+    and the workers (one per CGLS iteration, a few more per Newton step);
+    see "Fitting on a Dask cluster" in the user guide."""
 
 _SAFEGUARD_AGREEMENT = """\
 safeguard_agreement_ : float or None
@@ -86,7 +90,8 @@ safeguard_agreement_ : float or None
 
 _TRANSDUCTION = """\
 transduction_ : ndarray of shape (n_samples,)
-    Labels of the training rows (predictions for the unlabeled ones)."""
+    Labels of the training rows (predictions for the unlabeled ones); a
+    lazy Dask array after a fit on a Dask array."""
 
 _N_FEATURES_IN = """\
 n_features_in_ : int

@@ -419,11 +419,7 @@ def l2_svm_mfn(
                 callback, "cgls", newton_step=it, n_rows=XJ.shape[0], n_iter=k, converged=cg_ok, eps=eps, cpu_time=cpu
             )
         n_cg += k
-        if not (np.isfinite(b_bar) and np.isfinite(w_bar).all()):
-            raise FloatingPointError(
-                "l2-SVM-MFN produced non-finite weights (overflow in CGLS); the data are too large or too "
-                "ill-conditioned for float64: scale X first (e.g. MaxAbsScaler or StandardScaler)."
-            )
+        check_newton_point(w_bar, b_bar)
         cg_cap = CGITERMAX
         o_bar = _outputs_after_cgls(X, J, oJ, w_bar, b_bar, n_threads)
         ot_bar = o_bar if rows is None else o_bar[rows]
@@ -451,6 +447,15 @@ def l2_svm_mfn(
         if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
             return _finish(callback, MFNResult(w, b, o, F, it, n_cg, n_empty, True))
     return _finish(callback, MFNResult(w, b, o, F, max_iter, n_cg, n_empty, False))
+
+
+def check_newton_point(w, b):
+    """Raise ``FloatingPointError`` unless the Newton point ``(w, b)`` is finite (CGLS overflowed)."""
+    if not (np.isfinite(b) and np.isfinite(w).all()):
+        raise FloatingPointError(
+            "l2-SVM-MFN produced non-finite weights (overflow in CGLS); the data are too large or too "
+            "ill-conditioned for float64: scale X first (e.g. MaxAbsScaler or StandardScaler)."
+        )
 
 
 def _n_breakpoints(o, o_bar, y):

@@ -9,12 +9,14 @@ l2-SVM-MFN solve at fixed beliefs that both annealing variants alternate
 with their belief updates.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._kernels import dot
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn, mfn_objective
 
-__all__ = ["BeliefWStep", "S3VMProblem", "binary_solver_parameters", "transductive_cost"]
+__all__ = ["BeliefWStep", "ProblemTotals", "S3VMProblem", "binary_solver_parameters", "transductive_cost"]
 
 _PARAMETERS_HEADER = "    Parameters\n    ----------\n"
 
@@ -57,6 +59,24 @@ def binary_solver_parameters(solver):
     return solver
 
 
+@dataclass(frozen=True)
+class ProblemTotals:
+    """The counts and row-weight sums of a whole binary problem, which normalize its costs.
+
+    Attributes
+    ----------
+    n_lab, n_unl : int
+        Labeled and unlabeled rows.
+    sw_lab_sum, sw_unl_sum : float or None
+        Sums of their weights (``None`` for unit weights).
+    """
+
+    n_lab: int
+    n_unl: int
+    sw_lab_sum: float | None = None
+    sw_unl_sum: float | None = None
+
+
 class S3VMProblem:
     """The loss terms of one binary semi-supervised l2-SVM.
 
@@ -84,6 +104,11 @@ class S3VMProblem:
         supervised problem).
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights; ``None`` means unit weights.
+    totals : ProblemTotals, default=None
+        The counts and weight sums that normalize the costs, when these rows
+        are one block of a larger problem (a Dask fit builds one problem per
+        row block, normalized by the whole problem's totals); ``None``: the
+        totals of these rows.
 
     Attributes
     ----------
@@ -100,7 +125,7 @@ class S3VMProblem:
         weights or without unlabeled rows.
     """
 
-    def __init__(self, y, labeled, *, alpha, unlabeled_weight, sample_weight=None):
+    def __init__(self, y, labeled, *, alpha, unlabeled_weight, sample_weight=None, totals=None):
         self.y = np.asarray(y, dtype=np.float64)
         self.labeled = np.asarray(labeled, dtype=bool)
         self.alpha = alpha
@@ -110,16 +135,23 @@ class S3VMProblem:
         self.unl = np.flatnonzero(~self.labeled)
         self.n_lab, self.n_unl = self.lab.size, self.unl.size
         self.y_lab = self.y[self.lab]
+        if sample_weight is not None:
+            self._sw_lab = sample_weight[self.lab]
+            self._sw_unl = sample_weight[self.unl]
+        if totals is None:
+            totals = ProblemTotals(self.n_lab, self.n_unl)
+            if sample_weight is not None:
+                totals = ProblemTotals(self.n_lab, self.n_unl, self._sw_lab.sum(), self._sw_unl.sum())
+        self.totals = totals
+        # The normalizers: this problem's own counts and sums, or the whole problem's for one block of it.
+        self._n_lab_all, self._n_unl_all = totals.n_lab, totals.n_unl
         if sample_weight is None:
-            self.lab_cost = np.full(self.n_lab, 1.0 / self.n_lab) if self.n_lab else np.empty(0)
+            self.lab_cost = np.full(self.n_lab, 1.0 / self._n_lab_all) if self.n_lab else np.empty(0)
             self.unl_weight = None
             return
-        self._sw_lab = sample_weight[self.lab]
-        self._sw_lab_sum = self._sw_lab.sum()
-        self._sw_unl = sample_weight[self.unl]
-        self._sw_unl_sum = self._sw_unl.sum()
+        self._sw_lab_sum, self._sw_unl_sum = totals.sw_lab_sum, totals.sw_unl_sum
         self.lab_cost = self._sw_lab / self._sw_lab_sum
-        self.unl_weight = self._sw_unl / self._sw_unl_sum * self.n_unl if self.n_unl else None
+        self.unl_weight = self._sw_unl / self._sw_unl_sum * self._n_unl_all if self.n_unl else None
 
     def unlabeled_cost(self, lam=None):
         """Cost of each unlabeled row when their costs sum to ``lam`` (default ``unlabeled_weight``).
@@ -135,7 +167,7 @@ class S3VMProblem:
             ``lam / u`` (a float) for unit weights, ``lam a_j / u`` otherwise.
         """
         lam = self.unlabeled_weight if lam is None else lam
-        return lam / self.n_unl if self.unl_weight is None else lam * self.unl_weight / self.n_unl
+        return lam / self._n_unl_all if self.unl_weight is None else lam * self.unl_weight / self._n_unl_all
 
     def objective(self, w, b, outputs):
         """SVMlin's ``transductive_cost`` ``F(w, b)``.
@@ -154,10 +186,10 @@ class S3VMProblem:
         o_lab = outputs[self.lab]
         s_lab = np.maximum(0.0, 1.0 - self.y_lab * o_lab)
         if self.sample_weight is None:
-            F = self.alpha * (dot(w, w) + b * b) + dot(s_lab, s_lab) / self.n_lab
+            F = self.alpha * (dot(w, w) + b * b) + dot(s_lab, s_lab) / self._n_lab_all
             if self.n_unl:
                 s_unl = np.maximum(0.0, 1.0 - np.abs(outputs[self.unl]))
-                F += self.unlabeled_weight * dot(s_unl, s_unl) / self.n_unl
+                F += self.unlabeled_weight * dot(s_unl, s_unl) / self._n_unl_all
             return float(0.5 * F)
         F = self.alpha * (dot(w, w) + b * b) + dot(self._sw_lab, s_lab * s_lab) / self._sw_lab_sum
         if self.n_unl and self._sw_unl_sum > 0:

@@ -74,7 +74,7 @@ Decisions
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["auto_alpha", "resolve_alpha"]
+__all__ = ["auto_alpha", "auto_alpha_from_sums", "resolve_alpha"]
 
 
 def _squared_row_norms(X):
@@ -124,7 +124,30 @@ def auto_alpha(X, labeled, sample_weight=None, *, unlabeled_weight=1.0):
         weights = np.where(labeled, weights, 0.0)
     n_labeled = float(weights[labeled].sum())
     n_unlabeled = float(weights[~labeled].sum())
-    mean_norm = float(np.dot(weights, norms) / weights.sum())
+    return auto_alpha_from_sums(
+        float(np.dot(weights, norms)), float(weights.sum()), n_labeled, n_unlabeled, unlabeled_weight
+    )
+
+
+def auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled_weight):
+    """:func:`auto_alpha` from the sums over the rows (what a Dask fit sums over its row blocks).
+
+    Parameters
+    ----------
+    norm_sum : float
+        ``sum_i s_i |x_i|^2`` over the rows of the mean (without the unlabeled ones when ``unlabeled_weight`` is 0).
+    weight_sum : float
+        ``sum_i s_i`` over the same rows.
+    n_labeled, n_unlabeled : float
+        The labeled and unlabeled rows' weight sums.
+    unlabeled_weight : float
+        ``w_u``.
+
+    Returns
+    -------
+    alpha : float
+    """
+    mean_norm = norm_sum / weight_sum
     if not mean_norm > 0:
         mean_norm = 1.0  # only all-zero rows: the bias's constant feature sets the scale
     if not n_unlabeled > 0:

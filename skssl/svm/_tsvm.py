@@ -25,6 +25,7 @@ __all__ = [
     "n_positive",
     "switch_labels",
     "tsvm",
+    "tsvm_loop",
 ]
 
 TSVM_LAMBDA_SMALL = 1e-5
@@ -180,81 +181,172 @@ def tsvm(
     problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
     callback = current_callback(callback)
     with thread_pool(n_threads) as executor:
-        lab, unl = problem.lab, problem.unl
-        n_unl = problem.n_unl
-        state = CGTolerance()
         kw = {
             "alpha": alpha,
-            "tolerance": state,
+            "tolerance": CGTolerance(),
             "rel_tol": rel_tol,
             "max_iter": max_newton_iter,
             "slicer": RowSlicer(),
             "callback": callback,
         }
-        par = {"executor": executor, "n_threads": n_threads}
-        y_lab = problem.y_lab
-        res = l2_svm_mfn(X[lab], y_lab, problem.lab_cost, first=True, **kw)
-        n_iter = 1
-        mfn_ok = res.converged
-        labels = np.zeros(X.shape[0])
-        labels[lab] = y_lab
-        if n_unl == 0:
-            outputs = X @ res.w + res.b
-            F = problem.objective(res.w, res.b, outputs)
-            return TSVMResult(res.w, res.b, outputs, F, labels, 0, n_iter, True, mfn_ok)
+        rows = _TSVMArrays(X, problem, kw, {"executor": executor, "n_threads": n_threads})
+        return tsvm_loop(
+            rows,
+            unlabeled_weight=unlabeled_weight,
+            positive_fraction=positive_fraction,
+            max_switches=max_switches,
+            max_iter=max_iter,
+            verbose=verbose,
+            callback=callback,
+        )
+
+
+class _TSVMArrays:
+    """TSVM's rows in memory: the rows interface of :func:`tsvm_loop` on ``X`` and arrays of labels and costs.
+
+    Parameters
+    ----------
+    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+        Float64 data.
+    problem : S3VMProblem
+        The binary problem.
+    kw : dict
+        Keyword arguments of every l2-SVM-MFN solve.
+    par : dict
+        The thread pool of the solves on all rows (``executor``, ``n_threads``).
+    """
+
+    def __init__(self, X, problem, kw, par):
+        self.X, self.problem, self.kw, self.par = X, problem, kw, par
+        self.n_unl = problem.n_unl
+        self._labels = np.zeros(X.shape[0])
+        self._labels[problem.lab] = problem.y_lab
+        self.cost = None
+
+    def solve_labeled(self):
+        """The supervised l2-SVM on the labeled rows, from scratch."""
+        lab = self.problem.lab
+        return l2_svm_mfn(self.X[lab], self.problem.y_lab, self.problem.lab_cost, first=True, **self.kw)
+
+    def supervised_result(self, res):
+        """``(outputs, objective)`` of the supervised solution on all rows (no unlabeled row)."""
+        outputs = self.X @ res.w + res.b
+        return outputs, self.problem.objective(res.w, res.b, outputs)
+
+    def start_labels(self, res, n_pos):
+        """Label the ``n_pos`` unlabeled rows of the largest outputs positive, the others negative."""
         # All rows' outputs, then the unlabeled ones: X[unl] would copy ~all of X.
-        ou = (X @ res.w + res.b)[unl]
-        n_pos = n_positive(positive_fraction, n_unl)
+        unl = self.problem.unl
+        ou = (self.X @ res.w + res.b)[unl]
         top = np.argsort(-ou, kind="stable")[:n_pos]
-        yu = np.full(n_unl, -1.0)
+        yu = np.full(self.n_unl, -1.0)
         yu[top] = 1.0
-        labels[unl] = yu
-        lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
-        cost = np.empty(X.shape[0])
-        cost[lab] = problem.lab_cost
-        cost[unl] = problem.unlabeled_cost(lam0)
-        capped = n_iter >= max_iter
-        if not capped:
-            res = l2_svm_mfn(X, labels, cost, first=True, **kw, **par)
-            n_iter += 1
-            mfn_ok &= res.converged
-        n_switches = 0
-        last_round = lam0 >= unlabeled_weight
-        while not capped:
-            rounds = 0
-            while True:
-                if n_iter >= max_iter:
-                    capped = True
-                    break
-                s = switch_labels(labels, res.outputs, unl, max_switches)
-                if callback is not None:
-                    notify(callback, "switch", n_switched=s, unlabeled_weight=lam0, n_solves=n_iter)
-                if s == 0:
-                    break
-                rounds += 1
-                n_switches += s
-                res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
-                n_iter += 1
-                mfn_ok &= res.converged
-            if verbose:
-                print(
-                    f"[TSVM] lam_0={lam0:.3g}: {rounds} switching round(s), "
-                    f"{n_switches} switches so far, objective {res.objective:.6g}"
-                )
-            if last_round or capped:
-                break
+        self._labels[unl] = yu
+
+    def set_unlabeled_cost(self, lam):
+        """Spread the total cost ``lam`` over the unlabeled rows."""
+        if self.cost is None:
+            self.cost = np.empty(self.X.shape[0])
+            self.cost[self.problem.lab] = self.problem.lab_cost
+        self.cost[self.problem.unl] = self.problem.unlabeled_cost(lam)
+
+    def solve(self, res, first):
+        """l2-SVM-MFN on all rows at the current labels and costs, from scratch or seeded by ``res``."""
+        seed = {} if first else {"w": res.w, "b": res.b, "outputs": res.outputs}
+        return l2_svm_mfn(self.X, self._labels, self.cost, first=first, **seed, **self.kw, **self.par)
+
+    def switch(self, res, max_switches):
+        """Switch up to ``max_switches`` pairs of temporary labels; returns the number switched."""
+        return switch_labels(self._labels, res.outputs, self.problem.unl, max_switches)
+
+    def full_outputs(self, res):
+        """``res`` with its outputs on all rows (it may come from the labeled rows' solve)."""
+        if res.outputs.shape[0] != self.X.shape[0]:
+            return MFNResult(res.w, res.b, self.X @ res.w + res.b, res.objective, 0, 0, 0, res.converged)
+        return res
+
+    def objective(self, res):
+        """SVMlin's ``transductive_cost`` at ``res``."""
+        return self.problem.objective(res.w, res.b, res.outputs)
+
+    def labels(self):
+        """The labels of all rows (temporary ones on the unlabeled rows)."""
+        return self._labels
+
+
+def tsvm_loop(rows, *, unlabeled_weight, positive_fraction, max_switches, max_iter, verbose, callback):
+    """TSVM's loop (SVMlin's ``TSVM_MFN``) on ``rows``: the solves, the switches and the annealing of ``lam_u``.
+
+    ``rows`` holds the data, the temporary labels and the costs, in memory
+    (:class:`_TSVMArrays`) or on a cluster's blocks
+    (:class:`~skssl.svm._dask_solvers.DaskTSVMRows`); both give
+    ``n_unl``, ``solve_labeled()``, ``supervised_result(res)``,
+    ``start_labels(res, n_pos)``, ``set_unlabeled_cost(lam)``,
+    ``solve(res, first)``, ``switch(res, max_switches)``,
+    ``full_outputs(res)``, ``objective(res)`` and ``labels()``.
+
+    Parameters
+    ----------
+    rows : object
+        The rows interface.
+    unlabeled_weight, positive_fraction, max_switches, max_iter, verbose, callback
+        As for :func:`tsvm` (``callback`` already resolved).
+
+    Returns
+    -------
+    result : TSVMResult
+    """
+    res = rows.solve_labeled()
+    n_iter = 1
+    mfn_ok = res.converged
+    if rows.n_unl == 0:
+        outputs, F = rows.supervised_result(res)
+        return TSVMResult(res.w, res.b, outputs, F, rows.labels(), 0, n_iter, True, mfn_ok)
+    rows.start_labels(res, n_positive(positive_fraction, rows.n_unl))
+    lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
+    rows.set_unlabeled_cost(lam0)
+    capped = n_iter >= max_iter
+    if not capped:
+        res = rows.solve(res, first=True)
+        n_iter += 1
+        mfn_ok &= res.converged
+    n_switches = 0
+    last_round = lam0 >= unlabeled_weight
+    while not capped:
+        rounds = 0
+        while True:
             if n_iter >= max_iter:
                 capped = True
                 break
-            lam0 *= TSVM_ANNEALING_RATE
-            if lam0 >= unlabeled_weight:
-                lam0 = unlabeled_weight
-                last_round = True
-            cost[unl] = problem.unlabeled_cost(lam0)
-            res = l2_svm_mfn(X, labels, cost, w=res.w, b=res.b, outputs=res.outputs, first=False, **kw, **par)
+            s = rows.switch(res, max_switches)
+            if callback is not None:
+                notify(callback, "switch", n_switched=s, unlabeled_weight=lam0, n_solves=n_iter)
+            if s == 0:
+                break
+            rounds += 1
+            n_switches += s
+            res = rows.solve(res, first=False)
             n_iter += 1
             mfn_ok &= res.converged
-        if capped and res.outputs.shape[0] != X.shape[0]:  # capped before the first solve on all rows
-            res = MFNResult(res.w, res.b, X @ res.w + res.b, res.objective, 0, 0, 0, res.converged)
-        F = problem.objective(res.w, res.b, res.outputs)
-        return TSVMResult(res.w, res.b, res.outputs, F, labels, n_switches, n_iter, not capped, mfn_ok)
+        if verbose:
+            print(
+                f"[TSVM] lam_0={lam0:.3g}: {rounds} switching round(s), "
+                f"{n_switches} switches so far, objective {res.objective:.6g}"
+            )
+        if last_round or capped:
+            break
+        if n_iter >= max_iter:
+            capped = True
+            break
+        lam0 *= TSVM_ANNEALING_RATE
+        if lam0 >= unlabeled_weight:
+            lam0 = unlabeled_weight
+            last_round = True
+        rows.set_unlabeled_cost(lam0)
+        res = rows.solve(res, first=False)
+        n_iter += 1
+        mfn_ok &= res.converged
+    if capped:  # possibly before the first solve on all rows
+        res = rows.full_outputs(res)
+    F = rows.objective(res)
+    return TSVMResult(res.w, res.b, res.outputs, F, rows.labels(), n_switches, n_iter, not capped, mfn_ok)

@@ -1,0 +1,234 @@
+"""``fit`` of the one-vs-rest linear estimators on a Dask array: the estimator's side of a fit on a cluster.
+
+:func:`fit_on_dask` is what ``fit`` runs when ``X`` is a ``dask.array``
+(see :mod:`skssl.svm._dask_rows` for the blocks and
+:mod:`skssl.svm._dask_solvers` for the solvers). It does what the
+in-memory ``fit`` does (:mod:`skssl.svm._base`) with sums over the row
+blocks in place of arrays: the classes, the class fractions,
+``alpha="auto"``, ``class_weight``, the dropping of zero-weight rows, one
+binary problem per class, the checks of the result and the safeguard.
+
+Decisions
+---------
+* **Nothing row-sized is gathered.** ``classes_``, the class fractions
+  and ``alpha="auto"`` need only per-block sums (labels and weights per
+  class, squared row norms), so even the labeled rows stay on the
+  workers.
+* **One-vs-rest problems run at once** in client threads: each waits on
+  its own round trips, so the cluster works on several problems at a time.
+  The result does not depend on it.
+* **transduction_** is a lazy Dask array with the row chunks of ``X``
+  (labeled rows keep their label, the others get the final model's
+  prediction); computing it scores ``X`` on the workers.
+* **The safeguard** fits its two extra candidates on the cluster too,
+  counts their agreement on the unlabeled rows block by block, and refits
+  :class:`~skssl.svm.LinearL2SVC` on lazily derived labels and weights:
+  the in-memory safeguard's model, with only counts and sums travelling.
+* **Not on Dask:** :class:`~skssl.svm.PottsDeterministicAnnealingSVC`
+  (its transport problem couples all rows), and labels that are not
+  numbers (a Dask ``y`` must use -1 for unlabeled rows).
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils.class_weight import compute_class_weight
+
+from ._base import ALPHA_MIN, _alpha_error, _check_alpha
+from ._dask_rows import DaskRows
+from ._dask_solvers import ProblemSpec
+from ._problem import ProblemTotals
+from ._regularization import auto_alpha_from_sums
+from ._safeguard import candidate_fractions
+
+__all__ = ["fit_on_dask"]
+
+
+def _merge_labels(stats):
+    """(classes, rows per class, weight per class, positive-weight rows per class) over the blocks."""
+    classes = np.unique(np.concatenate([s.labels for s in stats])) if stats else np.empty(0)
+    counts, weights, positive = (np.zeros(classes.size) for _ in range(3))
+    for s in stats:
+        at = np.searchsorted(classes, s.labels)
+        counts[at] += s.counts
+        weights[at] += s.weights
+        positive[at] += s.positive
+    return classes, counts, weights, positive
+
+
+def _class_weights(estimator, classes, counts):
+    if estimator.class_weight is None:
+        return None
+    labels = np.repeat(classes, counts.astype(np.int64))
+    return compute_class_weight(estimator.class_weight, classes=classes, y=labels)
+
+
+def fit_on_dask(estimator, X, y, sample_weight=None):
+    """Fit ``estimator`` (a one-vs-rest linear estimator) on the Dask array ``X``; returns it.
+
+    Parameters
+    ----------
+    estimator : LinearL2SVC, TransductiveSVC or DeterministicAnnealingSVC
+    X : dask.array.Array of shape (n_samples, n_features)
+        Row blocks of ``scipy.sparse`` matrices or ndarrays.
+    y : dask.array.Array or array-like of shape (n_samples,)
+        Numeric labels, -1 for unlabeled rows, chunked like the rows of ``X``.
+    sample_weight : dask.array.Array or array-like of shape (n_samples,), default=None
+
+    Returns
+    -------
+    estimator : object
+    """
+    rows = DaskRows(X, y, sample_weight)
+    _fit_rows(estimator, rows)
+    estimator.transduction_ = _lazy_transduction(estimator, rows)
+    return estimator
+
+
+def _fit_rows(estimator, rows):
+    """The fit on a :class:`~skssl.svm._dask_rows.DaskRows` (its labels and weights as they are)."""
+    stats = rows.stats
+    classes, counts, class_sums, positive = _merge_labels(stats)
+    if classes.size == 0:
+        raise ValueError("y has no labeled rows (every entry is -1); at least two classes must be labeled.")
+    if classes.size < 2:
+        raise ValueError(f"y has a single labeled class {classes.tolist()}; at least two are needed.")
+    estimator.classes_ = classes
+    estimator.n_features_in_ = rows.n_features
+    n_classes = classes.size
+    cw = _class_weights(estimator, classes, counts)
+    weighted = (rows.sample_weight_given and not all(s.all_unit for s in stats)) or (cw is not None and np.any(cw != 1))
+    # The class fractions and alpha="auto" count rows by sample_weight (without class weights), as in memory.
+    if getattr(estimator, "positive_fraction", None) is not None:
+        fractions = estimator._class_fractions(None, None)
+    else:
+        fractions = (class_sums if rows.sample_weight_given else counts) / (
+            class_sums.sum() if rows.sample_weight_given else counts.sum()
+        )
+    lam_u = getattr(estimator, "unlabeled_weight", 1.0) if estimator._uses_unlabeled_rows else 0.0
+    n_lab_w, n_unl_w = rows.sums("sw_labeled"), (rows.sums("sw_unlabeled") if lam_u else 0.0)
+    if isinstance(estimator.alpha, str):
+        norms = rows.sums("norms_labeled") + (rows.sums("norms_unlabeled") if lam_u else 0.0)
+        estimator.alpha_ = auto_alpha_from_sums(norms, n_lab_w + n_unl_w, n_lab_w, n_unl_w, lam_u)
+    else:
+        estimator.alpha_ = float(estimator.alpha)
+    _check_alpha(estimator)
+    loss_lab = class_sums if cw is None else class_sums * cw
+    n_lab = int(positive.sum() if cw is None else positive[cw > 0].sum())
+    if n_lab == 0 or not loss_lab.sum() > 0:
+        raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
+    n_unl = rows.sums("n_unlabeled")
+    totals = ProblemTotals(n_lab, n_unl)
+    if weighted:
+        totals = ProblemTotals(n_lab, n_unl, float(loss_lab.sum()), rows.sums("sw_unlabeled"))
+    positives = [1] if n_classes == 2 else list(range(n_classes))
+    problem_fractions = fractions[1:] if n_classes == 2 else fractions
+    specs = [ProblemSpec(classes, k, cw, weighted, lam_u, totals) for k in positives]
+    try:
+        with ThreadPoolExecutor(max_workers=len(specs)) as pool:
+            jobs = [
+                pool.submit(copy_context().run, estimator._solve_dask, rows, spec, float(r))
+                for spec, r in zip(specs, problem_fractions)
+            ]
+            results = [job.result() for job in jobs]
+    except FloatingPointError as error:
+        raise _alpha_error(estimator, error) from error
+    estimator._store_results(results, stacklevel=6)
+    estimator.safeguard_agreement_ = None
+    if getattr(estimator, "safeguard", None) is not None and estimator.positive_fraction is None and n_unl:
+        _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
+    estimator.dask_rounds_ = rows.n_rounds
+    return estimator
+
+
+def _transduction_block(X, y, coef, intercept, classes):
+    if X.shape[0] == 0:
+        return np.empty(0, dtype=classes.dtype)
+    scores = X @ coef.T + intercept
+    idx = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(axis=1)
+    return np.where(y != -1, y, classes[idx]).astype(classes.dtype)
+
+
+def _lazy_transduction(estimator, rows):
+    """``transduction_`` as a lazy Dask array with the row chunks of ``X`` (see the module's decisions)."""
+    import dask.array as da
+
+    X, y, _ = rows.source
+    dtype = estimator.classes_.dtype
+    model = (estimator.coef_, None, estimator.intercept_, None, estimator.classes_, None)
+    meta = np.empty((0,), dtype=dtype)
+    return da.blockwise(_transduction_block, "i", X, "ij", y, "i", *model, dtype=dtype, concatenate=True, meta=meta)
+
+
+def _indices(X, models):
+    out = []
+    for coef, intercept in models:
+        scores = X @ coef.T + intercept
+        out.append((scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(axis=1))
+    return out
+
+
+def _agreement(block, models):
+    """The candidates' agreement on the block's unlabeled rows of positive weight, and the main model's labels."""
+    unl = (block.y == -1) & (block.sw > 0)
+    preds = _indices(block.X, models)
+    agree = unl.copy()
+    for other in preds[1:]:
+        agree &= other == preds[0]
+    return unl, agree, preds[0]
+
+
+def _agreement_sums(block, models):
+    """(unlabeled rows of positive weight, rows agreed on, the agreed rows' weight)."""
+    unl, agree, _ = _agreement(block, models)
+    return int(unl.sum()), int(agree.sum()), float(block.sw[agree].sum())
+
+
+def _refit_rows(block, models, classes, cw, lab_sum, agreed_sum, share):
+    """The refit's labels and weights on one block (see :mod:`skssl.svm._safeguard`)."""
+    y, sw = block.y, block.sw
+    _, agree, labels = _agreement(block, models)
+    labeled = (y != -1) & (sw > 0)
+    weights = np.zeros(y.shape[0])
+    lab_w = sw[labeled]
+    if cw is not None:
+        lab_w = lab_w * cw[np.searchsorted(classes, y[labeled])]
+    weights[labeled] = lab_w / lab_sum
+    if agreed_sum > 0:
+        weights[agree] = share * sw[agree] / agreed_sum
+    y_refit = np.where(y != -1, y, classes[labels]).astype(np.float64)
+    y_refit[weights == 0] = -1
+    return y_refit, weights
+
+
+def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
+    """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (see the module's decisions)."""
+    from ._classes import LinearL2SVC
+
+    n_classes = estimator.classes_.size
+    candidates = [
+        clone(estimator).set_params(positive_fraction=float(f[1]) if n_classes == 2 else f, safeguard=None, verbose=0)
+        for f in candidate_fractions(fractions, n_labeled_weight)
+    ]
+    with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
+        for job in [pool.submit(copy_context().run, _fit_rows, c, rows) for c in candidates]:
+            job.result()
+    models = [(estimator.coef_, estimator.intercept_)] + [(c.coef_, c.intercept_) for c in candidates]
+    sums = rows._gather([rows.client.submit(_agreement_sums, b, models, pure=False) for b in rows.blocks], "agreeing")
+    n_unl, n_agree, agreed_sum = (sum(s[k] for s in sums) for k in range(3))
+    if n_unl == 0:
+        return
+    share = estimator.unlabeled_weight if n_agree else 0.0
+    refit_rows = DaskRows.derived(rows, _refit_rows, models, estimator.classes_, cw, lab_sum, agreed_sum, share)
+    refit = _fit_rows(LinearL2SVC(alpha=max(estimator.alpha_ / (1.0 + share), ALPHA_MIN)), refit_rows)
+    estimator.coef_ = refit.coef_
+    estimator.intercept_ = refit.intercept_
+    estimator.safeguard_agreement_ = float(n_agree / n_unl)
+    if estimator.verbose:
+        print(
+            f"[{type(estimator).__name__}] safeguard: the three candidates agree on "
+            f"{estimator.safeguard_agreement_:.1%} of the unlabeled rows; the other {int(n_unl - n_agree)} are "
+            "left out of the refit"
+        )

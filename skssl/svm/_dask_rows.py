@@ -1,0 +1,387 @@
+"""The row-block store of a fit on a Dask cluster: blocks of rows and their per-row state stay on the workers.
+
+A linear estimator given a ``dask.array`` fits on the cluster of the
+current ``distributed.Client``. :class:`DaskRows` persists the row blocks
+of ``X`` (with the matching blocks of ``y`` and ``sample_weight``), checks
+them where they are, and runs the solvers' per-block steps as Dask tasks
+(:meth:`DaskRows.round`): every step takes a block's state (a future) and
+a few feature-length vectors and scalars, and returns the block's next
+state (a new future, on the same worker) and a small reply that the client
+gathers and sums in block order. The solvers of
+:mod:`skssl.svm._dask_solvers` are written on these rounds.
+
+Decisions
+---------
+* **Dask is the engine.** Blocks are persisted futures, steps are
+  ``client.submit`` tasks on them, and the client waits on their replies;
+  there is no scheduler, RPC or process pool of skssl's own. Dask places a
+  step where its block's state is (it is the step's only large input), so
+  a block and its per-row state (outputs, costs, switched labels, beliefs)
+  do not move; only the arguments of the steps (weights, directions, a few
+  scalars) and their replies (feature-length sums, counts, scalars, a few
+  candidates) travel.
+* **State is immutable, so lineage recovers it.** A step never changes the
+  state it is given: it returns a new one that shares the arrays it did not
+  change. A state future is therefore a pure function of the persisted
+  blocks and the steps' arguments, and when a worker is lost Dask recomputes
+  the lost states from their lineage (the blocks, then the chain of steps)
+  on the workers that are left: the fit resumes and gives the same model.
+  The price is that the scheduler keeps the chain of steps of a fit
+  (their small arguments, O(steps x n_features) bytes) until the fit ends,
+  and a recovery replays the chain of the lost blocks. Where Dask gives up
+  (a step that killed its workers ``distributed.scheduler.allowed-failures``
+  times) the fit raises a ``RuntimeError`` that names the blocks it was
+  running, never a different model.
+* **Determinism.** Replies are summed on the client in block order, so the
+  model does not depend on the number of workers or on where blocks live;
+  a different chunking changes only the order of floating-point sums.
+* **Empty chunks** are allowed anywhere (``y`` and ``sample_weight`` must
+  still have the same row chunks); they get no task and no state.
+* **Checks where the data are.** A first round checks every block (no NaN
+  or infinite value, no value above the solvers' scale limit, labels of a
+  numeric type) and returns its sums (rows, labeled rows and their weights
+  per class, weighted squared row norms): what ``fit`` needs for
+  ``classes_``, the class fractions and ``alpha="auto"`` without gathering
+  any row.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import MAX_ABS_VALUE
+
+__all__ = ["BlockStats", "CheckedBlock", "DaskRows", "dask_client"]
+
+
+def dask_client():
+    """The current ``distributed.Client``; a ``ValueError`` that says how to start one if there is none."""
+    try:
+        from distributed import get_client
+    except ImportError as exc:  # pragma: no cover - dask without distributed
+        raise ValueError(
+            "Fitting on a Dask array needs dask.distributed (pip install 'skssl[scale]') and a running Client."
+        ) from exc
+    try:
+        return get_client()
+    except ValueError as exc:
+        raise ValueError(
+            "Fitting on a Dask array runs on the cluster of the current distributed.Client; none is running. "
+            "Start one first, e.g. `from distributed import Client; client = Client()`."
+        ) from exc
+
+
+class BlockStats:
+    """The sums of the check round over one block (see :func:`_check_block`).
+
+    Attributes
+    ----------
+    n_rows : int
+    labels : ndarray
+        Distinct labels of the labeled rows.
+    counts, weights, positive : ndarray
+        Their number of rows, sum of row weights and number of rows of positive weight.
+    n_labeled, n_unlabeled : int
+    sw_labeled, sw_unlabeled : float
+        Row-weight sums (positive weights only).
+    norms_labeled, norms_unlabeled : float
+        Weighted sums of squared row norms.
+    all_unit : bool
+        Whether every positive weight is 1.
+    """
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def _as_block(X):
+    if sp.issparse(X):
+        X = X.tocsr()
+        return X if X.dtype == np.float64 else X.astype(np.float64)
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+class CheckedBlock:
+    """A checked block on its worker: ``X`` (float64 CSR or C-contiguous ndarray), ``y``, ``sw``, ``reply`` (stats)."""
+
+    def __init__(self, X, y, sw, reply):
+        self.X, self.y, self.sw, self.reply = X, y, sw, reply
+
+
+def _check_block(X, y, sw, index):
+    """Validate one block of rows, its labels and weights; return it as a :class:`CheckedBlock`."""
+    if X.ndim != 2:
+        raise ValueError(f"Block {index} of X has {X.ndim} dimension(s); expected rows of a 2-D array.")
+    X = _as_block(X)
+    values = X.data if sp.issparse(X) else X
+    if values.size and not np.isfinite(values).all():
+        raise ValueError(f"Block {index} of X contains NaN or infinity.")
+    if values.size and float(np.abs(values).max()) > MAX_ABS_VALUE:
+        raise ValueError(
+            f"Block {index} of X has values above {MAX_ABS_VALUE:.0e} in absolute value; the l2-SVM problem "
+            "cannot be solved in float64. Please scale X first (e.g. with dask-ml's or scikit-learn's MaxAbsScaler)."
+        )
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d; block {index} has shape {y.shape}.")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"Block {index}: X has {X.shape[0]} rows but y has {y.shape[0]}.")
+    if y.dtype.kind not in "iuf":
+        raise ValueError(f"A Dask y must hold numeric labels (-1 for unlabeled rows); got dtype {y.dtype}.")
+    if y.dtype.kind == "f" and y.size and not np.isfinite(y).all():
+        raise ValueError(f"Block {index} of y contains NaN or infinity.")
+    if sw is None:
+        sw = np.ones(X.shape[0])
+    else:
+        sw = np.asarray(sw, dtype=np.float64)
+        if sw.shape != (X.shape[0],):
+            raise ValueError(f"Block {index}: sample_weight has shape {sw.shape}, expected ({X.shape[0]},).")
+        if sw.size and not (np.isfinite(sw).all() and (sw >= 0).all()):
+            raise ValueError(f"Block {index} of sample_weight has negative or non-finite values.")
+    labeled = y != -1
+    norms = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    labels, inverse = np.unique(y[labeled], return_inverse=True)
+    inverse = inverse.ravel()
+    positive = sw > 0
+    stats = BlockStats(
+        n_rows=X.shape[0],
+        labels=labels,
+        counts=np.bincount(inverse, minlength=labels.size),
+        weights=np.bincount(inverse, weights=sw[labeled], minlength=labels.size),
+        positive=np.bincount(inverse, weights=positive[labeled], minlength=labels.size),
+        n_labeled=int(np.count_nonzero(labeled & positive)),
+        n_unlabeled=int(np.count_nonzero(~labeled & positive)),
+        sw_labeled=float(sw[labeled].sum()),
+        sw_unlabeled=float(sw[~labeled].sum()),
+        norms_labeled=float(np.dot(sw[labeled], norms[labeled])),
+        norms_unlabeled=float(np.dot(sw[~labeled], norms[~labeled])),
+        all_unit=bool(np.all(sw[positive] == 1.0)),
+    )
+    return CheckedBlock(X, y, sw, stats)
+
+
+def _rechecked(block, func, args, index):
+    y, sw = func(block, *args)
+    return _check_block(block.X, y, sw, index)
+
+
+def _reply_of(state):
+    return state.reply
+
+
+def _as_row_chunked(X, name):
+    """``X`` with its columns in one chunk (a row needs all of its features), its row chunks kept."""
+    if X.ndim != 2:
+        raise ValueError(f"Expected {name} as a 2-D Dask array of rows, got {X.ndim} dimension(s).")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes; call {name}.compute_chunk_sizes() first.")
+    return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
+
+
+def _rows_like(a, X, name):
+    """``a`` (Dask or in-memory) as a 1-D Dask array with ``X``'s row chunks; a ``ValueError`` if they differ."""
+    import dask.array as da
+
+    from ..utils._dask import is_dask_array
+
+    if a is None:
+        return None
+    if not is_dask_array(a):
+        a = np.asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"{name} must be 1-d; got shape {a.shape}.")
+        if a.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but {name} has {a.shape[0]}.")
+        return da.from_array(a, chunks=(X.chunks[0],))
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-d; got a Dask array of shape {a.shape}.")
+    if tuple(a.chunks[0]) != tuple(X.chunks[0]):
+        raise ValueError(
+            f"The row chunks of {name} {a.chunks[0]} differ from those of X {X.chunks[0]}; rechunk {name} "
+            f"to X's rows, e.g. {name}.rechunk(X.chunks[0])."
+        )
+    return a
+
+
+class DaskRows:
+    """Row blocks of ``X`` with their labels and weights, persisted and checked on the cluster.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Blocks of rows: ``scipy.sparse`` matrices (used as CSR, never
+        densified) or ndarrays. Column chunks are joined into one.
+    y : dask.array.Array or array-like of shape (n_samples,)
+        Numeric labels, -1 for unlabeled rows; a Dask array must have the
+        row chunks of ``X``, an in-memory one is split along them.
+    sample_weight : dask.array.Array or array-like of shape (n_samples,), default=None
+        Non-negative row weights, chunked like ``y``.
+    client : distributed.Client, default=None
+        The cluster (``None``: the current client).
+
+    Attributes
+    ----------
+    blocks : list of Future
+        One :class:`CheckedBlock` per non-empty block.
+    block_rows : list of (int, int, int)
+        Index among the chunks, first row and number of rows of each.
+    stats : list of BlockStats
+        The check round's sums, one per non-empty block.
+    n_samples, n_features : int
+    source : tuple
+        ``(X, y, sample_weight)`` as Dask arrays with the row chunks of ``X`` (not persisted).
+    sample_weight_given : bool
+        Whether the rows carry weights given by the caller.
+    n_rounds : int
+        Rounds run so far (each one a round trip between client and workers).
+    bytes_sent, bytes_received : int
+        Bytes of the steps' arguments sent and of the replies received, summed over the blocks.
+    """
+
+    def __init__(self, X, y, sample_weight=None, client=None):
+        self.client = dask_client() if client is None else client
+        X = _as_row_chunked(X, "X")
+        y = _rows_like(y, X, "y")
+        sw = _rows_like(sample_weight, X, "sample_weight")
+        self.source = (X, y, sw)
+        self.sample_weight_given = sw is not None
+        self.n_samples, self.n_features = (int(n) for n in X.shape)
+        self.row_chunks = tuple(int(c) for c in X.chunks[0])
+        parts = [X, y] if sw is None else [X, y, sw]
+        from distributed import futures_of
+
+        persisted = self.client.persist(parts)
+        futures = {f.key: f for f in futures_of(persisted)}
+        keys = [_flat_keys(part.__dask_keys__()) for part in persisted]
+        checked = []
+        self.block_rows = []
+        offset = 0
+        for i, n in enumerate(self.row_chunks):
+            if n:
+                args = [futures[_key(keys[k][i])] for k in range(len(parts))]
+                if sw is None:
+                    args.append(None)
+                checked.append(self.client.submit(_check_block, *args, i, pure=False))
+                self.block_rows.append((i, offset, n))
+            offset += n
+        self._persisted = persisted
+        self.n_rounds = 0
+        self.bytes_sent = 0
+        self.bytes_received = 0
+        self.blocks = checked
+        self.stats = self._gather([self.client.submit(_reply_of, c, pure=False) for c in checked], "checking")
+
+    @classmethod
+    def derived(cls, rows, func, *args):
+        """A store on the same blocks with new labels and weights: ``func(block, *args)`` gives each one's.
+
+        ``func`` returns ``(y, sample_weight)`` of a :class:`CheckedBlock`; the blocks are checked again
+        where they are (nothing moves).
+        """
+        new = cls.__new__(cls)
+        new.__dict__.update(rows.__dict__)
+        new.n_rounds = new.bytes_sent = new.bytes_received = 0
+        new.blocks = [
+            rows.client.submit(_rechecked, block, func, args, i, pure=False)
+            for block, (i, _, _) in zip(rows.blocks, rows.block_rows)
+        ]
+        new.stats = new._gather([rows.client.submit(_reply_of, c, pure=False) for c in new.blocks], "checking")
+        new.sample_weight_given = True
+        return new
+
+    def submit(self, func, states, *args, each=None):
+        """``func(state, *args[, each[i]])`` on every block as a task; returns the new state futures (no wait).
+
+        Parameters
+        ----------
+        func : callable
+            A step: takes a block's state (and the block's entry of ``each``) and returns its next state.
+        states : list of Future
+            One state per block.
+        *args
+            Small arguments sent to every block.
+        each : list, default=None
+            One more argument per block.
+        """
+        sent = sum(_nbytes(a) for a in args)
+        self.bytes_sent += sent * len(states) + (0 if each is None else sum(_nbytes(e) for e in each))
+        submit = self.client.submit
+        if each is None:
+            return [submit(func, s, *args, pure=False) for s in states]
+        return [submit(func, s, *args, e, pure=False) for s, e in zip(states, each)]
+
+    def round(self, func, states, *args, each=None):
+        """One round trip: :meth:`submit`, then gather the new states' replies.
+
+        Returns
+        -------
+        states : list of Future
+            The new states.
+        replies : list
+            Their ``reply`` attributes, in block order.
+        """
+        new = self.submit(func, states, *args, each=each)
+        replies = self._gather([self.client.submit(_reply_of, s, pure=False) for s in new], func.__name__, new, states)
+        self.n_rounds += 1
+        self.bytes_received += sum(_nbytes(r) for r in replies)
+        return new, replies
+
+    def query(self, func, states, *args):
+        """One round trip that reads the states without changing them: ``func(state, *args)`` per block, gathered.
+
+        Returns
+        -------
+        replies : list
+            In block order.
+        """
+        self.bytes_sent += sum(_nbytes(a) for a in args) * len(states)
+        futures = [self.client.submit(func, s, *args, pure=False) for s in states]
+        replies = self._gather(futures, func.__name__, states)
+        self.n_rounds += 1
+        self.bytes_received += sum(_nbytes(r) for r in replies)
+        return replies
+
+    def _gather(self, futures, what, *related):
+        """Gather ``futures`` (one per block); a ``RuntimeError`` naming the blocks if Dask gives up on one."""
+        from distributed import KilledWorker
+
+        try:
+            return self.client.gather(futures)
+        except KilledWorker as error:
+            # The block whose task Dask gave up on: futures and the related lists are one entry per block.
+            where = {f.key: k for group in (futures, *related) for k, f in enumerate(group)}
+            lost = [self.block_rows[where[error.task]]] if error.task in where else self.block_rows
+            blocks = ", ".join(f"{i} (rows {start}-{start + n - 1})" for i, start, n in lost)
+            raise RuntimeError(
+                f"The Dask fit lost the state of row block(s) {blocks} while running {what}: {error} Dask could "
+                "not recompute it from its lineage, so the fit stops rather than return a different model; "
+                "restart the workers and fit again."
+            ) from error
+
+    def sums(self, name):
+        """The sum of the check round's ``name`` over the blocks."""
+        return sum(getattr(s, name) for s in self.stats)
+
+
+def _key(key):
+    return tuple(key) if isinstance(key, list) else key
+
+
+def _flat_keys(keys):
+    """The block keys of a Dask array of rows (nested lists of key tuples), in row-block order."""
+    out = []
+    for k in keys:
+        out.extend(_flat_keys(k) if isinstance(k, list) else [k])
+    return out
+
+
+def _nbytes(value):
+    """Approximate bytes of a step's argument or reply (arrays by their buffers, scalars 8)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return sum(_nbytes(v) for v in vars(value).values())
+    return 8

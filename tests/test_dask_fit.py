@@ -1,0 +1,285 @@
+"""Fitting the linear estimators on a Dask cluster: the in-memory model, from row blocks that stay on the workers.
+
+Every fit here runs on a ``LocalCluster`` of 2 workers of one thread each and
+is compared with the same estimator fitted in memory: the objective to 1e-9
+relative and the predictions exactly, over chunkings with uneven and empty
+chunks, CSR and dense blocks, binary and 3-class problems, with and without
+``sample_weight``. The fault test kills a worker (a real process) in the
+middle of a fit: Dask recomputes the lost blocks' state from their lineage
+and the fit gives the same model.
+"""
+
+import logging
+import os
+import threading
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+
+from skssl.datasets import make_semi_supervised
+from skssl.svm import (
+    DeterministicAnnealingSVC,
+    LinearL2SVC,
+    PottsDeterministicAnnealingSVC,
+    TransductiveSVC,
+)
+from skssl.svm._callback import solver_callback
+
+distributed = pytest.importorskip(
+    "distributed", reason="dask.distributed is not installed (pip install 'skssl[scale]')"
+)
+da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'skssl[scale]')")
+
+N_ROWS, N_FEATURES = 90, 5
+CHUNKINGS = [(45, 45), (30, 0, 55, 5)]
+
+
+def _cluster(processes):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # port-in-use and similar start-up chatter
+        return distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None, silence_logs=logging.ERROR
+        )
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _cluster(False) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def _problem(n_classes, sparse, n_rows=N_ROWS):
+    X, y = make_classification(
+        n_rows, N_FEATURES, n_informative=4, n_redundant=0, n_classes=n_classes, random_state=n_classes
+    )
+    if sparse:
+        X = sp.csr_matrix(X * (np.abs(X) > 0.5))
+    return X, make_semi_supervised(y, 15 * n_classes, random_state=0)
+
+
+def _dask(X, y, chunks, weight=None):
+    X_dask = da.from_array(X, chunks=(chunks, (N_FEATURES,)), asarray=False)
+    y_dask = da.from_array(y, chunks=(chunks,))
+    return X_dask, y_dask, None if weight is None else da.from_array(weight, chunks=(chunks,))
+
+
+def _assert_same_model(on_dask, in_memory, X):
+    relative = np.abs(on_dask.objective_ - in_memory.objective_) / np.abs(in_memory.objective_)
+    assert relative.max() < 1e-9, relative
+    np.testing.assert_array_equal(on_dask.predict(X), in_memory.predict(X))
+    np.testing.assert_allclose(on_dask.coef_, in_memory.coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(on_dask.classes_, in_memory.classes_)
+    return relative.max()
+
+
+#: TSVM is cut to 8 solves and DA to 2 temperatures to keep the round trips of these tests few (the same caps
+#: in memory and on the cluster; the slow tests run the defaults).
+CASES = [
+    (LinearL2SVC, {}),
+    (TransductiveSVC, {"safeguard": None, "max_iter": 8}),
+    (DeterministicAnnealingSVC, {"safeguard": None, "max_iter": 2}),
+]
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+@pytest.mark.parametrize("n_classes, sparse", [(2, True), (3, False)])
+@pytest.mark.parametrize("estimator, params", CASES, ids=[c[0].__name__ for c in CASES])
+def test_fit_on_a_dask_array_is_the_in_memory_fit(client, estimator, params, n_classes, sparse):
+    X, y = _problem(n_classes, sparse)
+    in_memory = estimator(**params).fit(X, y)
+    chunkings = CHUNKINGS if estimator is LinearL2SVC else CHUNKINGS[n_classes - 2 :][:1]
+    for chunks in chunkings:
+        X_dask, y_dask, _ = _dask(X, y, chunks)
+        with distributed.get_task_stream(client) as stream:
+            on_dask = estimator(**params).fit(X_dask, y_dask)
+        _assert_same_model(on_dask, in_memory, X)
+        assert on_dask.n_iter_ == in_memory.n_iter_
+        # The work ran as tasks on the workers.
+        assert stream.data and {t["worker"] for t in stream.data} <= set(client.scheduler_info()["workers"])
+        transduction = on_dask.transduction_
+        assert isinstance(transduction, da.Array) and transduction.chunks[0] == X_dask.chunks[0]
+        np.testing.assert_array_equal(transduction.compute(), in_memory.transduction_)
+
+
+@pytest.mark.parametrize("estimator, params", CASES, ids=[c[0].__name__ for c in CASES])
+def test_sample_weight_on_dask_is_the_in_memory_fit(client, estimator, params):
+    X, y = _problem(2, True)
+    weight = np.random.RandomState(0).uniform(0.5, 2.0, X.shape[0])
+    weight[[3, 10, 50]] = 0.0  # dropped rows, labeled or not
+    in_memory = estimator(**params).fit(X, y, sample_weight=weight)
+    on_dask = estimator(**params).fit(*_dask(X, y, CHUNKINGS[1], weight))
+    _assert_same_model(on_dask, in_memory, X)
+
+
+def test_class_weight_and_alpha_on_dask(client):
+    X, y = _problem(3, True)
+    params = {"class_weight": "balanced", "alpha": 0.05}
+    in_memory = LinearL2SVC(**params).fit(X, y)
+    on_dask = LinearL2SVC(**params).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    _assert_same_model(on_dask, in_memory, X)
+    assert on_dask.alpha_ == in_memory.alpha_
+
+
+def test_the_safeguard_on_dask_is_the_in_memory_one(client):
+    """alpha="auto", the estimated class fraction and the safeguard (three fits and a refit) on the cluster."""
+    X, y = _problem(2, True)
+    in_memory = TransductiveSVC(max_iter=4).fit(X, y)
+    on_dask = TransductiveSVC(max_iter=4).fit(*_dask(X, y, CHUNKINGS[1])[:2])
+    _assert_same_model(on_dask, in_memory, X)
+    assert on_dask.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
+    assert on_dask.safeguard_agreement_ == in_memory.safeguard_agreement_
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("estimator", [TransductiveSVC, DeterministicAnnealingSVC])
+def test_defaults_on_dask_are_the_in_memory_fit(client, estimator):
+    X, y = _problem(2, True)
+    in_memory = estimator().fit(X, y)
+    on_dask = estimator().fit(*_dask(X, y, CHUNKINGS[1])[:2])
+    _assert_same_model(on_dask, in_memory, X)
+    assert on_dask.safeguard_agreement_ == in_memory.safeguard_agreement_
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "estimator, sparse, weighted",
+    [
+        (LinearL2SVC, True, True),
+        (LinearL2SVC, False, False),
+        (TransductiveSVC, False, True),
+        (DeterministicAnnealingSVC, True, False),
+    ],
+)
+def test_defaults_on_dask_multiclass(client, estimator, sparse, weighted):
+    """Three classes (three one-vs-rest problems at once, each with its safeguard) with the default parameters."""
+    X, y = _problem(3, sparse)
+    weight = np.random.RandomState(1).uniform(0.5, 2.0, X.shape[0]) if weighted else None
+    in_memory = estimator().fit(X, y, sample_weight=weight)
+    on_dask = estimator().fit(*_dask(X, y, CHUNKINGS[1], weight))
+    _assert_same_model(on_dask, in_memory, X)
+
+
+def test_line_search_bisects_when_breakpoints_are_many(client, monkeypatch):
+    """With room for only 1 breakpoint on the client, the line search narrows its bracket on the workers first."""
+    from skssl.svm import _dask_solvers
+
+    X, y = _problem(2, True)
+    in_memory = TransductiveSVC(safeguard=None, max_iter=8).fit(X, y)
+    gathered = TransductiveSVC(safeguard=None, max_iter=8).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    monkeypatch.setattr(_dask_solvers, "GATHER_BREAKPOINTS", 1)
+    bisected = TransductiveSVC(safeguard=None, max_iter=8).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    _assert_same_model(bisected, in_memory, X)
+    assert bisected.dask_rounds_ > gathered.dask_rounds_  # the probes' round trips
+
+
+def test_one_round_trip_per_cgls_iteration(client):
+    """Rounds = CGLS iterations + 2 per Newton step (+ 1 per re-solve at a tighter tolerance, + the start)."""
+    X, y = _problem(2, True)
+    events = []
+    with solver_callback(events.append):
+        est = LinearL2SVC().fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    cgls = [e for e in events if e.stage == "cgls"]
+    n_cg = sum(e.n_iter for e in cgls)
+    assert n_cg + 2 * len(cgls) <= est.dask_rounds_ <= n_cg + 3 * len(cgls) + 1
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda X, y: (X, da.from_array(np.asarray(y), chunks=((50, 40),))), "row chunks of y"),
+        (lambda X, y: (X.map_blocks(lambda b: b * np.nan), y), "NaN"),
+        (lambda X, y: (X, da.from_array(np.full(len(y), -1), chunks=(X.chunks[0],))), "no labeled rows"),
+        (lambda X, y: (X, np.asarray(y)[:, None]), "1-d"),
+        (lambda X, y: (X[:, 0], y), "2-D"),
+    ],
+    ids=["mismatched-chunks", "nan", "no-labels", "y-2d", "x-1d"],
+)
+def test_bad_dask_input_raises_a_clear_value_error(client, mutate, message):
+    X, y = _problem(2, False)
+    X_dask, y_dask, _ = _dask(X, y, CHUNKINGS[0])
+    with pytest.raises(ValueError, match=message):
+        LinearL2SVC().fit(*mutate(X_dask, y_dask))
+
+
+def test_column_chunks_are_joined_into_rows(client):
+    X, y = _problem(2, True)
+    X_dask = da.from_array(X, chunks=((45, 45), (2, 3)), asarray=False)
+    np.testing.assert_allclose(LinearL2SVC().fit(X_dask, y).coef_, LinearL2SVC().fit(X, y).coef_, rtol=1e-9)
+
+
+def test_sparse_blocks_are_never_densified(client, monkeypatch):
+    """The workers are threads of this process here, so a densified CSR block would call this toarray."""
+    X, y = _problem(2, True)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a sparse block was densified")
+
+    for cls in (sp.csr_matrix, sp.csr_array):
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)
+    on_dask = TransductiveSVC(safeguard=None, max_iter=6).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    monkeypatch.undo()
+    _assert_same_model(on_dask, TransductiveSVC(safeguard=None, max_iter=6).fit(X, y), X)
+
+
+def test_potts_refuses_a_dask_array(client):
+    X, y = _problem(3, False)
+    with pytest.raises(ValueError, match="does not fit on Dask arrays"):
+        PottsDeterministicAnnealingSVC().fit(*_dask(X, y, CHUNKINGS[0])[:2])
+
+
+def test_a_fit_that_dask_gives_up_on_raises_a_clear_error(client, monkeypatch):
+    """When Dask cannot recompute a block's state (KilledWorker), the fit stops with an error naming the blocks."""
+    from skssl.svm._dask_rows import DaskRows
+
+    X, y = _problem(2, True)
+    rows = DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])
+
+    class Worker:  # the scheduler's record of the last worker that died running the task
+        address = "tcp://127.0.0.1:1234"
+
+    def gather(futures, key="_cgls_step-123"):
+        raise distributed.KilledWorker(key, Worker(), 3)
+
+    monkeypatch.setattr(rows.client, "gather", gather)
+    with pytest.raises(RuntimeError, match=r"row block\(s\) 0 \(rows 0-29\), 2 \(rows 30-84\), 3 .*_reply_of_state"):
+        rows.round(_reply_of_state, rows.blocks)
+    with pytest.raises(RuntimeError, match=r"row block\(s\) 2 \(rows 30-84\) .*tcp://127.0.0.1:1234"):
+        rows.client.gather = lambda futures: gather(futures, rows.blocks[1].key)
+        rows.round(_reply_of_state, rows.blocks)
+
+
+def _reply_of_state(block):
+    return block
+
+
+def _die():
+    threading.Timer(0.05, os._exit, (1,)).start()
+
+
+def test_a_worker_lost_in_the_middle_of_a_fit_resumes_from_lineage():
+    """A worker process is killed after the 2nd CGLS solve; the fit recomputes the lost state and ends the same."""
+    X, y = _problem(2, True, n_rows=60)
+    chunks = (20, 15, 25)
+    params = {"safeguard": None, "max_iter": 4}
+    with _cluster(True) as cluster, distributed.Client(cluster) as client:
+        reference = TransductiveSVC(**params).fit(*_dask(X, y, chunks)[:2])
+        victim = sorted(client.scheduler_info()["workers"])[0]
+        solves = []
+
+        def kill_after_two(event):
+            if event.stage == "cgls":
+                solves.append(event)
+                if len(solves) == 2:
+                    client.run(_die, workers=[victim])
+
+        with solver_callback(kill_after_two):
+            survived = TransductiveSVC(**params).fit(*_dask(X, y, chunks)[:2])
+        assert len(solves) > 2
+    np.testing.assert_array_equal(survived.coef_, reference.coef_)
+    np.testing.assert_array_equal(survived.intercept_, reference.intercept_)
+    np.testing.assert_array_equal(survived.objective_, reference.objective_)
