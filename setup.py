@@ -123,9 +123,11 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
-# The kernels index typed memoryviews without bounds checks. SKSSL_CHECKED_KERNELS=1 builds them with every
-# index checked (an IndexError instead of a read or write out of bounds) and address sanitizer instrumentation,
-# for the test run in .ci/run that looks for memory errors; never for a release.
+# The kernels index typed memoryviews and the caller's arrays without bounds checks. SKSSL_CHECKED_KERNELS=1
+# builds them with every index checked (an IndexError instead of a read or write out of bounds: Cython's checks
+# of memoryview indices, and the kernels' own checks of the indices they follow from CSR and row arrays, on
+# under the macro of that name) and address sanitizer instrumentation, for the test run in .ci/run that looks
+# for memory errors; never for a release.
 checked = os.environ.get("SKSSL_CHECKED_KERNELS") == "1"
 directives = {
     "language_level": 3,
@@ -135,6 +137,7 @@ directives = {
     "cdivision": True,
 }
 sanitize = ["-fsanitize=address", "-fno-omit-frame-pointer"] if checked else []
+checked_macro = [("SKSSL_CHECKED_KERNELS", "1")] if checked else []
 
 setup(
     ext_modules=cythonize(
@@ -142,6 +145,7 @@ setup(
             Extension(
                 "skssl.svm._csr_kernels",
                 ["skssl/svm/_csr_kernels.pyx"],
+                define_macros=checked_macro,
                 extra_compile_args=["-O3", "-funroll-loops", *sanitize],
                 extra_link_args=sanitize,
             ),

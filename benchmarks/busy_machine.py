@@ -50,14 +50,13 @@ def fit_child(X_path, y_path, estimator, params, mode):
     X, y_semi = sp.load_npz(X_path).tocsr(), np.load(y_path)
     _rowblocks.THREAD_MODE = mode
     schedules = []
-    if _kernels.ThreadSchedule is not None:
 
-        class Recorded(_kernels.ThreadSchedule):
-            def __init__(self, *args, **kwargs):
-                super().__init__(*args, **kwargs)
-                schedules.append(self)
+    class Recorded(_kernels.ThreadSchedule):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            schedules.append(self)
 
-        _rowblocks.ThreadSchedule = Recorded
+    _rowblocks.ThreadSchedule = Recorded
     est = getattr(skssl.svm, estimator)(**params)
     with warnings.catch_warnings(), timed() as t:
         warnings.simplefilter("ignore")
@@ -93,10 +92,7 @@ def main():
     import scipy.sparse as sp
 
     from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, newsgroups_labeled_subset
-    from skssl.svm import _kernels
 
-    if not _kernels.COMPILED:
-        sys.exit("The compiled kernels are not built (python setup.py build_ext --inplace): nothing to compare.")
     archive = Path(args.data_dir) / "20news-bydate.tgz" if args.data_dir else None
     try:
         data = load_newsgroups_binary(archive, download_if_missing=False)

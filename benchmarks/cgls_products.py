@@ -5,9 +5,10 @@ and on it stacked ``m`` times for each ``m`` of ``--stack`` (default 1 and 7: 10
 caches hold), the minimum over ``--repeats`` runs (5) of 50 CGLS iterations (a tolerance that is never met, so
 every run takes exactly 50) of
 
-* :func:`skssl.svm._mfn.cgls`'s Python loop with scipy's two mat-vecs per iteration, one thread (what runs for
-  dense ``X`` or when the kernels were not built, here on CSR);
-* the same over two row blocks, the second block on a Python pool thread (skssl before the compiled kernels);
+* the Python CGLS loop with scipy's two mat-vecs per iteration, one thread (skssl's path before the compiled
+  kernels; now only the tests' oracle, ``tests/svm/_oracle.py``);
+* the same over two row blocks, the second block on a Python pool thread (skssl's ``n_jobs=2`` before the
+  compiled kernels);
 * the compiled loop ``csr_cgls``, one fused pass over the rows per iteration, one thread (``n_jobs=1``);
 * the same over two row blocks on two OpenMP threads (``n_jobs=2``),
 
@@ -22,9 +23,7 @@ Writes ``results/cgls_products.md``, followed by the hand-written ``results/cgls
 import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,16 +32,56 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from threadpoolctl import threadpool_limits
 
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate
-from skssl.svm import _kernels, _mfn, _rowblocks
+from skssl.svm import _mfn
 from skssl.svm._rowblocks import RowBlocks
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for the tests' oracle
+from tests.svm._oracle import cgls as oracle_cgls  # noqa: E402
 
 N_ITER, STACKS, REPEATS = 50, [1, 7], 5
 METHODS = [  # what each runs, as the table names it
-    "Python loop, scipy's two mat-vecs, one thread (dense X or unbuilt kernels)",
+    "Python loop, scipy's two mat-vecs, one thread (the tests' oracle)",
     "Python loop, scipy over 2 row blocks, Python pool thread (skssl before the kernels)",
     "compiled loop (`csr_cgls`), one fused pass per iteration, one thread (`n_jobs=1`)",
     "compiled loop over 2 row blocks on OpenMP threads (`n_jobs=2`)",
 ]
+
+
+class PoolBlocks:
+    """``X``'s products over two row blocks, the second on a Python pool thread: skssl's before the kernels.
+
+    Supports ``A @ v``, ``A.T @ z`` and ``A.shape``, which is all the oracle's loop uses.
+    """
+
+    def __init__(self, X, executor):
+        self.shape = X.shape
+        self._executor = executor
+        mid = int(np.searchsorted(X.indptr, X.nnz / 2))
+        self._bounds = [(0, mid), (mid, X.shape[0])]
+        self._blocks = [X[a:b] for a, b in self._bounds]
+        self._blocks_t = [blk.T for blk in self._blocks]
+        self.T = _PoolBlocksT(self)
+
+    def _run(self, work):
+        second = self._executor.submit(work, 1)
+        return [work(0), second.result()]
+
+    def __matmul__(self, v):
+        return np.concatenate(self._run(lambda k: self._blocks[k] @ v))
+
+    def rmatvec(self, z):
+        first, second = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
+        first += second
+        return first
+
+
+class _PoolBlocksT:
+    def __init__(self, parent):
+        self._parent = parent
+        self.shape = parent.shape[::-1]
+
+    def __matmul__(self, z):
+        return self._parent.rmatvec(z)
 
 
 def time_methods(X, repeats):
@@ -53,11 +92,8 @@ def time_methods(X, repeats):
 
     def run(A, python_loop, n_iter=N_ITER):
         w, outputs = np.zeros(d), np.zeros(n)
-        with ExitStack() as stack:
-            if python_loop:  # the path of dense X and of unbuilt kernels, here on CSR
-                stack.enter_context(mock.patch.object(_mfn, "kernel_rows", lambda A: None))
-                stack.enter_context(mock.patch.object(_rowblocks, "_fused", lambda X: False))
-            b, converged, taken = _mfn.cgls(A, cost, target, outputs, w, 0.0, alpha, 1e-300, n_iter)
+        solve = oracle_cgls if python_loop else _mfn.cgls
+        b, converged, taken = solve(A, cost, target, outputs, w, 0.0, alpha, 1e-300, n_iter)
         assert taken == n_iter and not converged
         return w, b
 
@@ -68,7 +104,8 @@ def time_methods(X, repeats):
 
     with ThreadPoolExecutor(2) as executor, threadpool_limits(1):
         blocks = RowBlocks(X, executor, 2)
-        methods = dict(zip(METHODS, [(X, True), (blocks, True), (X, False), (blocks, False)]))
+        pool_blocks = PoolBlocks(X, executor)
+        methods = dict(zip(METHODS, [(X, True), (pool_blocks, True), (X, False), (blocks, False)]))
         # The same iterations: after 10 the objectives agree to rounding. (Further on, CG on this ill-conditioned
         # system -- random targets, alpha = 1e-3 -- amplifies the order of the sums: about 1e-10 apart after 15
         # iterations and 1e-4 after 20, for any two summation orders, BLAS threads included; all converge alike.)
@@ -91,8 +128,6 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=REPEATS)
     parser.add_argument("--out", default=None, help="default: results/cgls_products.md")
     args = parser.parse_args(argv)
-    if not _kernels.COMPILED:
-        sys.exit("The compiled kernels are not built (pip install -e . or python setup.py build_ext --inplace).")
     results = ResultsFile(
         RESULTS_DIR / "cgls_products.md", args.out, reduced=reductions(args, stack=STACKS, repeats=REPEATS)
     )

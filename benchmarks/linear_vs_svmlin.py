@@ -162,7 +162,7 @@ def main(argv=None):
         log("# skssl linear S3VMs vs SVMlin 1.0, side by side", "", provenance(argv), "")
         log(
             f"Timings are noisy on a shared machine: each figure is the minimum of {args.repeats} alternating "
-            f"repeats; skssl's CSR kernel {'compiled' if _kernels.COMPILED else 'NOT BUILT (scipy fallback)'}.",
+            f"repeats; skssl's kernels compiled (OpenMP: {'yes' if _kernels.OPENMP else 'no'}).",
             "",
             f"SVMlin: {how}; measured in this run.",
             "",

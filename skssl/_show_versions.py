@@ -12,6 +12,7 @@ Decisions
   OpenMP pool, the one the deep nets use, is listed with the BLAS pools.
 """
 
+import importlib
 import importlib.util
 import platform
 import sys
@@ -36,17 +37,29 @@ _DEPENDENCIES = (
 )
 
 
-def _system_info():
-    from .svm import _kernels
+def _kernel_build():
+    """``(compiled, openmp)``: whether skssl's compiled kernels can be imported, and whether they have OpenMP.
 
+    A source tree whose extension was never built has no kernels, and :mod:`skssl.svm` cannot be imported
+    there (its ``ImportError`` says how to build); ``show_versions`` still reports it.
+    """
+    try:
+        _kernels = importlib.import_module(".svm._kernels", __package__)
+    except ImportError:
+        return False, False
+    return True, _kernels.OPENMP
+
+
+def _system_info():
+    compiled, openmp = _kernel_build()
     return {
         "python": sys.version.replace("\n", " "),
         "executable": sys.executable,
         "machine": platform.platform(),
-        # A source tree that was never built runs CGLS on scipy's two mat-vecs instead.
-        "csr kernel": "compiled" if _kernels.COMPILED else "not built (scipy fallback)",
+        # Without them skssl.svm cannot be imported (there is no other path).
+        "csr kernel": "compiled" if compiled else "not built (skssl.svm cannot be imported; build the extension)",
         # Built without OpenMP, the kernels run a problem's row blocks on one core whatever n_jobs says.
-        "kernel openmp": _openmp_state(_kernels.COMPILED, _kernels.OPENMP),
+        "kernel openmp": _openmp_state(compiled, openmp),
     }
 
 
@@ -56,7 +69,7 @@ def _openmp_state(compiled, openmp):
     Parameters
     ----------
     compiled : bool
-        ``skssl.svm._kernels.COMPILED``.
+        Whether the compiled kernels can be imported.
     openmp : bool
         ``skssl.svm._kernels.OPENMP``.
 

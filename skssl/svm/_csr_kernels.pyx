@@ -1,10 +1,20 @@
 # cython: language_level=3
-"""Compiled kernels of the linear solvers: CGLS on CSR row blocks with OpenMP threads, its line search,
-and deterministic annealing's mean belief.
+"""Compiled kernels of the linear solvers: CGLS on CSR or dense row blocks with OpenMP threads, the
+outputs of listed rows, the exact line search, and deterministic annealing's mean belief.
 
-Used through :mod:`skssl.svm._kernels`; the decisions and measurements are
-in :mod:`skssl.svm._rowblocks`, :mod:`skssl.svm._mfn` and
-:mod:`skssl.svm._da`.
+The only path of the solvers' products (there is no Python fallback), used
+through :mod:`skssl.svm._kernels`; the decisions and measurements are in
+:mod:`skssl.svm._rowblocks`, :mod:`skssl.svm._mfn` and :mod:`skssl.svm._da`.
+
+Every loop over rows is written once, for a fused type of rows: CSR rows
+(scipy's arrays, int or long long indices) or the rows of a C-contiguous
+dense ``X`` listed by index and read in place. Cython compiles it once per
+kind; the copies differ only in the two row products, ``_row_dot`` and
+``_row_axpy``: a CSR row is summed in column order, as scipy's CSR mat-vec
+sums it, a dense row goes to BLAS's ``ddot`` / ``daxpy``. The public
+functions (``csr_cgls``, ``dense_cgls``, ``csr_matvec_subset``, ...)
+describe their rows and hand them to those loops after checking their
+arguments; the kind of rows is looked at once per row block, never per row.
 
 One CGLS iteration needs ``q = X p`` and then ``X^T (C q)``; on 20
 Newsgroups these products are four fifths of a fit. scipy computes them as
@@ -51,61 +61,6 @@ OPENMP = bool(SKSSL_BUILT_WITH_OPENMP)
 ctypedef fused index_t:
     int
     long long
-
-
-cdef void _gram_rows(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double[::1] p,
-    double pb,
-    double p_norm,
-    const double[::1] cost,
-    double[::1] q,
-    double[::1] out,
-    double* sums,
-) noexcept nogil:
-    # CGLS's two products over rows start:stop in one pass: q_i = (x_i . p + pb) / p_norm (summed as scipy's CSR
-    # mat-vec sums, so q is bitwise (X @ p + pb) / p_norm), out += cost_i q_i x_i (rows of zero cost skipped; the
-    # caller zeroes out), sums = (sum cost q, sum cost q^2).
-    cdef Py_ssize_t i, k, lo, hi
-    cdef double s, cq, cq_sum = 0.0, qcq = 0.0
-    for i in range(start, stop):
-        lo = indptr[i]
-        hi = indptr[i + 1]
-        s = 0.0
-        for k in range(lo, hi):
-            s = s + data[k] * p[indices[k]]
-        s = (s + pb) / p_norm
-        q[i] = s
-        cq = cost[i] * s
-        cq_sum += cq
-        qcq += cq * s
-        if cq != 0.0:
-            for k in range(lo, hi):
-                out[indices[k]] += cq * data[k]
-    sums[0] = cq_sum
-    sums[1] = qcq
-
-
-cdef void _matvec_rows(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double[::1] v,
-    double[::1] out,
-) noexcept nogil:
-    cdef Py_ssize_t i, k
-    cdef double s
-    for i in range(start, stop):
-        s = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            s = s + data[k] * v[indices[k]]
-        out[i] = s
 
 
 # The dense rows' products: BLAS's ddot and daxpy (scipy's, through the function pointers scipy.linalg.cython_blas
@@ -173,35 +128,243 @@ cdef inline void _dense_axpy(double a, const double* x, double* out, Py_ssize_t 
         out[j] += a * x[j]
 
 
-cdef void _dense_gram_rows(
-    const double* X,
-    Py_ssize_t width,
-    const Py_ssize_t[::1] rows,
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double[::1] p,
-    double pb,
-    double p_norm,
-    const double[::1] cost,
-    double[::1] q,
-    double* out,
-    double* sums,
-) noexcept nogil:
-    # _gram_rows for the dense rows X[rows[start:stop]] (row-major, width features), read where they are.
-    cdef Py_ssize_t i
-    cdef const double* x
-    cdef double s, cq, cq_sum = 0.0, qcq = 0.0
+# ---------------------------------------------------------------------------
+# The rows the kernels read, CSR or dense, and their two row products.
+#
+# Every loop over rows below is written once, for the fused type rows_t: CSR
+# rows with int or long long indices (_Csr32, _Csr64: scipy's arrays) or the
+# rows of a C-contiguous dense X read in place (_Dense). Cython compiles one
+# copy per kind, so the kind costs no test in a loop over rows: the copies
+# differ only in the two row products, _row_dot and _row_axpy. A CSR row is
+# summed in column order, as scipy's CSR mat-vec sums it (so q is bitwise
+# X @ p); a dense row goes to BLAS's ddot / daxpy.
+# ---------------------------------------------------------------------------
+
+# The checked build (SKSSL_CHECKED_KERNELS=1, see setup.py) defines SKSSL_CHECKED_KERNELS: the row products then
+# check every index they follow from the caller's arrays (the listed row, its pointers, its columns), as Cython
+# checks the memoryview indices of that build. A release build compiles those checks away.
+cdef extern from *:
+    """
+    #ifndef SKSSL_CHECKED_KERNELS
+    #define SKSSL_CHECKED_KERNELS 0
+    #endif
+    """
+    bint SKSSL_CHECKED_KERNELS
+
+#: ``True`` in the build with every index checked (``SKSSL_CHECKED_KERNELS=1``); never in a release.
+CHECKED = bool(SKSSL_CHECKED_KERNELS)
+
+
+cdef struct _RowSet:
+    # What every kind of rows has: row i of a kernel is row rows[i] of the stored matrix (row i itself when
+    # rows is NULL), whose n_stored rows meet vectors of n_cols entries.
+    const double* data
+    const Py_ssize_t* rows
+    Py_ssize_t n_stored
+    Py_ssize_t n_cols
+
+
+cdef struct _Dense:
+    # Row r: data[r * n_cols:(r + 1) * n_cols] of the row-major X.
+    _RowSet base
+
+
+cdef struct _Csr32:
+    # Row r: the values data[indptr[r]:indptr[r + 1]] at the columns indices[...]; nnz values are stored.
+    _RowSet base
+    const int* indices
+    const int* indptr
+    Py_ssize_t nnz
+
+
+cdef struct _Csr64:
+    # _Csr32 with long long indices (scipy's int64 index arrays).
+    _RowSet base
+    const long long* indices
+    const long long* indptr
+    Py_ssize_t nnz
+
+
+ctypedef fused rows_t:
+    _Csr32
+    _Csr64
+    _Dense
+
+
+cdef enum:
+    _CSR32 = 0
+    _CSR64 = 1
+    _DENSE = 2
+
+
+cdef struct _Rows:
+    # The rows of one kernel call: the member that kind names.
+    int kind
+    _Csr32 csr32
+    _Csr64 csr64
+    _Dense dense
+
+
+cdef class _KernelRows:
+    # The rows a kernel call reads: their description, the arrays it points into (held while they are read),
+    # how many rows it reads (n_rows), how many the stored matrix has (n_stored), and one past the last stored
+    # row it reads (n_reach: the entries an output indexed by stored row needs).
+    cdef _Rows r
+    cdef object _arrays
+    cdef Py_ssize_t n_rows, n_stored, n_reach, n_cols
+
+    cdef _RowSet _describe(self, const double* data, Py_ssize_t n_stored, Py_ssize_t n_cols, rows) except *:
+        # The _RowSet of the stored matrix's n_stored rows of n_cols columns, read in the order rows lists them
+        # (None: all, in order), after checking that they lie in it.
+        cdef _RowSet s
+        cdef const Py_ssize_t[::1] listed
+        s.data = data
+        s.n_stored = self.n_stored = n_stored
+        s.n_cols = self.n_cols = n_cols
+        s.rows = NULL
+        self.n_rows = self.n_reach = n_stored
+        if rows is not None:
+            listed = rows
+            self.n_reach = _check_rows(listed, n_stored)
+            self.n_rows = listed.shape[0]
+            s.rows = &listed[0] if listed.shape[0] else NULL
+        return s
+
+
+def _csr_rows(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr, Py_ssize_t n_cols,
+              rows=None):
+    # The rows of the CSR matrix (data, indices, indptr) of n_cols columns listed by rows (None: all, in order).
+    cdef _KernelRows X = _KernelRows.__new__(_KernelRows)
+    cdef _RowSet base
+    if indptr.shape[0] < 1 or indices.shape[0] != data.shape[0]:
+        raise ValueError("indptr must have one entry more than there are rows, and indices as many as data.")
+    base = X._describe(&data[0] if data.shape[0] else NULL, indptr.shape[0] - 1, n_cols, rows)
+    if index_t is int:
+        X.r.kind = _CSR32
+        X.r.csr32.base = base
+        X.r.csr32.indices = &indices[0] if indices.shape[0] else NULL
+        X.r.csr32.indptr = &indptr[0]
+        X.r.csr32.nnz = data.shape[0]
+    else:
+        X.r.kind = _CSR64
+        X.r.csr64.base = base
+        X.r.csr64.indices = &indices[0] if indices.shape[0] else NULL
+        X.r.csr64.indptr = &indptr[0]
+        X.r.csr64.nnz = data.shape[0]
+    X._arrays = (data, indices, indptr, rows)
+    return X
+
+
+def _dense_rows(const double[:, ::1] X, rows=None):
+    # The rows of the C-contiguous X listed by rows (None: all, in order), read in place.
+    cdef _KernelRows R = _KernelRows.__new__(_KernelRows)
+    R.r.kind = _DENSE
+    R.r.dense.base = R._describe(&X[0, 0] if X.shape[0] and X.shape[1] else NULL, X.shape[0], X.shape[1], rows)
+    R._arrays = (X, rows)
+    return R
+
+
+def _check_rows(rows, n_rows):
+    """Refuse row indices outside ``X`` (of ``n_rows`` rows) before a kernel uses them; one past the largest."""
+    if not len(rows):
+        return 0
+    listed = np.asarray(rows)
+    low, high = int(listed.min()), int(listed.max())
+    if low < 0 or high >= n_rows:
+        raise ValueError(f"rows must lie in [0, {n_rows}); got indices from {low} to {high}.")
+    return high + 1
+
+
+cdef void _raise_index_error(Py_ssize_t index, Py_ssize_t size) noexcept:
+    # Called with the GIL: the IndexError cannot leave this function, so Cython writes it as unraisable
+    # (sys.unraisablehook) in the thread state that raised it.
+    raise IndexError(f"index {index} is out of bounds for size {size} in a compiled kernel")
+
+
+cdef void _index_error(Py_ssize_t index, Py_ssize_t size) noexcept nogil:
+    # The checked build's report of an index out of bounds, as Cython reports a checked memoryview index in a
+    # function that cannot raise. (Raised in this function, an OpenMP worker thread's report lost its
+    # exception when the GIL was released, before Cython wrote it.)
+    with gil:
+        _raise_index_error(index, size)
+
+
+cdef inline bint _outside(Py_ssize_t index, Py_ssize_t size) noexcept nogil:
+    # Checked build: whether index lies outside [0, size) (reported if so). Release build: False, compiled away.
+    if SKSSL_CHECKED_KERNELS and (index < 0 or index >= size):
+        _index_error(index, size)
+        return True
+    return False
+
+
+cdef inline Py_ssize_t _stored(const _RowSet* X, Py_ssize_t i) noexcept nogil:
+    # The row of the stored matrix that is row i of X (-1 when the checked build finds it outside X).
+    cdef Py_ssize_t r = X.rows[i] if X.rows != NULL else i
+    return -1 if _outside(r, X.n_stored) else r
+
+
+cdef inline bint _row_found(Py_ssize_t r) noexcept nogil:
+    # False only in the checked build, for a row _stored found outside X.
+    return not (SKSSL_CHECKED_KERNELS and r < 0)
+
+
+cdef inline bint _csr_bounds(const rows_t* X, Py_ssize_t r, Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    # lo, hi = the bounds of CSR row r's stored values (False when the checked build finds them outside X).
+    if rows_t is _Dense:
+        return False
+    else:
+        if not _row_found(r):
+            return False
+        lo[0] = X.indptr[r]
+        hi[0] = X.indptr[r + 1]
+        return not (_outside(lo[0], hi[0] + 1) or _outside(hi[0], X.nnz + 1))
+
+
+cdef inline double _row_dot(const rows_t* X, Py_ssize_t r, const double* v) noexcept nogil:
+    # x . v for the stored row r (from _stored)
+    cdef Py_ssize_t k, lo, hi
+    cdef double s = 0.0
+    if rows_t is _Dense:
+        return _dense_dot(X.base.data + r * X.base.n_cols, v, X.base.n_cols) if _row_found(r) else 0.0
+    else:
+        if not _csr_bounds(X, r, &lo, &hi):
+            return 0.0
+        for k in range(lo, hi):
+            if _outside(X.indices[k], X.base.n_cols):
+                break
+            s = s + X.base.data[k] * v[X.indices[k]]
+        return s
+
+
+cdef inline void _row_axpy(const rows_t* X, Py_ssize_t r, double a, double* out) noexcept nogil:
+    # out += a x for the stored row r (from _stored)
+    cdef Py_ssize_t k, lo, hi
+    if rows_t is _Dense:
+        if _row_found(r):
+            _dense_axpy(a, X.base.data + r * X.base.n_cols, out, X.base.n_cols)
+    elif _csr_bounds(X, r, &lo, &hi):
+        for k in range(lo, hi):
+            if _outside(X.indices[k], X.base.n_cols):
+                break
+            out[X.indices[k]] += a * X.base.data[k]
+
+
+cdef inline const double* _ptr(const double[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] else NULL
+
+
+cdef inline double* _wptr(double[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] else NULL
+
+
+cdef void _matvec_rows(const rows_t* X, Py_ssize_t start, Py_ssize_t stop, const double* v, double b,
+                       double* out) noexcept nogil:
+    # out[r] = x_r . v + b for the rows start:stop of X, r being each one's row of the stored matrix.
+    cdef Py_ssize_t i, r
     for i in range(start, stop):
-        x = X + rows[i] * width
-        s = (_dense_dot(x, &p[0], width) + pb) / p_norm
-        q[i] = s
-        cq = cost[i] * s
-        cq_sum += cq
-        qcq += cq * s
-        if cq != 0.0:
-            _dense_axpy(cq, x, out, width)
-    sums[0] = cq_sum
-    sums[1] = qcq
+        r = _stored(&X.base, i)
+        if _row_found(r):
+            out[r] = _row_dot(X, r, v) + b
 
 
 # ---------------------------------------------------------------------------
@@ -393,103 +556,70 @@ def _threads_for(int n_threads):
     return s._call_threads(n_threads)
 
 
-def csr_matvec_blocks(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    const Py_ssize_t[::1] bounds,
-    const double[::1] v,
-    double[::1] out,
-    int n_threads,
-):
+def csr_matvec_blocks(data, indices, indptr, bounds, v, out, n_threads):
     """``out = X @ v`` over row blocks in parallel (each row summed as scipy sums it).
 
-    ``n_threads`` is the most threads; the fit's :class:`ThreadSchedule` may use one.
+    ``X`` is the CSR matrix ``(data, indices, indptr)``; block ``k`` is rows
+    ``bounds[k]:bounds[k + 1]``. ``n_threads`` is the most threads; the fit's
+    :class:`ThreadSchedule` may use one.
     """
+    _matvec(_csr_rows(data, indices, indptr, len(v)), bounds, v, 0.0, out, n_threads)
+
+
+def csr_matvec_subset(data, indices, indptr, rows, v, b, out, n_threads):
+    """``out[r] = x_r . v + b`` for the rows ``r`` listed, on ``n_threads`` OpenMP threads.
+
+    ``X`` is the CSR matrix ``(data, indices, indptr)``. The rows are read
+    where they are (no slice of X); each sum is summed as scipy's CSR mat-vec
+    sums it. ``n_threads`` is the most threads; the fit's
+    :class:`ThreadSchedule` may use one.
+    """
+    X = _csr_rows(data, indices, indptr, len(v), rows)
+    _matvec(X, _even_bounds(len(rows), n_threads), v, b, out, n_threads)
+
+
+def dense_matvec_subset(X, rows, v, b, out, n_threads):
+    """:func:`csr_matvec_subset` on the C-contiguous dense ``X``: ``out[r] = X[r] . v + b`` for the rows ``r`` listed.
+
+    Each sum is :func:`dense_cgls`'s row product.
+    """
+    _matvec(_dense_rows(X, rows), _even_bounds(len(rows), n_threads), v, b, out, n_threads)
+
+
+def _even_bounds(n_rows, n_blocks):
+    # The bounds of n_blocks row blocks of n_rows rows (a listed row's output does not depend on its block).
+    return np.linspace(0, n_rows, max(1, min(n_blocks, n_rows)) + 1).astype(np.intp)
+
+
+def _check_blocks(const Py_ssize_t[::1] bounds, Py_ssize_t n_rows):
+    """Refuse row blocks that do not run from row 0 to ``n_rows`` in order, before a kernel uses them."""
+    if bounds.shape[0] < 1 or bounds[0] != 0 or bounds[bounds.shape[0] - 1] != n_rows:
+        raise ValueError(f"bounds must run from 0 to the {n_rows} rows.")
+    if np.any(np.diff(np.asarray(bounds)) < 0):
+        raise ValueError("bounds must never decrease.")
+
+
+def _matvec(_KernelRows X, const Py_ssize_t[::1] bounds, const double[::1] v, double b, double[::1] out,
+            int n_threads):
+    # out[r] = x_r . v + b for the rows r of X (those it lists, or all), on the row blocks bounds.
     cdef Py_ssize_t blk, n_blocks = bounds.shape[0] - 1
+    cdef const _Rows* R = &X.r
+    cdef const double* vp = _ptr(v)
+    cdef double* op = _wptr(out)
+    if X.n_cols != v.shape[0]:
+        raise ValueError(f"X has {X.n_cols} columns but v has {v.shape[0]} entries.")
+    _check_blocks(bounds, X.n_rows)
+    if out.shape[0] < X.n_reach:
+        raise ValueError(f"rows must lie in [0, {out.shape[0]}) (the entries of out); got row {X.n_reach - 1}.")
     n_threads = _threads_for(n_threads)
     with nogil:
         for blk in prange(n_blocks, num_threads=n_threads, schedule="static", chunksize=1):
-            _matvec_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], v, out)
-
-
-def csr_matvec_subset(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    const Py_ssize_t[::1] rows,
-    const double[::1] v,
-    double b,
-    double[::1] out,
-    int n_threads,
-):
-    """``out[r] = x_r . v + b`` for the rows ``r`` listed, on ``n_threads`` OpenMP threads.
-
-    The rows are read where they are (no slice of X); each sum is summed as
-    scipy's CSR mat-vec sums it. ``n_threads`` is the most threads; the fit's
-    :class:`ThreadSchedule` may use one.
-    """
-    cdef Py_ssize_t i, k, r
-    cdef double s
-    n_threads = _threads_for(n_threads)
-    with nogil:
-        for i in prange(rows.shape[0], num_threads=n_threads, schedule="static"):
-            r = rows[i]
-            s = 0.0
-            for k in range(indptr[r], indptr[r + 1]):
-                s = s + data[k] * v[indices[k]]
-            out[r] = s + b
-
-
-def _check_dense_rows(X, rows, n_out):
-    """Refuse row indices outside ``X`` or ``out`` (of ``n_out`` rows) before a kernel reads or writes with them."""
-    if rows.shape[0]:
-        listed = np.asarray(rows)
-        low, high = int(listed.min()), int(listed.max())
-        if low < 0 or high >= X.shape[0] or high >= n_out:
-            raise ValueError(
-                f"rows must lie in [0, {min(X.shape[0], n_out)}); got indices from {low} to {high}."
-            )
-
-
-def dense_matvec_subset(
-    const double[:, ::1] X,
-    const Py_ssize_t[::1] rows,
-    const double[::1] v,
-    double b,
-    double[::1] out,
-    int n_threads,
-):
-    """``out[r] = X[r] . v + b`` for the rows ``r`` listed of the C-contiguous ``X``, on OpenMP threads.
-
-    No BLAS (see :func:`dense_cgls`); each sum is :func:`dense_cgls`'s row
-    product. ``n_threads`` is the most threads; the fit's
-    :class:`ThreadSchedule` may use one.
-    """
-    if X.shape[1] != v.shape[0]:
-        raise ValueError(f"X has {X.shape[1]} columns but v has {v.shape[0]} entries.")
-    _check_dense_rows(X, rows, out.shape[0])
-    cdef Py_ssize_t i, r, width = X.shape[1]
-    cdef const double* data = &X[0, 0] if X.shape[0] and width else NULL
-    n_threads = _threads_for(n_threads)
-    with nogil:
-        for i in prange(rows.shape[0], num_threads=n_threads, schedule="static"):
-            r = rows[i]
-            out[r] = _dense_dot(data + r * width, &v[0], width) + b if width else b
-
-
-def cgls_step_features(double[::1] w, double[::1] xtz, const double[::1] p, const double[::1] u,
-                       double step_w, double t, double alpha):
-    """``w += step_w p``, ``xtz -= t u``, and ``|xtz - alpha w|^2``, in one pass."""
-    cdef Py_ssize_t j, n = w.shape[0]
-    cdef double r, rr = 0.0
-    with nogil:
-        for j in range(n):
-            w[j] += step_w * p[j]
-            xtz[j] -= t * u[j]
-            r = xtz[j] - alpha * w[j]
-            rr += r * r
-    return rr
+            if R.kind == _DENSE:
+                _matvec_rows(&R.dense, bounds[blk], bounds[blk + 1], vp, b, op)
+            elif R.kind == _CSR64:
+                _matvec_rows(&R.csr64, bounds[blk], bounds[blk + 1], vp, b, op)
+            else:
+                _matvec_rows(&R.csr32, bounds[blk], bounds[blk + 1], vp, b, op)
 
 
 # ---------------------------------------------------------------------------
@@ -513,221 +643,170 @@ cdef enum:
     _N_PARTS = 8  # one 64-byte line per block
 
 
-cdef void _start_rows(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double[::1] cost,
-    const double[::1] target,
-    const double[::1] outputs,
-    double[::1] z,
-    double[::1] out,
-    double* part,
-) noexcept nogil:
-    # z = C (target - outputs) on the block's rows, out = X_k^T z_k, and the sums of z.
-    cdef Py_ssize_t i, k
-    cdef double zi, zs = 0.0, zz = 0.0
-    out[:] = 0.0
-    for i in range(start, stop):
-        zi = cost[i] * (target[i] - outputs[i])
-        z[i] = zi
-        zs += zi
-        zz += zi * zi
-        if zi != 0.0:
-            for k in range(indptr[i], indptr[i + 1]):
-                out[indices[k]] += zi * data[k]
-    part[_ZS] = zs
-    part[_ZZ] = zz
+cdef struct _CG:
+    # One CGLS call's rows and vectors, shared by its blocks. Block k owns rows bounds[k]:bounds[k + 1] and
+    # features fbounds[k]:fbounds[k + 1], writes its X_k^T (...) into outs[k * n_out:(k + 1) * n_out] and its
+    # partial sums into parts[k * _N_PARTS:(k + 1) * _N_PARTS].
+    const _Rows* X
+    const Py_ssize_t* bounds
+    const Py_ssize_t* fbounds
+    const double* cost
+    const double* target
+    double* outputs
+    double* z
+    double* q
+    double* p
+    double* xtz
+    double* w
+    double* outs
+    double* parts
+    Py_ssize_t n_blocks
+    Py_ssize_t n_out
 
 
-cdef void _dense_start_rows(
-    const double* X,
-    Py_ssize_t width,
-    const Py_ssize_t[::1] rows,
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double[::1] cost,
-    const double[::1] target,
-    const double[::1] outputs,
-    double[::1] z,
-    double* out,
-    double* part,
-) noexcept nogil:
-    # _start_rows for the dense rows X[rows[start:stop]].
+cdef void _start_rows(const rows_t* X, const _CG* s, Py_ssize_t k) noexcept nogil:
+    # z = C (target - outputs) on the block's rows, outs_k = X_k^T z_k, and the sums of z.
     cdef Py_ssize_t i, j
     cdef double zi, zs = 0.0, zz = 0.0
-    for j in range(width):
+    cdef double* out = s.outs + k * s.n_out
+    cdef double* part = s.parts + k * _N_PARTS
+    for j in range(s.n_out):
         out[j] = 0.0
-    for i in range(start, stop):
-        zi = cost[i] * (target[i] - outputs[i])
-        z[i] = zi
+    for i in range(s.bounds[k], s.bounds[k + 1]):
+        zi = s.cost[i] * (s.target[i] - s.outputs[i])
+        s.z[i] = zi
         zs += zi
         zz += zi * zi
         if zi != 0.0:
-            _dense_axpy(zi, X + rows[i] * width, out, width)
+            _row_axpy(X, _stored(&X.base, i), zi, out)
     part[_ZS] = zs
     part[_ZZ] = zz
 
 
-cdef inline double _take_block_sum(double[:, ::1] outs, Py_ssize_t j) noexcept nogil:
-    # outs[0, j] + outs[1, j] + ... in block order, leaving zeros for the next product to add to (zeroing
+cdef void _gram_rows(const rows_t* X, const _CG* s, Py_ssize_t k, double pb, double p_norm) noexcept nogil:
+    # CGLS's two products over the block's rows in one pass: q_i = (x_i . p + pb) / p_norm (for CSR rows
+    # bitwise (X @ p + pb) / p_norm), outs_k += cost_i q_i x_i (rows of zero cost skipped; outs_k is zero on
+    # entry), and the sums (sum cost q, sum cost q^2).
+    cdef Py_ssize_t i, r
+    cdef double v, cq, cq_sum = 0.0, qcq = 0.0
+    cdef double* out = s.outs + k * s.n_out
+    for i in range(s.bounds[k], s.bounds[k + 1]):
+        r = _stored(&X.base, i)
+        v = (_row_dot(X, r, s.p) + pb) / p_norm
+        s.q[i] = v
+        cq = s.cost[i] * v
+        cq_sum += cq
+        qcq += cq * v
+        if cq != 0.0:
+            _row_axpy(X, r, cq, out)
+    s.parts[k * _N_PARTS + _CQ] = cq_sum
+    s.parts[k * _N_PARTS + _QCQ] = qcq
+
+
+cdef enum:
+    _START = 0  # _start_rows
+    _GRAM = 1   # _gram_rows
+
+
+cdef void _row_pass(const rows_t* X, const _CG* s, Py_ssize_t k, int which, double pb, double p_norm) noexcept nogil:
+    if which == _START:
+        _start_rows(X, s, k)
+    else:
+        _gram_rows(X, s, k, pb, p_norm)
+
+
+cdef void _block_rows(const _CG* s, Py_ssize_t k, int which, double pb=0.0, double p_norm=1.0) noexcept nogil:
+    # Block k's pass over its rows (which: _START or _GRAM) on the kind of rows s.X holds: the kind is tested
+    # once per block and pass, never per row.
+    if s.X.kind == _DENSE:
+        _row_pass(&s.X.dense, s, k, which, pb, p_norm)
+    elif s.X.kind == _CSR64:
+        _row_pass(&s.X.csr64, s, k, which, pb, p_norm)
+    else:
+        _row_pass(&s.X.csr32, s, k, which, pb, p_norm)
+
+
+cdef inline double _take_block_sum(const _CG* s, Py_ssize_t j) noexcept nogil:
+    # outs_0[j] + outs_1[j] + ... in block order, leaving zeros for the next product to add to (zeroing
     # the lines just read costs less than a separate pass over them).
     cdef Py_ssize_t k
-    cdef double s = outs[0, j]
-    outs[0, j] = 0.0
-    for k in range(1, outs.shape[0]):
-        s = s + outs[k, j]
-        outs[k, j] = 0.0
-    return s
+    cdef double v = s.outs[j]
+    s.outs[j] = 0.0
+    for k in range(1, s.n_blocks):
+        v = v + s.outs[k * s.n_out + j]
+        s.outs[k * s.n_out + j] = 0.0
+    return v
 
 
-cdef void _start_features(
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    double[:, ::1] outs,
-    const double[::1] w,
-    double alpha,
-    double[::1] xtz,
-    double[::1] p,
-    double* part,
-) noexcept nogil:
+cdef void _start_features(const _CG* s, Py_ssize_t k, double alpha) noexcept nogil:
     # xtz = X^T z (the blocks' sum), p = xtz - alpha w, |p|^2.
     cdef Py_ssize_t j
     cdef double r, rr = 0.0
-    for j in range(start, stop):
-        xtz[j] = _take_block_sum(outs, j)
-        r = xtz[j] - alpha * w[j]
-        p[j] = r
+    for j in range(s.fbounds[k], s.fbounds[k + 1]):
+        s.xtz[j] = _take_block_sum(s, j)
+        r = s.xtz[j] - alpha * s.w[j]
+        s.p[j] = r
+        rr += r * r
+    s.parts[k * _N_PARTS + _RR] = rr
+
+
+cdef void _step(const _CG* s, Py_ssize_t k, double step_w, double t, double alpha) noexcept nogil:
+    # Features: w += step_w p, xtz -= t X^T C q, |xtz - alpha w|^2. Rows: outputs += t q, z -= t C q, and the
+    # sums of z.
+    cdef Py_ssize_t i, j
+    cdef double r, v, rr = 0.0, zs = 0.0, zz = 0.0
+    cdef double* part = s.parts + k * _N_PARTS
+    for j in range(s.fbounds[k], s.fbounds[k + 1]):
+        s.w[j] += step_w * s.p[j]
+        s.xtz[j] -= t * _take_block_sum(s, j)
+        r = s.xtz[j] - alpha * s.w[j]
         rr += r * r
     part[_RR] = rr
-
-
-cdef void _step(
-    Py_ssize_t f_start,
-    Py_ssize_t f_stop,
-    Py_ssize_t r_start,
-    Py_ssize_t r_stop,
-    double[:, ::1] outs,
-    const double[::1] p,
-    double[::1] w,
-    double[::1] xtz,
-    double step_w,
-    double t,
-    double alpha,
-    const double[::1] q,
-    const double[::1] cost,
-    double[::1] outputs,
-    double[::1] z,
-    double* part,
-) noexcept nogil:
-    # Features: w += step_w p, xtz -= t X^T C q, |xtz - alpha w|^2. Rows: see _step_rows.
-    cdef Py_ssize_t j
-    cdef double r, rr = 0.0
-    for j in range(f_start, f_stop):
-        w[j] += step_w * p[j]
-        xtz[j] -= t * _take_block_sum(outs, j)
-        r = xtz[j] - alpha * w[j]
-        rr += r * r
-    part[_RR] = rr
-    _step_rows(r_start, r_stop, q, cost, t, outputs, z, part)
-
-
-cdef void _step_rows(
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    const double[::1] q,
-    const double[::1] cost,
-    double t,
-    double[::1] outputs,
-    double[::1] z,
-    double* part,
-) noexcept nogil:
-    # outputs += t q, z -= t C q, and the sums of z.
-    cdef Py_ssize_t i
-    cdef double v, zs = 0.0, zz = 0.0
-    for i in range(start, stop):
-        outputs[i] += t * q[i]
-        v = z[i] - t * (cost[i] * q[i])
-        z[i] = v
+    for i in range(s.bounds[k], s.bounds[k + 1]):
+        s.outputs[i] += t * s.q[i]
+        v = s.z[i] - t * (s.cost[i] * s.q[i])
+        s.z[i] = v
         zs += v
         zz += v * v
     part[_ZS] = zs
     part[_ZZ] = zz
 
 
-cdef void _direction(
-    Py_ssize_t start,
-    Py_ssize_t stop,
-    double[::1] p,
-    const double[::1] xtz,
-    const double[::1] w,
-    double scale,
-    double alpha,
-    double* part,
-) noexcept nogil:
+cdef void _direction(const _CG* s, Py_ssize_t k, double scale, double alpha) noexcept nogil:
     # p = scale p + (xtz - alpha w), |p|^2.
     cdef Py_ssize_t j
     cdef double v, pp = 0.0
-    for j in range(start, stop):
-        v = scale * p[j] + (xtz[j] - alpha * w[j])
-        p[j] = v
+    for j in range(s.fbounds[k], s.fbounds[k + 1]):
+        v = scale * s.p[j] + (s.xtz[j] - alpha * s.w[j])
+        s.p[j] = v
         pp += v * v
-    part[_PP] = pp
+    s.parts[k * _N_PARTS + _PP] = pp
 
 
-cdef inline double _parts_sum(const double[:, ::1] parts, int col) noexcept nogil:
+cdef inline double _parts_sum(const double* parts, Py_ssize_t n_blocks, int col) noexcept nogil:
+    # The blocks' partial sums of column col of parts (n_blocks rows of _N_PARTS), added in block order.
     cdef Py_ssize_t k
-    cdef double s = parts[0, col]
-    for k in range(1, parts.shape[0]):
-        s = s + parts[k, col]
-    return s
+    cdef double v = parts[col]
+    for k in range(1, n_blocks):
+        v = v + parts[k * _N_PARTS + col]
+    return v
 
 
-# CGLS's vector updates for the Python loop (dense X), one pass each, with the compiled loop's helpers.
+def csr_cgls(data, indices, indptr, bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads):
+    """CGLS on the CSR rows ``(data, indices, indptr)``, seeded at ``(w, b)``, all iterations in one GIL-free call.
 
-def cgls_step_direction(double[::1] p, const double[::1] xtz, const double[::1] w, double scale, double alpha):
-    """``p = scale p + (xtz - alpha w)`` and ``|p|^2``, in one pass."""
-    cdef double part[_N_PARTS]
-    with nogil:
-        _direction(0, p.shape[0], p, xtz, w, scale, alpha, part)
-    return part[_PP]
-
-
-def cgls_step_rows(double[::1] outputs, double[::1] z, const double[::1] q, const double[::1] cost, double t):
-    """``outputs += t q``, ``z -= t cost q``, and ``(sum z, |z|^2)``, in one pass."""
-    cdef double part[_N_PARTS]
-    with nogil:
-        _step_rows(0, z.shape[0], q, cost, t, outputs, z, part)
-    return part[_ZS], part[_ZZ]
-
-
-def csr_cgls(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    const Py_ssize_t[::1] bounds,
-    const double[::1] cost,
-    const double[::1] target,
-    double[::1] outputs,
-    double[::1] w,
-    double b,
-    double alpha,
-    double eps,
-    Py_ssize_t max_iter,
-    int n_threads,
-):
-    """CGLS on the CSR rows, seeded at ``(w, b)``, all iterations in one GIL-free call.
-
-    The same iteration as :func:`skssl.svm._mfn.cgls` (see it for the
-    system, the stopping rule and the unit-direction step), with the row
-    blocks ``bounds`` and the features split into as many ranges, each
-    block's share of every product and update on one of at most
-    ``n_threads`` OpenMP threads. Inside a fit's :class:`ThreadSchedule`
-    each iteration runs on the threads the schedule chooses (and its probes
-    time the iterations); the result is the same on any number of threads.
-    ``w`` and ``outputs`` are updated in place.
+    Solves ``(alpha I + X^T C X) [w; b] = X^T C target`` (``X`` with a
+    column of ones appended for the bias, never built), stopping when
+    ``|r|^2 <= eps^2 |z|^2`` with ``z = C (target - o)`` and
+    ``r = X^T z - alpha [w; b]`` (SVMlin's relative rule) or after
+    ``max_iter`` iterations; each step is taken along the unit direction (see
+    :func:`skssl.svm._mfn.cgls`). The row blocks ``bounds`` and as many
+    feature ranges each put their share of every product and update on one of
+    at most ``n_threads`` OpenMP threads. Inside a fit's
+    :class:`ThreadSchedule` each iteration runs on the threads the schedule
+    chooses (and its probes time the iterations); the result is the same on
+    any number of threads. ``cost``, ``target`` and ``outputs`` have one entry
+    per row; ``w`` and ``outputs`` are updated in place.
 
     Returns
     -------
@@ -735,31 +814,17 @@ def csr_cgls(
     converged : bool
     n_iter : int
     """
-    cdef const Py_ssize_t[::1] no_rows = _NO_ROWS
-    return _cgls(data, indices, indptr, NULL, 0, no_rows, bounds, cost, target, outputs, w, b, alpha, eps,
+    return _cgls(_csr_rows(data, indices, indptr, len(w)), bounds, cost, target, outputs, w, b, alpha, eps,
                  max_iter, n_threads)
 
 
-def dense_cgls(
-    const double[:, ::1] X,
-    const Py_ssize_t[::1] rows,
-    const Py_ssize_t[::1] bounds,
-    const double[::1] cost,
-    const double[::1] target,
-    double[::1] outputs,
-    double[::1] w,
-    double b,
-    double alpha,
-    double eps,
-    Py_ssize_t max_iter,
-    int n_threads,
-):
+def dense_cgls(X, rows, bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads):
     """:func:`csr_cgls` on the dense rows ``X[rows]`` (C-contiguous ``X``), read in place.
 
     Row ``i`` of the system is ``X[rows[i]]``; ``cost``, ``target`` and
-    ``outputs`` are indexed by ``i``. No slice of ``X`` is made, and no BLAS
-    is called: each iteration reads every row once for both products (see
-    :mod:`skssl.svm._rowblocks`).
+    ``outputs`` are indexed by ``i``. No slice of ``X`` is made; each
+    iteration reads every row once for both products (BLAS's ``ddot`` and
+    ``daxpy`` on the row, see :func:`dense_blas`).
 
     Returns
     -------
@@ -767,35 +832,11 @@ def dense_cgls(
     converged : bool
     n_iter : int
     """
-    if X.shape[1] != w.shape[0]:
-        raise ValueError(f"X has {X.shape[1]} columns but w has {w.shape[0]} entries.")
-    if rows.shape[0] != outputs.shape[0] or bounds[bounds.shape[0] - 1] != rows.shape[0]:
-        raise ValueError("rows, outputs and bounds disagree on the number of rows.")
-    if cost.shape[0] != rows.shape[0] or target.shape[0] != rows.shape[0]:
-        raise ValueError("cost and target must have one entry per listed row.")
-    if bounds.shape[0] < 1 or bounds[0] != 0 or np.any(np.diff(np.asarray(bounds)) < 0):
-        raise ValueError("bounds must start at 0 and never decrease.")
-    _check_dense_rows(X, rows, X.shape[0])
-    cdef const double* data = &X[0, 0] if X.shape[0] and X.shape[1] else NULL
-    cdef const double[::1] no_data = _NO_DATA
-    cdef const int[::1] no_index = _NO_INDEX
-    return _cgls(no_data, no_index, no_index, data, X.shape[1], rows, bounds, cost, target, outputs, w, b,
-                 alpha, eps, max_iter, n_threads)
+    return _cgls(_dense_rows(X, rows), bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads)
 
 
-# The unused arguments of _cgls: the dense rows of a CSR call, the CSR arrays of a dense one.
-_NO_ROWS = np.zeros(1, dtype=np.intp)
-_NO_DATA = np.zeros(1)
-_NO_INDEX = np.zeros(1, dtype=np.intc)
-
-
-cdef tuple _cgls(
-    const double[::1] data,
-    const index_t[::1] indices,
-    const index_t[::1] indptr,
-    const double* dense,
-    Py_ssize_t width,
-    const Py_ssize_t[::1] rows,
+def _cgls(
+    _KernelRows rows,
     const Py_ssize_t[::1] bounds,
     const double[::1] cost,
     const double[::1] target,
@@ -807,12 +848,15 @@ cdef tuple _cgls(
     Py_ssize_t max_iter,
     int n_threads,
 ):
-    # The CGLS loop of csr_cgls (width == 0: the CSR rows data/indices/indptr) and dense_cgls (width > 0: the
-    # row-major rows dense[rows[i] * width : ...]); the two differ only in the row products.
+    # The CGLS loop of csr_cgls and dense_cgls on the given rows, after the checks of its arguments.
+    if rows.n_cols != w.shape[0]:
+        raise ValueError(f"X has {rows.n_cols} columns but w has {w.shape[0]} entries.")
+    if rows.n_rows != outputs.shape[0] or cost.shape[0] != rows.n_rows or target.shape[0] != rows.n_rows:
+        raise ValueError("rows, outputs, cost and target disagree on the number of rows.")
+    _check_blocks(bounds, rows.n_rows)
     cdef Py_ssize_t n_blocks = bounds.shape[0] - 1
     cdef Py_ssize_t n_rows = outputs.shape[0], n_features = w.shape[0]
     cdef Py_ssize_t blk, it, n_iter = 0
-    cdef bint is_dense = width > 0
     cdef double[::1] z = np.empty(n_rows)
     cdef double[::1] q = np.empty(n_rows)
     cdef double[::1] p = np.empty(n_features)
@@ -820,6 +864,22 @@ cdef tuple _cgls(
     cdef double[:, ::1] outs = np.empty((n_blocks, max(n_features, 1)))
     cdef double[:, ::1] parts = np.zeros((n_blocks, _N_PARTS))
     cdef Py_ssize_t[::1] fbounds = np.linspace(0, n_features, n_blocks + 1).astype(np.intp)
+    cdef _CG s
+    s.X = &rows.r
+    s.bounds = &bounds[0]
+    s.fbounds = &fbounds[0]
+    s.cost = _ptr(cost)
+    s.target = _ptr(target)
+    s.outputs = _wptr(outputs)
+    s.z = _wptr(z)
+    s.q = _wptr(q)
+    s.p = _wptr(p)
+    s.xtz = _wptr(xtz)
+    s.w = _wptr(w)
+    s.outs = &outs[0, 0]
+    s.parts = &parts[0, 0]
+    s.n_blocks = n_blocks
+    s.n_out = outs.shape[1]
     cdef double eps2 = eps * eps, rb, pb, omega1, omega_p, omega_new, p_norm, t, scale, zz
     cdef bint converged = False
     # The threads of each iteration: the schedule's choice, or one and all in turn while it probes.
@@ -832,17 +892,12 @@ cdef tuple _cgls(
         nt = sched._call_threads(n_max)
     with nogil:
         for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-            if is_dense:
-                _dense_start_rows(dense, width, rows, bounds[blk], bounds[blk + 1], cost, target, outputs, z,
-                                  &outs[blk, 0], &parts[blk, 0])
-            else:
-                _start_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], cost, target, outputs, z,
-                            outs[blk], &parts[blk, 0])
+            _block_rows(&s, blk, _START)
         for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-            _start_features(fbounds[blk], fbounds[blk + 1], outs, w, alpha, xtz, p, &parts[blk, 0])
-        rb = _parts_sum(parts, _ZS) - alpha * b
-        omega1 = _parts_sum(parts, _RR) + rb * rb
-        if omega1 <= eps2 * _parts_sum(parts, _ZZ):
+            _start_features(&s, blk, alpha)
+        rb = _parts_sum(s.parts, n_blocks, _ZS) - alpha * b
+        omega1 = _parts_sum(s.parts, n_blocks, _RR) + rb * rb
+        if omega1 <= eps2 * _parts_sum(s.parts, n_blocks, _ZZ):
             converged = True
         pb = rb
         omega_p = omega1
@@ -864,20 +919,14 @@ cdef tuple _cgls(
                 t0 = _now()
             p_norm = sqrt(omega_p)
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-                if is_dense:
-                    _dense_gram_rows(dense, width, rows, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
-                                     &outs[blk, 0], &parts[blk, _CQ])
-                else:
-                    _gram_rows(data, indices, indptr, bounds[blk], bounds[blk + 1], p, pb, p_norm, cost, q,
-                               outs[blk], &parts[blk, _CQ])
-            t = (omega1 / p_norm) / (alpha + _parts_sum(parts, _QCQ))
+                _block_rows(&s, blk, _GRAM, pb, p_norm)
+            t = (omega1 / p_norm) / (alpha + _parts_sum(s.parts, n_blocks, _QCQ))
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-                _step(fbounds[blk], fbounds[blk + 1], bounds[blk], bounds[blk + 1], outs, p, w, xtz, t / p_norm, t,
-                      alpha, q, cost, outputs, z, &parts[blk, 0])
+                _step(&s, blk, t / p_norm, t, alpha)
             b = b + (t / p_norm) * pb
-            rb = _parts_sum(parts, _ZS) - alpha * b
-            omega_new = _parts_sum(parts, _RR) + rb * rb
-            zz = _parts_sum(parts, _ZZ)
+            rb = _parts_sum(s.parts, n_blocks, _ZS) - alpha * b
+            omega_new = _parts_sum(s.parts, n_blocks, _RR) + rb * rb
+            zz = _parts_sum(s.parts, n_blocks, _ZZ)
             # <=: an exact solution (omega_new == 0) is converged; '<' would divide 0 by 0 next.
             if omega_new <= eps2 * zz:
                 converged = True
@@ -886,8 +935,8 @@ cdef tuple _cgls(
             omega1 = omega_new
             pb = rb + scale * pb
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
-                _direction(fbounds[blk], fbounds[blk + 1], p, xtz, w, scale, alpha, &parts[blk, 0])
-            omega_p = _parts_sum(parts, _PP) + pb * pb
+                _direction(&s, blk, scale, alpha)
+            omega_p = _parts_sum(s.parts, n_blocks, _PP) + pb * pb
             if timed:
                 dt = _now() - t0
                 if not probing:
@@ -1046,6 +1095,6 @@ def belief_mean(double nu, const double[::1] g, double T, const double[::1] weig
                     s = s + v
             parts[blk, 0] = s
             parts[blk, 1] = sw
-        total = _parts_sum(parts, 0)
-        total_w = _parts_sum(parts, 1) if weighted else <double>n
+        total = _parts_sum(&parts[0, 0], n_blocks, 0)
+        total_w = _parts_sum(&parts[0, 0], n_blocks, 1) if weighted else <double>n
     return total / total_w

@@ -117,9 +117,8 @@ def optimize_p(g, T, r, weight=None, n_threads=1):
             "DA's belief update got non-finite outputs; the data are too large for float64: scale X first."
         )
 
-    if belief_mean is not None:
-        g = np.ascontiguousarray(g, dtype=np.float64)
-        weight = _NO_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+    g = np.ascontiguousarray(g, dtype=np.float64)
+    weight = _NO_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
     args = (g, T, r, weight, n_threads)
 
     nu = belief_root(_belief_excess, args, g.min(), g.max(), T, r)
@@ -180,10 +179,8 @@ def belief_root(excess, args, g_min, g_max, T, r):
 
 
 def _belief_excess(nu, g, T, r, weight, n_threads):
-    """``mean(p) - r`` for the threshold ``nu`` (weighted mean if ``weight`` is given)."""
-    if belief_mean is not None:
-        return belief_mean(nu, g, T, weight, n_threads) - r
-    return np.average(expit((nu - g) / T), weights=weight) - r
+    """``mean(p) - r`` for the threshold ``nu`` (weighted mean unless ``weight`` is empty), by the compiled kernel."""
+    return belief_mean(nu, g, T, weight, n_threads) - r
 
 
 # The compiled kernel's "no weights" (an empty array rather than None, so that its signature stays typed).

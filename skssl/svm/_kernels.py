@@ -1,36 +1,36 @@
-"""The compiled kernels of the linear solvers, or numpy versions of them when skssl was not built.
+"""The compiled kernels of the linear solvers: the one path their products and CGLS take.
 
 ``skssl/svm/_csr_kernels.pyx`` holds
 
-* ``csr_cgls``: the whole CGLS loop of l2-SVM-MFN on CSR rows, its products
-  and vector updates split over row blocks and feature ranges on OpenMP
-  threads, with no Python between iterations (see :mod:`skssl.svm._mfn`);
+* ``csr_cgls`` and ``dense_cgls``: the whole CGLS loop of l2-SVM-MFN on CSR
+  rows, or on the rows of a C-contiguous dense ``X`` read in place by index,
+  its products and vector updates split over row blocks and feature ranges
+  on OpenMP threads, with no Python between iterations (see
+  :mod:`skssl.svm._mfn`). Both run one loop, compiled once per kind of
+  rows (CSR with int or long long indices, dense); a dense row's products
+  are scipy's BLAS ``ddot``/``daxpy`` (``dense_blas()`` says whether
+  scipy's BLAS could be had, else the kernel's own loops run);
 * ``line_search_terms``: the exact line search by selection instead of a
   sort;
 * ``belief_mean``: deterministic annealing's mean belief, evaluated a dozen
   times per p-step by brentq (see :mod:`skssl.svm._da`);
-* ``csr_matvec_blocks`` and ``csr_matvec_subset``: ``X @ v`` over row blocks
-  on OpenMP threads, and the outputs of a subset of rows read in place;
-* ``dense_cgls`` and ``dense_matvec_subset``: the same CGLS loop and outputs
-  on the rows of a C-contiguous dense ``X``, read in place by row index
-  (``dense_blas()`` says whether their row products are scipy's BLAS
-  ``ddot``/``daxpy`` or the kernel's own loops);
+* ``csr_matvec_blocks``, ``csr_matvec_subset`` and ``dense_matvec_subset``:
+  ``X @ v`` over row blocks on OpenMP threads, and the outputs of a subset
+  of rows read in place;
 * ``ThreadSchedule``: how many OpenMP threads run a fit's blocks, chosen by
-  timing CGLS's iterations (see :mod:`skssl.svm._rowblocks`);
-* CGLS's vector updates for the Python loop (dense ``X``), each one pass
-  over its vectors instead of numpy's one pass per operation.
+  timing CGLS's iterations (see :mod:`skssl.svm._rowblocks`).
 
-A source tree that was never compiled (``pip install -e .`` compiles it)
-runs the Python paths: the numpy versions below, or ``None`` where the
-caller has its own (scipy's products, the sorted line search, numpy's
-mean). ``COMPILED`` says which is in use, and ``OPENMP`` whether the
-compiled kernels were built with OpenMP (``setup.py`` builds them with it
-only when the C compiler can build an OpenMP program); both are reported by
-``skssl.show_versions()``. Built without OpenMP, the kernels run a
-problem's row blocks one after the other in the calling thread: the same
-results, but ``n_jobs > 1`` adds no threads to a problem, so
-:func:`warn_if_no_openmp` says so once per process (the Python paths run
-their blocks on a thread pool and need no warning).
+The estimators hand the solvers float64 CSR or C-contiguous float64 dense
+``X`` (:func:`~skssl.svm._validation.as_float64_design`), which these kernels
+take as they are: there is no other path. A source tree whose extension was
+never built cannot run the solvers, and importing :mod:`skssl.svm` raises an
+``ImportError`` that says how to build it (``pip install -e .`` or
+``python setup.py build_ext --inplace``). ``OPENMP`` says whether the kernels
+were built with OpenMP (``setup.py`` builds them with it only when the C
+compiler can build an OpenMP program), as ``skssl.show_versions()`` reports.
+Built without OpenMP, the kernels run a problem's row blocks one after the
+other in the calling thread: the same results, but ``n_jobs > 1`` adds no
+threads to a problem, so :func:`warn_if_no_openmp` says so once per process.
 """
 
 import threading
@@ -44,9 +44,6 @@ try:
         ThreadSchedule,
         active_schedule,
         belief_mean,
-        cgls_step_direction,
-        cgls_step_features,
-        cgls_step_rows,
         csr_cgls,
         csr_matvec_blocks,
         csr_matvec_subset,
@@ -55,39 +52,12 @@ try:
         dense_matvec_subset,
         line_search_terms,
     )
-except ImportError:  # a source checkout that was never built
-    COMPILED = False
-    OPENMP = False
-    csr_cgls = csr_matvec_blocks = csr_matvec_subset = None
-    dense_cgls = dense_matvec_subset = None
-
-    def dense_blas():
-        return False
-
-    belief_mean = line_search_terms = ThreadSchedule = None
-
-    def active_schedule():
-        return None
-
-    def cgls_step_features(w, xtz, p, u, step_w, t, alpha):
-        w += step_w * p
-        xtz -= t * u
-        r = xtz - alpha * w
-        return float(r @ r)
-
-    def cgls_step_direction(p, xtz, w, scale, alpha):
-        p *= scale
-        p += xtz
-        p -= alpha * w
-        return float(p @ p)
-
-    def cgls_step_rows(outputs, z, q, cost, t):
-        outputs += t * q
-        z -= t * (cost * q)
-        return float(z.sum()), float(z @ z)
-
-else:
-    COMPILED = True
+except ImportError as exc:  # a source tree whose extension was never built
+    raise ImportError(
+        "skssl's compiled kernels (skssl/svm/_csr_kernels.pyx) are not built, and skssl.svm has no other path. "
+        "Build them: `pip install -e .`, or `python setup.py build_ext --inplace` in the source tree (needs "
+        f"Cython and a C compiler). ({exc})"
+    ) from exc
 
 _no_openmp_warned = False
 _no_openmp_lock = threading.Lock()
@@ -100,9 +70,7 @@ def warn_if_no_openmp(n_threads):
     (:func:`skssl.svm._rowblocks.thread_pool`). With compiled kernels that
     lack OpenMP, the row blocks of a problem asking for several threads run
     one after the other on one core, which ``n_jobs`` alone would not reveal.
-    Nothing is emitted for one thread, for kernels built with OpenMP, or for
-    a source tree that was never compiled (its Python paths run the blocks
-    on a thread pool).
+    Nothing is emitted for one thread or for kernels built with OpenMP.
 
     Parameters
     ----------
@@ -116,7 +84,7 @@ def warn_if_no_openmp(n_threads):
         kernels were compiled without OpenMP.
     """
     global _no_openmp_warned
-    if n_threads < 2 or not COMPILED or OPENMP:
+    if n_threads < 2 or OPENMP:
         return
     with _no_openmp_lock:
         if _no_openmp_warned:
@@ -144,14 +112,10 @@ def dot(a, b):
 
 
 __all__ = [
-    "COMPILED",
     "OPENMP",
     "ThreadSchedule",
     "active_schedule",
     "belief_mean",
-    "cgls_step_direction",
-    "cgls_step_features",
-    "cgls_step_rows",
     "csr_cgls",
     "dot",
     "csr_matvec_blocks",

@@ -16,26 +16,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._callback import current_callback, notify
-from ._kernels import (
-    cgls_step_direction,
-    cgls_step_features,
-    cgls_step_rows,
-    csr_cgls,
-    csr_matvec_subset,
-    dense_cgls,
-    dense_matvec_subset,
-    dot,
-    line_search_terms,
-)
-from ._rowblocks import (
-    DenseRows,
-    RowSlicer,
-    gram_product,
-    indptr_like_indices,
-    kernel_rows,
-    row_blocks,
-    transposed,
-)
+from ._kernels import csr_cgls, csr_matvec_subset, dense_cgls, dense_matvec_subset, dot, line_search_terms
+from ._rowblocks import DenseRows, RowSlicer, indptr_like_indices, kernel_rows, row_blocks
+from ._validation import as_float64_design
 
 __all__ = [
     "BIG_EPSILON",
@@ -118,55 +101,36 @@ class MFNResult:
     converged: bool
 
 
-def _matvec(X, v, b):
-    return X @ v + b
+def _outputs(X, rows, v, b, n_threads, out=None):
+    """``out[rows] = X[rows] @ v + b`` by the compiled kernels, the rows read in place (``out`` new when None).
 
-
-def _dense_kernel(X):
-    """Whether the compiled dense kernels take ``X`` (a C-contiguous float64 ndarray, kernels built)."""
-    return (
-        dense_cgls is not None
-        and isinstance(X, np.ndarray)
-        and X.ndim == 2
-        and X.dtype == np.float64
-        and X.flags.c_contiguous
-    )
-
-
-def _dense_outputs(X, rows, v, b, n_threads, out=None):
-    """``out[rows] = X[rows] @ v + b`` by the compiled dense kernel (``out`` new when None)."""
+    Each row's sum is the kernels' row product: for CSR summed as scipy's mat-vec sums it, for dense rows
+    BLAS's ``ddot``.
+    """
     if out is None:
         out = np.empty(X.shape[0])
-    dense_matvec_subset(X, rows, v, float(b), out, n_threads)
+    if sp.issparse(X):
+        csr_matvec_subset(X.data, X.indices, indptr_like_indices(X), rows, v, float(b), out, n_threads)
+    else:
+        dense_matvec_subset(X, rows, v, float(b), out, n_threads)
     return out
 
 
-def _outputs_after_cgls(X, Xb, J, oJ, w_bar, b_bar, n_threads, dense=False):
+def _outputs_after_cgls(X, J, oJ, w_bar, b_bar, n_threads):
     """``X @ w_bar + b_bar`` when CGLS has kept the outputs ``oJ`` of the rows ``J`` up to date.
 
     As SVMlin's ``L2_SVM_MFN`` does, only the other rows are computed (read in
-    place by the compiled kernel): none when CGLS ran on every row, which is
-    DA's usual case. Dense ``X`` for the compiled dense kernels (``dense``) is
-    read in place in the same way; an unbuilt kernel takes the full product.
+    place by the compiled kernels): none when CGLS ran on every row, which is
+    DA's usual case.
     """
     n_rows = X.shape[0]
     if J.size == n_rows:
         return oJ
-    if dense:
-        o_bar = np.empty(n_rows)
-        o_bar[J] = oJ
-        others = np.ones(n_rows, dtype=bool)
-        others[J] = False
-        return _dense_outputs(X, np.flatnonzero(others), w_bar, b_bar, n_threads, o_bar)
-    if csr_matvec_subset is None or not sp.issparse(X):
-        return _matvec(Xb, w_bar, b_bar)
     o_bar = np.empty(n_rows)
     o_bar[J] = oJ
     others = np.ones(n_rows, dtype=bool)
     others[J] = False
-    rest = np.flatnonzero(others)
-    csr_matvec_subset(X.data, X.indices, indptr_like_indices(X), rest, w_bar, float(b_bar), o_bar, n_threads)
-    return o_bar
+    return _outputs(X, np.flatnonzero(others), w_bar, b_bar, n_threads, o_bar)
 
 
 def mfn_objective(w, b, outputs, y, cost, alpha, rows=None):
@@ -205,8 +169,9 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
 
     Parameters
     ----------
-    XJ : {sparse matrix, ndarray} of shape (n_rows, n_features)
-        Rows of the system (float64).
+    XJ : {csr sparse matrix, RowBlocks, DenseRows, ndarray} of shape (n_rows, n_features)
+        Rows of the system: float64 CSR (or its row blocks), the listed rows of a
+        C-contiguous float64 ndarray, or such an ndarray.
     cost, target : ndarray of shape (n_rows,)
         Diagonal of ``C`` and the least-squares targets.
     outputs : ndarray of shape (n_rows,)
@@ -235,52 +200,15 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         # No rows: the system is alpha [w; b] = 0 (see the user guide's implementation decisions).
         w[:] = 0.0
         return 0.0, True, 0
+    args = (cost, target, outputs, w, b, alpha, eps, max_iter)
+    if isinstance(XJ, np.ndarray):
+        XJ = DenseRows(XJ, np.arange(XJ.shape[0], dtype=np.intp), 1)
     if isinstance(XJ, DenseRows):
-        args = (cost, target, outputs, w, b, alpha, eps, max_iter, XJ.n_blocks)
-        return dense_cgls(XJ.X, XJ.rows, XJ.bounds, *args)
-    if (rows := kernel_rows(XJ)) is not None:
-        X, bounds = rows
-        n_blocks = len(bounds) - 1
-        args = (cost, target, outputs, w, b, alpha, eps, max_iter, n_blocks)
-        return csr_cgls(X.data, X.indices, indptr_like_indices(X), bounds, *args)
-    XT = transposed(XJ) if sp.issparse(XJ) else XJ.T  # CSC on XJ's arrays, no copy
-    z = cost * (target - outputs)
-    # X^T z, kept up to date through the products of each iteration (see the user
-    # guide's implementation decisions): the fused product gives X^T (C q) with q.
-    xtz = XT @ z
-    r = xtz - alpha * w
-    rb = z.sum() - alpha * b
-    omega1 = dot(r, r) + rb * rb
-    eps2 = eps * eps
-    if omega1 <= eps2 * dot(z, z):
-        return b, True, 0
-    p = r.copy()
-    pb = rb
-    omega_p = omega1
-    for it in range(1, max_iter + 1):
-        # q is X p for the unit direction p / |p|: the textbook step
-        # omega1 / (alpha |p|^2 + q' C q) would square |X| twice and overflow
-        # for rows of huge values; in this form no intermediate exceeds |X|^2.
-        p_norm = np.sqrt(omega_p)
-        q, u, _, qcq = gram_product(XJ, p, pb, p_norm, cost)
-        t = (omega1 / p_norm) / (alpha + qcq)
-        # w += (t/|p|) p, X^T z -= t X^T C q, |r|^2 with r = X^T z - alpha w; then the rows:
-        # outputs += t q, z -= t C q, sum z, |z|^2 (one pass each, see skssl.svm._kernels).
-        rr = cgls_step_features(w, xtz, p, u, t / p_norm, t, alpha)
-        b += (t / p_norm) * pb
-        z_sum, zz = cgls_step_rows(outputs, z, q, cost, t)
-        rb = z_sum - alpha * b
-        omega_new = rr + rb * rb
-        # <=: an exact solution (omega_new == 0, e.g. all costs zero) is
-        # converged; '<' would divide 0 by 0 on the next step.
-        if omega_new <= eps2 * zz:
-            return b, True, it
-        scale = omega_new / omega1
-        omega1 = omega_new
-        pb = rb + scale * pb
-        # p = scale p + r and |p|^2
-        omega_p = cgls_step_direction(p, xtz, w, scale, alpha) + pb * pb
-    return b, False, max_iter
+        return dense_cgls(XJ.X, XJ.rows, XJ.bounds, *args, XJ.n_blocks)
+    if (rows := kernel_rows(XJ)) is None:
+        raise TypeError(f"cgls takes float64 CSR or dense rows (as_float64_design's), got {type(XJ).__name__}.")
+    X, bounds = rows
+    return csr_cgls(X.data, X.indices, indptr_like_indices(X), bounds, *args, len(bounds) - 1)
 
 
 def line_search(w, w_bar, b, b_bar, alpha, o, o_bar, y, cost):
@@ -290,8 +218,8 @@ def line_search(w, w_bar, b, b_bar, alpha, o, o_bar, y, cost):
     ``L + delta (R - L)``. The pieces change where a term enters or leaves the
     active set; those breakpoints are sorted and walked until the slope at a
     breakpoint turns non-negative, and the root ``-L / (R - L)`` of the current
-    piece is returned. The walk is vectorized: a cumulative sum gives
-    ``(L, R)`` before every breakpoint.
+    piece is returned. The compiled kernel ``line_search_terms`` finds that
+    piece by selection instead of a sort (expected linear time).
 
     Parameters
     ----------
@@ -315,54 +243,8 @@ def line_search(w, w_bar, b, b_bar, alpha, o, o_bar, y, cost):
     db = b_bar - b
     L = alpha * (dot(w, dw) + b * db)
     R = alpha * (dot(w_bar, dw) + b_bar * db)
-    if line_search_terms is not None:
-        c = np.ascontiguousarray
-        return line_search_terms(c(o), c(o_bar), c(y, dtype=np.float64), c(cost, dtype=np.float64), L, R)
-    return _line_search_sorted(L, R, o, o_bar, y, cost)
-
-
-def _line_search_sorted(L, R, o, o_bar, y, cost):
-    """The loss terms' part of :func:`line_search` by sorting the breakpoints (without the compiled kernels)."""
-    yo = y * o
-    active = yo < 1.0
-    do = o_bar - o
-    cdo = cost * do
-    L += dot(o[active] - y[active], cdo[active])
-    R += dot(o_bar[active] - y[active], cdo[active])
-    slope = y * do
-    leaving = active & (slope > 0)
-    entering = ~active & (slope < 0)
-    idx = np.flatnonzero(leaving | entering)
-    if idx.size == 0:
-        return _root(L, R)
-    with np.errstate(over="ignore", divide="ignore"):
-        deltas = (1.0 - yo[idx]) / slope[idx]
-    sign = np.where(entering[idx], 1.0, -1.0)
-    order = np.argsort(deltas, kind="stable")
-    deltas = deltas[order]
-    idx = idx[order]
-    sc = sign[order] * cdo[idx]
-    dL = sc * (o[idx] - y[idx])
-    dR = sc * (o_bar[idx] - y[idx])
-    # L_k, R_k: the slope coefficients on the piece that ends at breakpoint k.
-    Lk = np.empty(idx.size + 1)
-    Rk = np.empty(idx.size + 1)
-    Lk[0] = L
-    Rk[0] = R
-    np.cumsum(dL, out=Lk[1:])
-    np.cumsum(dR, out=Rk[1:])
-    Lk[1:] += L
-    Rk[1:] += R
-    with np.errstate(invalid="ignore", over="ignore"):
-        stop = Lk[:-1] + deltas * (Rk[:-1] - Lk[:-1]) >= 0
-    k = int(np.argmax(stop)) if stop.any() else idx.size
-    return _root(Lk[k], Rk[k])
-
-
-def _root(L, R):
-    # phi is strictly convex along a non-zero direction (alpha > 0), so R > L;
-    # R <= L only when w_bar == w, where any step is a no-op.
-    return float(-L / (R - L)) if R > L else 0.0
+    c = np.ascontiguousarray
+    return line_search_terms(c(o), c(o_bar), c(y, dtype=np.float64), c(cost, dtype=np.float64), L, R)
 
 
 def _scatter(J, values, n_rows):
@@ -473,10 +355,11 @@ def l2_svm_mfn(
     result : MFNResult
     """
     callback = current_callback(callback)
+    X = as_float64_design(X)  # what the estimators pass already (no copy then)
     n_rows, n_features = X.shape
-    # Dense X with the compiled kernels: CGLS reads the active rows in place (DenseRows), so there is no
-    # slice, no BLAS thread pool and no zero-cost rows; otherwise row blocks of X and slices of its rows.
-    dense = _dense_kernel(X)
+    # Dense X: CGLS reads the active rows in place (DenseRows), so there is no slice and no zero-cost rows;
+    # CSR: row blocks of X and slices of its rows.
+    dense = not sp.issparse(X)
     Xb = row_blocks(X, executor, n_threads)
     n_blocks = len(Xb.kernel_bounds) - 1 if hasattr(Xb, "kernel_bounds") else 1
     row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, n_features)
@@ -489,10 +372,8 @@ def l2_svm_mfn(
     b = float(b)
     if outputs is not None:
         o = np.array(outputs, dtype=np.float64)
-    elif dense:
-        o = _dense_outputs(X, np.arange(n_rows, dtype=np.intp), w, b, n_threads)
     else:
-        o = _matvec(Xb, w, b)
+        o = _outputs(X, np.arange(n_rows, dtype=np.intp), w, b, n_threads)
     if first:
         tolerance.eps = BIG_EPSILON
         cg_cap = SMALL_CGITERMAX
@@ -540,7 +421,7 @@ def l2_svm_mfn(
         n_cg += k
         check_newton_point(w_bar, b_bar)
         cg_cap = CGITERMAX
-        o_bar = _outputs_after_cgls(X, Xb, J, oJ, w_bar, b_bar, n_threads, dense)
+        o_bar = _outputs_after_cgls(X, J, oJ, w_bar, b_bar, n_threads)
         ot_bar = o_bar if rows is None else o_bar[rows]
         yo_bar = y * ot_bar
         optimal = cg_ok and bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))

@@ -1,36 +1,39 @@
-"""Sparse (and dense) products over row blocks in threads, and the rows a Newton step cuts out of ``X``.
+"""Row blocks of ``X`` for the compiled kernels' OpenMP threads, and the rows a Newton step cuts out of ``X``.
 
 The solvers spend their time in ``X @ v`` and ``X.T @ z`` (CGLS, the outputs
-after each Newton step). scipy's sparse mat-vec and numpy's dense one release
-the GIL, so threads that each take a block of rows run them in parallel
-without copying ``X``: ``X @ v`` is the concatenation of the blocks' products
-and ``X.T @ z`` the sum of the blocks' ``X_k.T @ z_k``.
+after each Newton step), all of them in the compiled kernels
+(:mod:`skssl.svm._kernels`). :class:`RowBlocks` splits ``X`` into the
+contiguous row blocks those kernels run on their OpenMP threads (each block
+keeps its own partial sums, added in block order); :class:`DenseRows` lists
+the rows of a dense ``X`` that CGLS reads in place; :func:`thread_pool` sets
+up a fit's threads and their :class:`~skssl.svm._kernels.ThreadSchedule`.
 
 :class:`RowSlicer` copies the active rows ``X[J]`` of l2-SVM-MFN's Newton steps
-into buffers that the solves of one fit share.
+of CSR ``X`` into buffers that the solves of one fit share.
 
 Decisions
 ---------
 * Blocks are contiguous row ranges with about the same number of non-zeros
-  (a mat-vec costs one multiply-add per stored value). A block of a CSR
-  matrix shares ``data`` and ``indices`` with ``X`` (views); only its
-  ``indptr`` (one integer per row) is new. Dense blocks are row views.
-  Their transposes are built on the same arrays (:func:`transposed`):
+  (a mat-vec costs one multiply-add per stored value); the kernels read
+  them in ``X``'s own arrays, between the bounds
+  (:attr:`RowBlocks.kernel_bounds`). (When the products ran on a Python
+  thread pool, a block was a CSR matrix on views of ``X``'s arrays, and
   scipy's ``.T`` copied the data and indices of any block holding less than
   half of ``X``, which made ``n_jobs=2`` fits grow by 2.3-2.4x the CSR size
-  of ``X`` (20NG and 20NG x7 TSVM) against 0.9-1.05x with one job.
+  of ``X`` (20NG and 20NG x7 TSVM) against 0.9-1.05x with one job.)
 * Blocking is used only when every block would hold at least
   ``MIN_BLOCK_NNZ`` stored values: below that a thread hand-off (tens of
   microseconds) costs more than the product it saves.
 * For CSR, ``X @ v`` is bitwise the same with or without blocks (each row's
-  sum is computed the same way; for dense rows BLAS may reorder it). ``X.T @ z`` adds the blocks' partial sums in a
-  fixed order, so for a given ``n_threads`` the result is deterministic; it
-  differs from the unblocked product only by rounding (relative ~1e-16).
+  sum is computed the same way, as scipy's mat-vec computes it). ``X.T @ z``
+  adds the blocks' partial sums in a fixed order, so for a given
+  ``n_threads`` the result is deterministic; it differs from the unblocked
+  product only by rounding (relative ~1e-16).
 * One ``ThreadPoolExecutor`` per binary problem, created by the solver entry
-  point and shut down with it; nothing outlives a fit. The calling thread
-  computes the first block itself, so ``n_jobs=2`` costs one hand-off per
-  product (its pool needs ``n_threads - 1`` workers, but keeps ``n_threads``
-  so a one-vs-rest worker can never starve it).
+  point and shut down with it (:func:`thread_pool`); nothing outlives a fit.
+  The kernels run on OpenMP threads; the executor only says that the
+  problem's products are blocked (it starts no thread: none is ever
+  submitted work).
 * **Compiled kernels for CSR** (``skssl/svm/_csr_kernels.pyx``, through
   :mod:`skssl.svm._kernels`). The blocks of a CSR matrix run on OpenMP
   threads inside one call that holds no GIL: ``X @ v`` here
@@ -52,9 +55,9 @@ Decisions
   ``X_k^T z_k`` into its own vector and the vectors are added in block
   order, so results are deterministic for a given ``n_threads``. Dense
   ``X`` runs the same loop (``dense_cgls``) on its rows read in place by
-  index (:class:`DenseRows`, see :mod:`skssl.svm._mfn`); a source tree whose kernels were not compiled
-  falls back to scipy's products on the pool (``skssl.show_versions()``
-  says which). OpenMP's threads wait for work by spinning for a moment
+  index (:class:`DenseRows`, see :mod:`skssl.svm._mfn`). The kernels are
+  the only path: a source tree whose extension was not built cannot import
+  :mod:`skssl.svm` (see :mod:`skssl.svm._kernels`). OpenMP's threads wait for work by spinning for a moment
   after each parallel loop, so a ``n_jobs=2`` fit uses more CPU time than
   wall time on both cores (on 20 Newsgroups TSVM: 3.2 CPU s for 1.6 s of
   wall time) while it finishes sooner.
@@ -127,14 +130,14 @@ Decisions
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import effective_n_jobs
 
-from ._kernels import ThreadSchedule, csr_cgls, csr_matvec_blocks, dot, warn_if_no_openmp
+from ._kernels import ThreadSchedule, csr_matvec_blocks, dense_matvec_subset, warn_if_no_openmp
 
 try:  # the kernel behind scipy's X[J] on CSR; private, so optional (see RowSlicer)
     from scipy.sparse._sparsetools import csr_row_index as _csr_row_index
@@ -147,11 +150,9 @@ __all__ = [
     "DenseRows",
     "RowBlocks",
     "RowSlicer",
-    "gram_product",
     "kernel_rows",
     "row_blocks",
     "thread_pool",
-    "transposed",
 ]
 
 #: Fewest stored values per block for blocking to pay off.
@@ -174,62 +175,17 @@ def _block_bounds(X, n_blocks):
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _row_block(X, start, stop):
-    if not sp.issparse(X):
-        return X[start:stop]
-    lo, hi = X.indptr[start], X.indptr[stop]
-    # The constructor copies data and indices even with copy=False (scipy
-    # 1.17); an empty matrix given views of X's arrays does not.
-    block = sp.csr_matrix((stop - start, X.shape[1]), dtype=X.dtype)
-    block.indptr = (X.indptr[start : stop + 1] - lo).astype(X.indptr.dtype, copy=False)
-    block.indices = X.indices[lo:hi]
-    block.data = X.data[lo:hi]
-    return block
-
-
-def transposed(A):
-    """``A.T`` that never copies: for CSR, a CSC matrix on ``A``'s own arrays.
-
-    scipy's ``.T`` runs the constructor's format check, which copies
-    ``data`` and ``indices`` when they are views of less than half of a
-    larger array (``_prune_array``): exactly what a row block of ``X`` or a
-    slice in a reused buffer is.
-
-    Parameters
-    ----------
-    A : {csr sparse matrix, ndarray}
-
-    Returns
-    -------
-    AT : {csc sparse matrix, ndarray}
-    """
-    if not sp.issparse(A):
-        return A.T
-    AT = sp.csc_matrix(A.shape[::-1], dtype=A.dtype)
-    AT.indptr, AT.indices, AT.data = A.indptr, A.indices, A.data
-    return AT
-
-
-class _Transposed:
-    def __init__(self, parent):
-        self._parent = parent
-        self.shape = parent.shape[::-1]
-
-    def __matmul__(self, z):
-        return self._parent.rmatvec(z)
-
-
 class RowBlocks:
-    """``X`` split into row blocks whose products run on a thread pool.
+    """``X`` split into the row blocks on which the compiled kernels run their OpenMP threads.
 
-    Supports ``A @ v``, ``A.T @ z`` and ``A.shape`` like the matrix it wraps.
+    Supports ``A @ v`` and ``A.shape`` like the matrix it wraps.
 
     Parameters
     ----------
     X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data, not copied.
+        Float64 data (a C-contiguous ndarray when dense), not copied.
     executor : concurrent.futures.Executor
-        The pool that runs the blocks.
+        The fit's pool (see :func:`thread_pool`); the blocks run on the kernels' OpenMP threads.
     n_blocks : int
         Number of blocks (at least 2).
     """
@@ -238,29 +194,7 @@ class RowBlocks:
         self.X = X
         self.shape = X.shape
         self._executor = executor
-        bounds = _block_bounds(X, n_blocks)
-        self._bounds = bounds
-
-    # The block matrices serve only the products on the Python pool (dense X, or CSR without the compiled
-    # kernels, which read X's arrays between the bounds): built on first use, not for every slice of a fit.
-    @cached_property
-    def _blocks(self):
-        return [_row_block(self.X, a, b) for a, b in self._bounds]
-
-    @cached_property
-    def _blocks_t(self):
-        return [transposed(blk) for blk in self._blocks]
-
-    @property
-    def T(self):
-        return _Transposed(self)
-
-    def _run(self, work):
-        # Block 0 runs in the calling thread while the pool runs the others:
-        # one hand-off fewer per product, and the caller does not sit idle.
-        futures = [self._executor.submit(work, k) for k in range(1, len(self._bounds))]
-        first = work(0)
-        return [first] + [f.result() for f in futures]
+        self._bounds = _block_bounds(X, n_blocks)
 
     @cached_property
     def kernel_bounds(self):
@@ -269,30 +203,12 @@ class RowBlocks:
 
     def __matmul__(self, v):
         out = np.empty(self.shape[0])
-        if _fused(self.X):
-            # The kernel runs the blocks on its own OpenMP threads: no Python hand-off per product.
-            X, bounds = self.X, self.kernel_bounds
+        X, bounds = self.X, self.kernel_bounds
+        if sp.issparse(X):
             csr_matvec_blocks(X.data, X.indices, indptr_like_indices(X), bounds, v, out, len(bounds) - 1)
-            return out
-
-        def work(k):
-            a, b = self._bounds[k]
-            out[a:b] = self._blocks[k] @ v
-
-        self._run(work)
+        else:
+            dense_matvec_subset(X, np.arange(X.shape[0], dtype=np.intp), v, 0.0, out, len(bounds) - 1)
         return out
-
-    def rmatvec(self, z):
-        """``X.T @ z`` as the sum, in block order, of the blocks' products (the Python CGLS loop's)."""
-        parts = self._run(lambda k: self._blocks_t[k] @ z[self._bounds[k][0] : self._bounds[k][1]])
-        return _sum_in_order(parts[0], parts[1:])
-
-
-def _sum_in_order(total, parts):
-    """``total + parts[0] + parts[1] + ...`` in that order, into ``total``."""
-    for part in parts:
-        total += part
-    return total
 
 
 class DenseRows:
@@ -338,29 +254,23 @@ class RowSlicer:
         self._data = None
         self._indices = None
         self._indptr = None
-        self._dense = None
 
     def take(self, X, J, J_nnz):
         """Return the rows ``J`` (sorted) of ``X`` as a matrix that views this object's buffers.
 
         Parameters
         ----------
-        X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-            Float64 data.
+        X : csr sparse matrix of shape (n_rows, n_features)
+            Float64 data (dense ``X`` is never sliced: CGLS reads its rows in place, see :class:`DenseRows`).
         J : ndarray of int
             Increasing row indices.
         J_nnz : ndarray of int
-            Non-zeros of each of those rows (unused for dense ``X``).
+            Non-zeros of each of those rows.
 
         Returns
         -------
-        XJ : {csr sparse matrix, ndarray} of shape (len(J), n_features)
+        XJ : csr sparse matrix of shape (len(J), n_features)
         """
-        if not sp.issparse(X):
-            if self._dense is None or self._dense.shape[0] < J.size or self._dense.shape[1] != X.shape[1]:
-                self._dense = None
-                self._dense = np.empty((J.size, X.shape[1]))
-            return np.take(X, J, axis=0, out=self._dense[: J.size])
         idx_dtype = X.indices.dtype
         nnz_J = int(J_nnz.sum())
         if _csr_row_index is None or X.indptr.dtype != idx_dtype:
@@ -384,7 +294,7 @@ class RowSlicer:
 def kernel_rows(A):
     """``(X, bounds)`` for the compiled kernels: the CSR matrix behind ``A`` and its row blocks, or ``None``.
 
-    ``None`` when ``A`` is dense or the kernels were not built (the callers then use the matrix products).
+    ``None`` when ``A`` is not CSR (dense rows go to the kernels as :class:`DenseRows`).
 
     Parameters
     ----------
@@ -396,54 +306,17 @@ def kernel_rows(A):
         ``bounds[k]:bounds[k + 1]`` are the rows of block ``k``.
     """
     if isinstance(A, RowBlocks):
-        return (A.X, A.kernel_bounds) if _fused(A.X) else None
-    return (A, np.array([0, A.shape[0]], dtype=np.intp)) if _fused(A) else None
+        return (A.X, A.kernel_bounds) if _is_csr(A.X) else None
+    return (A, np.array([0, A.shape[0]], dtype=np.intp)) if _is_csr(A) else None
 
 
-def _fused(X):
-    return csr_cgls is not None and sp.issparse(X) and X.format == "csr"
+def _is_csr(X):
+    return sp.issparse(X) and X.format == "csr"
 
 
 def indptr_like_indices(X):
     # The kernel takes indices and indptr of one integer type; scipy keeps them equal.
     return X.indptr if X.indptr.dtype == X.indices.dtype else X.indptr.astype(X.indices.dtype)
-
-
-def gram_product(A, p, pb, p_norm, cost):
-    """CGLS's two products on the rows of ``A``, for the Python CGLS loop (dense ``X``, or kernels not built).
-
-    CSR data with the compiled kernels never come here: their whole CGLS loop
-    runs in ``csr_cgls``, which does these products in one pass per row block.
-
-    Parameters
-    ----------
-    A : {csr sparse matrix, ndarray, RowBlocks} of shape (n_rows, n_features)
-        The rows.
-    p : ndarray of shape (n_features,)
-        Direction.
-    pb : float
-        Its bias component.
-    p_norm : float
-        The divisor of the outputs (CGLS's ``|(p, pb)|``).
-    cost : ndarray of shape (n_rows,)
-        Row costs ``c``.
-
-    Returns
-    -------
-    q : ndarray of shape (n_rows,)
-        ``(A @ p + pb) / p_norm``.
-    u : ndarray of shape (n_features,)
-        ``A.T @ (c * q)``.
-    cq_sum : float
-        ``sum(c * q)``, the bias component of ``[A, 1]^T (c * q)``.
-    qcq : float
-        ``q @ (c * q)``.
-    """
-    q = A @ p
-    q += pb
-    q /= p_norm
-    cq = cost * q
-    return q, A.T @ cq, float(cq.sum()), dot(q, cq)
 
 
 def row_blocks(X, executor, n_threads):
@@ -521,6 +394,5 @@ def thread_pool(n_threads):
         yield None
         return
     warn_if_no_openmp(n_threads)
-    schedule = ThreadSchedule(n_threads, mode=THREAD_MODE) if ThreadSchedule is not None else nullcontext()
-    with ThreadPoolExecutor(n_threads) as executor, schedule:
+    with ThreadPoolExecutor(n_threads) as executor, ThreadSchedule(n_threads, mode=THREAD_MODE):
         yield executor

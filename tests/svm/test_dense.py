@@ -7,12 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, _mfn, _rowblocks
-from skssl.svm._kernels import COMPILED, ThreadSchedule, dense_cgls, dense_matvec_subset
+from skssl.svm._kernels import ThreadSchedule, dense_cgls, dense_matvec_subset
 from skssl.svm._mfn import l2_svm_mfn
 from skssl.svm._rowblocks import MIN_BLOCK_NNZ
 from skssl.svm._validation import as_float64_design
-
-pytestmark = pytest.mark.skipif(not COMPILED, reason="the compiled kernels are not built")
 
 
 def _problem(seed):
@@ -43,14 +41,20 @@ def _fit(X, y, cost, rows, alpha, n_threads):
         return l2_svm_mfn(X, y, cost, alpha=alpha, rows=rows, executor=ex, n_threads=n_threads)
 
 
-def _used_python_loop(monkeypatch):
+def _spy_on_the_dense_kernel(monkeypatch):
+    # Dense X must reach the dense kernel: a CSR copy of it in the CSR kernel would be another path.
     calls = []
+    dense = _mfn.dense_cgls
 
     def spy(*args):
         calls.append(1)
-        raise AssertionError("the Python CGLS loop ran on dense X")
+        return dense(*args)
 
-    monkeypatch.setattr(_mfn, "gram_product", spy)
+    def csr(*args):
+        raise AssertionError("dense X reached the CSR kernel")
+
+    monkeypatch.setattr(_mfn, "dense_cgls", spy)
+    monkeypatch.setattr(_mfn, "csr_cgls", csr)
     return calls
 
 
@@ -63,7 +67,6 @@ def test_dense_path_gives_the_csr_paths_objective_and_weights(seed, monkeypatch)
     monkeypatch.setattr(_mfn, "EPSILON", 1e-13)
     # Rows big enough for two blocks of the products on some seeds (the 2-thread fits then split them).
     monkeypatch.setattr("skssl.svm._rowblocks.MIN_BLOCK_NNZ", 20)
-    _used_python_loop(monkeypatch)
     for n_threads in (1, 2):
         dense = _fit(X, y, cost, rows, alpha, n_threads)
         csr = _fit(sp.csr_matrix(X), y, cost, rows, alpha, n_threads)
@@ -151,11 +154,11 @@ def test_dense_kernels_reject_mismatched_shapes():
         dense_matvec_subset(X, rows, np.zeros(2), 0.0, np.zeros(5), 1)
 
 
-def test_dense_fit_uses_neither_the_python_loop_nor_row_slices(monkeypatch):
-    # Dense X runs the compiled loop on its rows in place: no gram_product (two BLAS products per CGLS
-    # iteration) and no copy of the active rows, on any active set (TSVM-like fits have few active rows).
+def test_dense_fit_runs_the_dense_kernel_on_rows_read_in_place(monkeypatch):
+    # Dense X runs the compiled dense loop on its rows in place: no other kernel and no copy of the active rows,
+    # on any active set (TSVM-like fits have few active rows).
     X, y, cost, rows, alpha = _problem(3)
-    _used_python_loop(monkeypatch)
+    calls = _spy_on_the_dense_kernel(monkeypatch)
 
     def no_slice(*args):
         raise AssertionError("the active rows of dense X were copied")
@@ -163,7 +166,7 @@ def test_dense_fit_uses_neither_the_python_loop_nor_row_slices(monkeypatch):
     monkeypatch.setattr(_rowblocks.RowSlicer, "take", no_slice)
     res = l2_svm_mfn(X, np.sign(X[:, 0] + 0.1), np.full(X.shape[0], 1.0 / X.shape[0]), alpha=1e-2)
     assert res.converged
-    assert res.n_cg_iter > 0
+    assert res.n_cg_iter > 0 and calls
 
 
 def test_fortran_ordered_input_is_copied_once_and_not_modified():

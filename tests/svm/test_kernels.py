@@ -1,6 +1,7 @@
-"""The compiled kernels (CGLS loop, line search, DA's mean belief) against the Python versions they replace."""
+"""The compiled kernels (CGLS loop, line search, DA's mean belief) against the numpy oracles of tests/svm/_oracle.py."""
 
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -8,12 +9,12 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit
 
-from skssl.svm import _mfn
 from skssl.svm._da import optimize_p
-from skssl.svm._kernels import COMPILED, belief_mean, csr_cgls, line_search_terms
-from skssl.svm._mfn import _line_search_sorted, cgls
+from skssl.svm._kernels import belief_mean, csr_cgls, dense_cgls, line_search_terms
+from skssl.svm._mfn import cgls
 
-pytestmark = pytest.mark.skipif(not COMPILED, reason="the compiled kernels are not built")
+from ._oracle import cgls as oracle_cgls
+from ._oracle import line_search_sorted as _line_search_sorted
 
 
 def _cgls_problem(rng):
@@ -28,11 +29,9 @@ def _cgls_problem(rng):
 
 
 def _python_cgls(monkeypatch, X, cost, target, w, b, alpha, eps, max_iter):
-    with monkeypatch.context() as m:
-        m.setattr(_mfn, "kernel_rows", lambda A: None)
-        out = X @ w + b
-        w = w.copy()
-        b, ok, n = cgls(X, cost, target, out, w, b, alpha, eps, max_iter)
+    out = X @ w + b
+    w = w.copy()
+    b, ok, n = oracle_cgls(X, cost, target, out, w, b, alpha, eps, max_iter)
     return w, b, out, ok, n
 
 
@@ -71,6 +70,33 @@ def test_compiled_cgls_on_one_block_is_the_python_loop_up_to_rounding(monkeypatc
     assert ok and ok_ref and n == n_ref > 5
     np.testing.assert_allclose(w, w_ref, rtol=1e-8, atol=1e-12)
     assert b == pytest.approx(b_ref, rel=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["csr int32", "csr int64", "dense rows"])
+@pytest.mark.parametrize("seed", range(8))
+def test_every_kind_of_rows_runs_the_oracles_cgls(kind, seed):
+    # The one compiled loop on each kind of rows it is compiled for, against the numpy oracle on the same system:
+    # CSR rows with either index type, and dense rows listed out of order and read in place.
+    rng = np.random.RandomState(seed)
+    X, cost, target, w0, b0, alpha = _cgls_problem(rng)
+    n = X.shape[0]
+    bounds = np.unique(np.array([0, n // 3, n], dtype=np.intp))
+    w, out = w0.copy(), X @ w0 + b0
+    w_ref, out_ref = w0.copy(), out.copy()
+    b_ref, ok_ref, n_ref = oracle_cgls(X, cost, target, out_ref, w_ref, b0, alpha, 1e-8, 10000)
+    if kind == "dense rows":
+        order = rng.permutation(n).astype(np.intp)
+        stored = np.empty((n, X.shape[1]))
+        stored[order] = X.toarray()  # row i of the system is stored at row order[i]
+        b, ok, k = dense_cgls(stored, order, bounds, cost, target, out, w, b0, alpha, 1e-8, 10000, 2)
+    else:
+        dtype = np.int32 if kind == "csr int32" else np.int64
+        indices, indptr = X.indices.astype(dtype), X.indptr.astype(dtype)
+        b, ok, k = csr_cgls(X.data, indices, indptr, bounds, cost, target, out, w, b0, alpha, 1e-8, 10000, 2)
+    assert ok and ok_ref and abs(k - n_ref) <= max(2, n_ref // 10)
+    scale = max(1.0, np.abs(w_ref).max())
+    np.testing.assert_allclose(w, w_ref, rtol=1e-6, atol=1e-6 * scale)
+    np.testing.assert_allclose(out, X @ w + b, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(out).max()))
 
 
 def _terms(rng, n):
@@ -169,3 +195,48 @@ def test_the_checked_build_catches_an_index_out_of_bounds(monkeypatch):
         X.data, X.indices, X.indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-6, 3, 2
     )
     assert IndexError in caught
+
+
+@pytest.mark.skipif(
+    os.environ.get("SKSSL_CHECKED_KERNELS") != "1",
+    reason="needs the kernels built with bounds checks (SKSSL_CHECKED_KERNELS=1 python setup.py build_ext "
+    "--inplace); in a release build this call would read and write out of bounds",
+)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_the_checked_build_catches_a_row_pointer_out_of_bounds(monkeypatch, index_dtype):
+    """The row pointers the kernels follow are checked too, in either index type, in products and in CGLS."""
+    from skssl.svm._kernels import csr_matvec_blocks
+
+    caught = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: caught.append(info.exc_type))
+    X = sp.random(50, 10, density=0.3, format="csr", random_state=0)
+    indices, indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+    indptr[-1] = X.nnz + 7  # the last row runs past the stored values
+    n = X.shape[0]
+    bounds = np.array([0, 25, 50], dtype=np.intp)  # the bad row in the second block: an OpenMP worker's report
+    csr_matvec_blocks(X.data, indices, indptr, bounds, np.ones(10), np.zeros(n), 2)
+    assert caught == [IndexError]
+    csr_cgls(X.data, indices, indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-6, 3, 2)
+    assert len(caught) > 1 and set(caught) == {IndexError}
+
+
+def test_the_build_says_whether_its_indices_are_checked():
+    from skssl.svm import _csr_kernels
+
+    assert _csr_kernels.CHECKED is (os.environ.get("SKSSL_CHECKED_KERNELS") == "1")
+
+
+def test_skssl_svm_without_the_built_kernels_raises_an_import_error_that_says_how_to_build():
+    # A source tree run without build_ext: no fallback, a clear error at import of skssl.svm.
+    code = (
+        "import sys\n"
+        "sys.modules['skssl.svm._csr_kernels'] = None\n"
+        "try:\n"
+        "    import skssl.svm\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+        "else:\n"
+        "    print('imported')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "not built" in out and "build_ext --inplace" in out and "pip install -e ." in out

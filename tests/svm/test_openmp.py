@@ -21,10 +21,9 @@ def _data(n_classes=2):
 
 @pytest.fixture
 def openmp_build(monkeypatch):
-    """Set the kernels' OpenMP flag (on compiled kernels) and forget an earlier warning of this process."""
+    """Set the kernels' OpenMP flag and forget an earlier warning of this process."""
 
     def build(openmp):
-        monkeypatch.setattr(_kernels, "COMPILED", True)
         monkeypatch.setattr(_kernels, "OPENMP", openmp)
         monkeypatch.setattr(_kernels, "_no_openmp_warned", False)
 
@@ -78,15 +77,4 @@ def test_no_warning_when_the_threads_are_used(openmp, n_jobs, n_classes, openmp_
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         LinearL2SVC(n_jobs=n_jobs).fit(X, y)
-    assert _openmp_warnings(record) == []
-
-
-def test_a_source_tree_without_kernels_does_not_warn(monkeypatch):
-    # The Python paths run the row blocks on a thread pool: n_jobs is not lost.
-    monkeypatch.setattr(_kernels, "COMPILED", False)
-    monkeypatch.setattr(_kernels, "OPENMP", False)
-    monkeypatch.setattr(_kernels, "_no_openmp_warned", False)
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        _kernels.warn_if_no_openmp(4)
     assert _openmp_warnings(record) == []

@@ -1,4 +1,4 @@
-"""Row-block products in threads (n_jobs) against the plain products."""
+"""Row-block products on the kernels' threads (n_jobs) against the plain products."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -7,8 +7,11 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _mfn, _rowblocks
-from skssl.svm._kernels import COMPILED
-from skssl.svm._rowblocks import RowBlocks, gram_product, row_blocks, share_threads, transposed
+from skssl.svm._kernels import csr_cgls
+from skssl.svm._rowblocks import RowBlocks, row_blocks, share_threads
+
+from ._oracle import cgls as oracle_cgls
+from ._oracle import gram_product
 
 
 @pytest.mark.parametrize("sparse", [True, False])
@@ -21,73 +24,71 @@ def test_row_block_products_equal_the_plain_ones(sparse, n_blocks):
     X.eliminate_zeros()
     if not sparse:
         X = X.toarray()
-    v, z = rng.randn(37), rng.randn(101)
+    v = rng.randn(37)
     with ThreadPoolExecutor(2) as ex:
         A = RowBlocks(X, ex, n_blocks)
         if sparse:  # bitwise: scipy sums each row the same way in a block
             np.testing.assert_array_equal(A @ v, X @ v)
         else:  # BLAS may order a row's sum differently for another block size
             np.testing.assert_allclose(A @ v, X @ v, rtol=1e-13, atol=1e-13)
-        np.testing.assert_allclose(A.T @ z, X.T @ z, rtol=1e-13, atol=1e-13)
-        assert A.shape == X.shape and A.T.shape == X.shape[::-1]
-    if sparse:  # blocks share X's data: no copy
-        assert all(np.shares_memory(blk.data, X.data) for blk in A._blocks if blk.nnz)
+        assert A.shape == X.shape
 
 
 def test_the_fused_kernel_is_compiled():
-    assert COMPILED, (
-        "skssl/svm/_csr_kernels.pyx is not built: run `pip install -e .` (or `python setup.py build_ext --inplace`)"
-    )
-
-
-def _gram_reference(X, p, pb, p_norm, cost):
-    q = (X @ p + pb) / p_norm
-    return q, X.T @ (cost * q), (cost * q).sum(), q @ (cost * q)
+    # skssl.svm imports only with the kernels built; no other path exists.
+    assert csr_cgls.__module__ == "skssl.svm._csr_kernels"
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("layout", ["csr", "dense", "blocks2", "blocks3", "dense_blocks"])
 @pytest.mark.parametrize("seed", range(4))
-def test_gram_product_equals_two_products(index_dtype, layout, seed):
+def test_kernel_row_products_equal_the_plain_ones(index_dtype, layout, seed):
+    # X @ p on the kernels (all rows, a block split, or the dense rows) against scipy's / numpy's product.
     rng = np.random.RandomState(seed)
     n, d = rng.randint(1, 120), rng.randint(1, 40)
     X = sp.random(n, d, density=rng.uniform(0.01, 0.5), format="csr", random_state=rng)
     X.data = rng.randn(X.nnz) * 10.0 ** rng.randint(-3, 4)
     X.indices = X.indices.astype(index_dtype)
     X.indptr = X.indptr.astype(index_dtype)
-    p, pb, p_norm = rng.randn(d), rng.randn(), rng.uniform(0.1, 10)
-    cost = rng.exponential(size=n) * (rng.rand(n) < 0.7)  # some zero costs: skipped rows
-    expected = _gram_reference(X, p, pb, p_norm, cost)
+    p = rng.randn(d)
     with ThreadPoolExecutor(2) as ex:
         if layout == "csr":
-            A = X
+            q = _mfn._outputs(X, np.arange(n, dtype=np.intp), p, 0.0, 2)
         elif layout == "dense":
-            A = X.toarray()
+            q = _mfn._outputs(X.toarray(), np.arange(n, dtype=np.intp), p, 0.0, 2)
         elif layout == "dense_blocks":
-            A = RowBlocks(X.toarray(), ex, 2) if n >= 2 else X.toarray()
+            q = RowBlocks(X.toarray(), ex, 2) @ p if n >= 2 else X.toarray() @ p
         else:
-            A = RowBlocks(X, ex, int(layout[-1])) if n >= int(layout[-1]) else X
-        q, u, cq_sum, qcq = gram_product(A, p, pb, p_norm, cost)
+            q = RowBlocks(X, ex, int(layout[-1])) @ p if n >= int(layout[-1]) else X @ p
     if layout in ("csr", "blocks2", "blocks3"):  # each row summed as scipy sums it
-        np.testing.assert_array_equal(q, expected[0])
+        np.testing.assert_array_equal(q, X @ p)
     else:
-        np.testing.assert_allclose(q, expected[0], rtol=1e-12, atol=1e-12 * np.abs(expected[0]).max(initial=1))
-    scale = np.abs(X).T @ np.abs(cost * q) + 1e-300
-    np.testing.assert_allclose(u, expected[1], rtol=0, atol=1e-13 * scale.max())
-    np.testing.assert_allclose([cq_sum, qcq], expected[2:], rtol=1e-12, atol=1e-300)
+        want = X.toarray() @ p
+        np.testing.assert_allclose(q, want, rtol=1e-12, atol=1e-12 * np.abs(want).max(initial=1))
 
 
-def test_gram_product_accepts_read_only_inputs_and_does_not_modify_them():
+def test_the_oracle_gram_product_equals_two_products():
     rng = np.random.RandomState(0)
     X = sp.random(60, 20, density=0.3, format="csr", random_state=rng)
-    p, cost = rng.randn(20), rng.rand(60)
-    before = [a.copy() for a in (X.data, X.indices, X.indptr, p, cost)]
-    for a in (X.data, X.indices, X.indptr, p, cost):  # read-only inputs (memory-mapped data) are accepted
+    p, cost = rng.randn(20), rng.exponential(size=60)
+    q, u, cq_sum, qcq = gram_product(X, p, 0.5, 2.0, cost)
+    np.testing.assert_array_equal(q, (X @ p + 0.5) / 2.0)
+    np.testing.assert_allclose(u, X.T @ (cost * q), rtol=1e-13)
+    np.testing.assert_allclose([cq_sum, qcq], [(cost * q).sum(), q @ (cost * q)], rtol=1e-13)
+
+
+def test_the_kernels_accept_read_only_inputs_and_do_not_modify_them():
+    rng = np.random.RandomState(0)
+    X = sp.random(60, 20, density=0.3, format="csr", random_state=rng)
+    p, cost, target = rng.randn(20), rng.rand(60), np.sign(rng.randn(60))
+    before = [a.copy() for a in (X.data, X.indices, X.indptr, p, cost, target)]
+    for a in (X.data, X.indices, X.indptr, p, cost, target):  # read-only inputs (memory-mapped data) are accepted
         a.flags.writeable = False
     with ThreadPoolExecutor(2) as ex:
-        gram_product(RowBlocks(X, ex, 2), p, 0.5, 2.0, cost)
-    gram_product(X, p, 0.5, 2.0, cost)
-    for a, b in zip((X.data, X.indices, X.indptr, p, cost), before):
+        RowBlocks(X, ex, 2) @ p
+    bounds = np.array([0, 30, 60], dtype=np.intp)
+    csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, np.zeros(60), np.zeros(20), 0.0, 1e-2, 1e-6, 50, 2)
+    for a, b in zip((X.data, X.indices, X.indptr, p, cost, target), before):
         np.testing.assert_array_equal(a, b)
 
 
@@ -113,8 +114,6 @@ def test_n_jobs_leaves_the_objective_unchanged(monkeypatch, Est):
     w = rng.randn(300)
     y = (X @ w > 0).astype(int)
     y_semi = np.where(rng.rand(400) < 0.15, y, -1)
-    if _mfn.csr_cgls is None:
-        pytest.skip("the compiled kernels are not built")
     calls = []
     original = _mfn.csr_cgls
 
@@ -132,24 +131,6 @@ def test_n_jobs_leaves_the_objective_unchanged(monkeypatch, Est):
     np.testing.assert_allclose(two.objective_, one.objective_, rtol=1e-9)
     np.testing.assert_allclose(two.coef_, one.coef_, rtol=1e-6, atol=1e-9)
     np.testing.assert_array_equal(two.predict(X), one.predict(X))
-
-
-def test_transposed_blocks_share_the_arrays_of_x():
-    # scipy's .T copies data and indices that are views of less than half of
-    # a larger array, which every row block but a dominant one is.
-    X = sp.random(3000, 200, density=0.2, format="csr", random_state=0)
-    with ThreadPoolExecutor(3) as executor:
-        A = RowBlocks(X, executor, 3)
-        for blk_t in A._blocks_t:
-            assert np.shares_memory(blk_t.data, X.data) and np.shares_memory(blk_t.indices, X.indices)
-        z = np.random.RandomState(0).rand(3000)
-        np.testing.assert_allclose(A.T @ z, X.T @ z, rtol=1e-13)
-    small = X[:1000]
-    view = sp.csr_matrix((10, 200))
-    view.indptr = small.indptr[:11].copy()
-    view.indices, view.data = small.indices[: small.indptr[10]], small.data[: small.indptr[10]]
-    assert np.shares_memory(transposed(view).data, small.data)
-    np.testing.assert_array_equal(transposed(view).toarray(), view.toarray().T)
 
 
 def _blocked_problem(monkeypatch, seed):
@@ -171,14 +152,24 @@ def test_two_thread_fits_are_bitwise_repeatable(monkeypatch, Est):
         np.testing.assert_array_equal(other.intercept_, fits[0].intercept_)
 
 
+def _oracle_cgls(XJ, *args):
+    # The numpy CGLS of tests/svm/_oracle.py on the plain matrix behind the kernels' rows.
+    if isinstance(XJ, _rowblocks.DenseRows):
+        XJ = XJ.X[XJ.rows]
+    elif isinstance(XJ, RowBlocks):
+        XJ = XJ.X
+    return oracle_cgls(XJ, *args)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
-def test_the_python_path_of_unbuilt_kernels_fits_the_same_model(monkeypatch, Est):
-    # A source tree whose kernels were not compiled runs CGLS in Python on scipy's products, in row blocks on the
-    # Python pool with n_jobs=2: the same model as the compiled loop, up to the order of the sums.
+def test_fits_on_the_numpy_oracle_cgls_give_the_same_model(monkeypatch, Est, sparse):
+    # The compiled CGLS (on two row blocks with n_jobs=2) against the plain numpy loop it replaced, over a whole
+    # fit: the same model, up to the order of the sums.
     X, y_semi = _blocked_problem(monkeypatch, 2)
+    X = X if sparse else X.toarray()
     compiled = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
-    monkeypatch.setattr(_rowblocks, "_fused", lambda X: False)
-    monkeypatch.setattr(_mfn, "kernel_rows", lambda A: None)
-    python = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
-    np.testing.assert_allclose(python.objective_, compiled.objective_, rtol=1e-9)
-    np.testing.assert_array_equal(python.predict(X), compiled.predict(X))
+    monkeypatch.setattr(_mfn, "cgls", _oracle_cgls)
+    oracle = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
+    np.testing.assert_allclose(oracle.objective_, compiled.objective_, rtol=1e-9)
+    np.testing.assert_array_equal(oracle.predict(X), compiled.predict(X))

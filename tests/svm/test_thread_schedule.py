@@ -9,7 +9,6 @@ import scipy.sparse as sp
 from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC, _kernels, _rowblocks
 from skssl.svm._rowblocks import thread_pool
 
-pytestmark = pytest.mark.skipif(not _kernels.COMPILED, reason="the compiled kernels are not built")
 
 ThreadSchedule = _kernels.ThreadSchedule
 
