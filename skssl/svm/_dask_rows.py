@@ -48,6 +48,7 @@ Decisions
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils.validation import check_sparse_structure
 from ._validation import MAX_ABS_VALUE
 
 __all__ = ["BlockStats", "CheckedBlock", "DaskRows", "dask_client"]
@@ -111,7 +112,9 @@ def _check_block(X, y, sw, index):
     """Validate one block of rows, its labels and weights; return it as a :class:`CheckedBlock`."""
     if X.ndim != 2:
         raise ValueError(f"Block {index} of X has {X.ndim} dimension(s); expected rows of a 2-D array.")
-    X = _as_block(X)
+    # scipy's compiled conversions and products on the worker trust a sparse block's indices, as skssl's
+    # kernels do in memory: its structure is checked first, as fit checks an in-memory X.
+    X = _as_block(check_sparse_structure(X, input_name=f"block {index} of X"))
     values = X.data if sp.issparse(X) else X
     if values.size and not np.isfinite(values).all():
         raise ValueError(f"Block {index} of X contains NaN or infinity.")

@@ -1,0 +1,47 @@
+"""The checks a Dask fit runs on each row block where it lives (no cluster needed)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skssl.svm._dask_rows import _check_block
+
+
+def _corrupt(X, how, rng):
+    """A copy of the CSR block ``X`` whose stored structure is broken in the way ``how`` names."""
+    X = X.copy()
+    if how == "column past the end":
+        X.indices[rng.randint(X.nnz)] = X.shape[1] + rng.randint(1, 1000)
+    elif how == "negative column":
+        X.indices[rng.randint(X.nnz)] = -rng.randint(1, 1000)
+    elif how == "indptr decreasing":
+        row = rng.randint(1, X.shape[0])
+        X.indptr[row] = X.indptr[row + 1] + 1
+    elif how == "indptr past the entries":
+        X.indptr[-1] = X.nnz + rng.randint(1, 1000)
+    return X
+
+
+@pytest.mark.parametrize(
+    "how", ["column past the end", "negative column", "indptr decreasing", "indptr past the entries"]
+)
+def test_a_block_with_a_broken_structure_is_refused_before_any_product(how):
+    # Over many random blocks: the block's check raises a ValueError naming the block, and never reaches
+    # scipy's compiled conversion or products with the broken indices.
+    rng = np.random.RandomState(0)
+    for trial in range(40):
+        n, d = rng.randint(3, 40), rng.randint(2, 30)
+        X = sp.random(n, d, density=0.3, format="csr", random_state=rng)
+        if X.nnz == 0:
+            continue
+        y = np.where(rng.rand(n) < 0.5, rng.randint(0, 2, n), -1)
+        with pytest.raises(ValueError, match=f"block {trial} of X"):
+            _check_block(_corrupt(X, how, rng), y, None, trial)
+
+
+def test_a_sound_sparse_block_stays_sparse():
+    X = sp.random(20, 10, density=0.3, format="csr", random_state=0)
+    y = np.r_[0, 1, [-1] * 18]
+    checked = _check_block(X, y, None, 0)
+    assert sp.issparse(checked.X)
+    np.testing.assert_array_equal(checked.X.toarray(), X.toarray())
