@@ -264,12 +264,15 @@ def _dense_rows(const double[:, ::1] X, rows=None):
     return R
 
 
-def _check_rows(rows, n_rows):
-    """Refuse row indices outside ``X`` (of ``n_rows`` rows) before a kernel uses them; one past the largest."""
-    if not len(rows):
-        return 0
-    listed = np.asarray(rows)
-    low, high = int(listed.min()), int(listed.max())
+cdef Py_ssize_t _check_rows(const Py_ssize_t[::1] rows, Py_ssize_t n_rows) except -1:
+    # Refuse row indices outside X (of n_rows rows) before a kernel uses them; one past the largest.
+    cdef Py_ssize_t i, low = 0, high = -1
+    if rows.shape[0]:
+        low = high = rows[0]
+    with nogil:
+        for i in range(rows.shape[0]):
+            low = min(low, rows[i])
+            high = max(high, rows[i])
     if low < 0 or high >= n_rows:
         raise ValueError(f"rows must lie in [0, {n_rows}); got indices from {low} to {high}.")
     return high + 1
@@ -586,17 +589,25 @@ def dense_matvec_subset(X, rows, v, b, out, n_threads):
     _matvec(_dense_rows(X, rows), _even_bounds(len(rows), n_threads), v, b, out, n_threads)
 
 
-def _even_bounds(n_rows, n_blocks):
+cdef Py_ssize_t[::1] _even_bounds(Py_ssize_t n_rows, Py_ssize_t n_blocks):
     # The bounds of n_blocks row blocks of n_rows rows (a listed row's output does not depend on its block).
-    return np.linspace(0, n_rows, max(1, min(n_blocks, n_rows)) + 1).astype(np.intp)
+    cdef Py_ssize_t k
+    n_blocks = max(1, min(n_blocks, n_rows))
+    cdef Py_ssize_t[::1] bounds = np.empty(n_blocks + 1, dtype=np.intp)
+    for k in range(n_blocks + 1):
+        bounds[k] = n_rows * k // n_blocks
+    return bounds
 
 
-def _check_blocks(const Py_ssize_t[::1] bounds, Py_ssize_t n_rows):
-    """Refuse row blocks that do not run from row 0 to ``n_rows`` in order, before a kernel uses them."""
+cdef int _check_blocks(const Py_ssize_t[::1] bounds, Py_ssize_t n_rows) except -1:
+    # Refuse row blocks that do not run from row 0 to n_rows in order, before a kernel uses them.
+    cdef Py_ssize_t k
     if bounds.shape[0] < 1 or bounds[0] != 0 or bounds[bounds.shape[0] - 1] != n_rows:
         raise ValueError(f"bounds must run from 0 to the {n_rows} rows.")
-    if np.any(np.diff(np.asarray(bounds)) < 0):
-        raise ValueError("bounds must never decrease.")
+    for k in range(1, bounds.shape[0]):
+        if bounds[k] < bounds[k - 1]:
+            raise ValueError("bounds must never decrease.")
+    return 0
 
 
 def _matvec(_KernelRows X, const Py_ssize_t[::1] bounds, const double[::1] v, double b, double[::1] out,
