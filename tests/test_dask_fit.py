@@ -165,12 +165,12 @@ def test_defaults_on_dask_multiclass(client, estimator, sparse, weighted):
 
 def test_line_search_bisects_when_breakpoints_are_many(client, monkeypatch):
     """With room for only 1 breakpoint on the client, the line search narrows its bracket on the workers first."""
-    from skssl.svm import _dask_solvers
+    from skssl.svm import _dask_mfn
 
     X, y = _problem(2, True)
     in_memory = TransductiveSVC(safeguard=None, max_iter=8).fit(X, y)
     gathered = TransductiveSVC(safeguard=None, max_iter=8).fit(*_dask(X, y, CHUNKINGS[0])[:2])
-    monkeypatch.setattr(_dask_solvers, "GATHER_BREAKPOINTS", 1)
+    monkeypatch.setattr(_dask_mfn, "GATHER_BREAKPOINTS", 1)
     bisected = TransductiveSVC(safeguard=None, max_iter=8).fit(*_dask(X, y, CHUNKINGS[0])[:2])
     _assert_same_model(bisected, in_memory, X)
     assert bisected.dask_rounds_ > gathered.dask_rounds_  # the probes' round trips

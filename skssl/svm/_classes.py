@@ -72,7 +72,10 @@ from ._base import (
 from ..utils._dask import is_dask_array
 from ._callback import current_callback
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
-from ._dask_solvers import DaskTSVMRows, dask_deterministic_annealing, dask_mfn, new_states
+from ._dask_da import dask_deterministic_annealing
+from ._dask_mfn import dask_mfn
+from ._dask_problem import new_states
+from ._dask_tsvm import DaskTSVMRows
 from ._docs import fill_doc
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
 from ._potts import potts_annealing

@@ -131,7 +131,7 @@ def belief_root(excess, args, g_min, g_max, T, r):
     The bracket comes from the range of ``g`` and is widened if rounding
     leaves an end on the wrong side; brentq finds the root to ``1e-11 T``.
     :func:`optimize_p` evaluates ``excess`` on the rows in memory, the Dask
-    fit on the sums of its row blocks (:mod:`skssl.svm._dask_solvers`).
+    fit on the sums of its row blocks (:mod:`skssl.svm._dask_da`).
 
     Parameters
     ----------

@@ -2,9 +2,10 @@
 
 :func:`fit_on_dask` is what ``fit`` runs when ``X`` is a ``dask.array``
 (see :mod:`skssl.svm._dask_rows` for the blocks and
-:mod:`skssl.svm._dask_solvers` for the solvers). It does what the
-in-memory ``fit`` does (:mod:`skssl.svm._base`) with sums over the row
-blocks in place of arrays: the classes, the class fractions,
+:mod:`skssl.svm._dask_problem`, :mod:`skssl.svm._dask_mfn`,
+:mod:`skssl.svm._dask_tsvm` and :mod:`skssl.svm._dask_da` for the
+solvers). It does what the in-memory ``fit`` does (:mod:`skssl.svm._base`)
+with sums over the row blocks in place of arrays: the classes, the class fractions,
 ``alpha="auto"``, ``class_weight``, the dropping of zero-weight rows, one
 binary problem per class, the checks of the result and the safeguard.
 
@@ -38,7 +39,7 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from ._base import ALPHA_MIN, _alpha_error, _check_alpha
 from ._dask_rows import DaskRows
-from ._dask_solvers import ProblemSpec
+from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
 from ._regularization import auto_alpha_from_sums
 from ._safeguard import candidate_fractions

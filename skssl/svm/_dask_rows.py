@@ -8,7 +8,8 @@ them where they are, and runs the solvers' per-block steps as Dask tasks
 a few feature-length vectors and scalars, and returns the block's next
 state (a new future, on the same worker) and a small reply that the client
 gathers and sums in block order. The solvers of
-:mod:`skssl.svm._dask_solvers` are written on these rounds.
+:mod:`skssl.svm._dask_mfn`, :mod:`skssl.svm._dask_tsvm` and
+:mod:`skssl.svm._dask_da` are written on these rounds.
 
 Decisions
 ---------

@@ -279,7 +279,7 @@ def tsvm_loop(rows, *, unlabeled_weight, positive_fraction, max_switches, max_it
 
     ``rows`` holds the data, the temporary labels and the costs, in memory
     (:class:`_TSVMArrays`) or on a cluster's blocks
-    (:class:`~skssl.svm._dask_solvers.DaskTSVMRows`); both give
+    (:class:`~skssl.svm._dask_tsvm.DaskTSVMRows`); both give
     ``n_unl``, ``solve_labeled()``, ``supervised_result(res)``,
     ``start_labels(res, n_pos)``, ``set_unlabeled_cost(lam)``,
     ``solve(res, first)``, ``switch(res, max_switches)``,

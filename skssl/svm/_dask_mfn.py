@@ -1,0 +1,324 @@
+"""l2-SVM-MFN on a Dask cluster: Newton steps, CGLS and the exact line search as rounds over the row blocks.
+
+:func:`~skssl.svm._mfn.l2_svm_mfn` on the blocks' states of
+:mod:`skssl.svm._dask_problem`: the client holds the weights and CGLS's
+direction and residual; each round sends them to the blocks and sums what
+the blocks return. Its in-memory loop works on arrays in place, so it is
+written here again on rounds.
+
+Decisions
+---------
+* **One round trip per CGLS iteration.** A step takes the new direction
+  ``p`` and returns ``X_J^T (C q)`` with ``q = X_J p``, and the scalars
+  ``q' C q``, ``sum(C q)``, ``z' C q`` and ``|C q|^2``; the client updates
+  ``w`` and ``X^T z`` and gets ``sum(z)`` and ``|z|^2`` after the row update
+  ``z -= t C q`` from those scalars, so the row update itself runs at the
+  start of the next step (fused with its product). A Newton step adds two
+  rounds: its system (active set, ``X_J^T z``, fused with the previous line
+  search's step) and the end of CGLS (the outputs at the Newton point, the
+  optimality test and the line search's breakpoints). Bytes per CGLS
+  iteration: one direction out and one feature-length sum back per block.
+* **Exact line search on global sums.** Each block computes its
+  breakpoints (where a loss term enters or leaves the active set) and their
+  slope changes. When there are at most :data:`GATHER_BREAKPOINTS` in all,
+  the client gathers them and walks them sorted, as the in-memory search
+  does; otherwise it bisects on the step: each probe returns the blocks'
+  sums of slope changes before the probe and their breakpoint counts in
+  the bracket, until the bracket holds few enough to gather. The step is
+  the in-memory one up to rounding.
+"""
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ._callback import current_callback, notify
+from ._dask_problem import _NO_W, _half_penalty, _sum, _zero_outputs
+from ._kernels import dot
+from ._mfn import (
+    BIG_EPSILON,
+    CGITERMAX,
+    EPSILON,
+    MFNITERMAX,
+    RELATIVE_STOP_EPS,
+    SMALL_CGITERMAX,
+    CGTolerance,
+    MFNResult,
+    _active_system,
+    check_newton_point,
+    mfn_objective,
+)
+from ._mfn import _finish as _report
+
+__all__ = [
+    "GATHER_BREAKPOINTS",
+    "dask_mfn",
+]
+
+#: The line search gathers the breakpoints to the client when there are at most this many (in all blocks).
+GATHER_BREAKPOINTS = 1 << 16
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Worker side: a block's state and the steps on it. A step never modifies the state it is given.
+
+
+def _objective_part(s, o):
+    """The block's part of l2-SVM-MFN's loss, ``1/2 sum_t c_t max(0, 1 - y_t o_t)^2``."""
+    return mfn_objective(_NO_W, 0.0, o, s.targets, s.cost, 0.0, s.rows)
+
+
+def _system(s, delta):
+    """Take the line search's step ``delta`` (if any), then build the Newton system at the outputs."""
+    o = s.o if delta is None else s.o + delta * (s.o_bar - s.o)
+    n_rows = s.X.shape[0]
+    active, J, cJ, tJ = _active_system(o, s.targets, s.cost, s.rows, n_rows)
+    XJ = s.X if J.size == n_rows else s.X[J]
+    oJ = o[J]
+    z = cJ * (tJ - oJ)
+    reply = (XJ.T @ z, float(z.sum()), dot(z, z), J.size, _objective_part(s, o))
+    return replace(s, o=o, active=active, J=J, XJ=XJ, cJ=cJ, tJ=tJ, oJ=oJ, z=z, q=None, o_bar=None, reply=reply)
+
+
+def _restart(s):
+    """The same Newton system from the Newton point's outputs (a tighter CGLS tolerance)."""
+    z = s.cJ * (s.tJ - s.oJ)
+    return replace(s, z=z, q=None, reply=(s.XJ.T @ z, float(z.sum()), dot(z, z), s.J.size, 0.0))
+
+
+def _row_update(s, t):
+    """CGLS's update of the rows for the previous step ``t``: ``o_J += t q``, ``z -= t C q``."""
+    if t is None:
+        return s.oJ, s.z
+    return s.oJ + t * s.q, s.z - t * (s.cJ * s.q)
+
+
+def _cgls_step(s, t, p, pb, p_norm):
+    oJ, z = _row_update(s, t)
+    q = s.XJ @ p
+    q += pb
+    q /= p_norm
+    cq = s.cJ * q
+    reply = (s.XJ.T @ cq, dot(q, cq), float(cq.sum()), dot(z, cq), dot(cq, cq))
+    return replace(s, oJ=oJ, z=z, q=q, reply=reply)
+
+
+def _finish(s, t, w_bar, b_bar, eps):
+    """End of CGLS: the Newton point's outputs, its optimality on the block and the line search's breakpoints."""
+    oJ, z = _row_update(s, t)
+    n_rows, J = s.X.shape[0], s.J
+    if J.size == n_rows:
+        o_bar = oJ
+    else:
+        o_bar = np.empty(n_rows)
+        others = np.ones(n_rows, dtype=bool)
+        others[J] = False
+        o_bar[others] = s.X[others] @ w_bar + b_bar
+        o_bar[J] = oJ
+    y, cost = s.targets, s.cost
+    ot, ot_bar = (s.o, o_bar) if s.rows is None else (s.o[s.rows], o_bar[s.rows])
+    yo_bar = y * ot_bar
+    active = s.active
+    optimal = bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))
+    # The line search's terms: the slope of F along the step is L + delta (R - L) on each piece.
+    yo = y * ot
+    act = yo < 1.0
+    do = ot_bar - ot
+    cdo = cost * do
+    L = dot(ot[act] - y[act], cdo[act])
+    R = dot(ot_bar[act] - y[act], cdo[act])
+    slope = y * do
+    entering = ~act & (slope < 0)
+    idx = np.flatnonzero((act & (slope > 0)) | entering)
+    with np.errstate(over="ignore", divide="ignore"):
+        deltas = (1.0 - yo[idx]) / slope[idx]
+    sc = np.where(entering[idx], 1.0, -1.0) * cdo[idx]
+    breaks = (deltas, sc * (ot[idx] - y[idx]), sc * (ot_bar[idx] - y[idx]))
+    few = idx.size <= GATHER_BREAKPOINTS
+    top = float(deltas.max()) if idx.size else 0.0
+    reply = (optimal, _objective_part(s, o_bar), L, R, idx.size, top, breaks if few else None)
+    return replace(s, oJ=oJ, z=z, q=None, o_bar=o_bar, breaks=breaks, reply=reply)
+
+
+def _accept(s):
+    """Move to the Newton point (it was optimal)."""
+    return replace(s, o=s.o_bar, o_bar=None, breaks=None, reply=None)
+
+
+def _probe(s, x, lo, hi, send):
+    """Sums of the slope changes of the breakpoints before ``x``, counts in ``[lo, x]`` and ``[x, hi]``, and
+    (``send``) the breakpoints in ``[lo, hi]``."""
+    d, dL, dR = s.breaks
+    before = d < x
+    low = (d >= lo) & (d <= x)
+    high = (d >= x) & (d <= hi)
+    inside = (d >= lo) & (d <= hi)
+    pts = (d[inside], dL[inside], dR[inside]) if send else None
+    return (float(dL[before].sum()), float(dR[before].sum()), int(low.sum()), int(high.sum()), pts)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Client side.
+
+
+def _walk(L, R, deltas, dL, dR):
+    """The root of the slope ``L + delta (R - L)`` along the sorted breakpoints (as the in-memory search)."""
+    order = np.argsort(deltas, kind="stable")
+    deltas = deltas[order]
+    Lk = L + np.concatenate([[0.0], np.cumsum(dL[order])])
+    Rk = R + np.concatenate([[0.0], np.cumsum(dR[order])])
+    with np.errstate(invalid="ignore", over="ignore"):
+        stop = Lk[:-1] + deltas * (Rk[:-1] - Lk[:-1]) >= 0
+    k = int(np.argmax(stop)) if stop.any() else deltas.size
+    L, R = Lk[k], Rk[k]
+    return float(-L / (R - L)) if R > L else 0.0
+
+
+def _cat(parts, k):
+    return np.concatenate([p[k] for p in parts]) if parts else np.empty(0)
+
+
+def _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha):
+    dw, db = w_bar - w, b_bar - b
+    L = alpha * (dot(w, dw) + b * db) + _sum(replies, 2)
+    R = alpha * (dot(w_bar, dw) + b_bar * db) + _sum(replies, 3)
+    if all(r[6] is not None for r in replies):
+        pts = [r[6] for r in replies]
+        return _walk(L, R, _cat(pts, 0), _cat(pts, 1), _cat(pts, 2))
+    lo, hi = 0.0, max(r[5] for r in replies)
+    count = _sum(replies, 4)
+    while True:
+        send = count <= GATHER_BREAKPOINTS
+        x = lo if send else 0.5 * (lo + hi)
+        if not send and not lo < x < hi:  # the bracket is down to rounding: gather what is in it
+            x, send = lo, True
+        probes = rows.query(_probe, states, x, lo, hi, send)
+        Lx, Rx = L + _sum(probes, 0), R + _sum(probes, 1)
+        if send:
+            pts = [p[4] for p in probes]
+            return _walk(Lx, Rx, _cat(pts, 0), _cat(pts, 1), _cat(pts, 2))
+        if Lx + x * (Rx - Lx) >= 0:
+            hi, count = x, _sum(probes, 2)
+        else:
+            lo, count = x, _sum(probes, 3)
+
+
+def _cgls(rows, states, system, w, b, alpha, eps, max_iter):
+    """CGLS on the blocks' Newton systems from ``(w, b)``; one round per iteration.
+
+    Returns ``(w, b, converged, n_iter, t, states)`` with ``t`` the last step, whose row update the blocks
+    have not made yet (``None``: none pending).
+    """
+    xtz, z_sum, zz, n_active = system[:4]
+    if n_active == 0:
+        return np.zeros_like(w), 0.0, True, 0, None, states
+    r = xtz - alpha * w
+    rb = z_sum - alpha * b
+    omega1 = dot(r, r) + rb * rb
+    eps2 = eps * eps
+    if omega1 <= eps2 * zz:
+        return w, b, True, 0, None, states
+    p, pb, omega_p, t = r, rb, omega1, None
+    for it in range(1, max_iter + 1):
+        p_norm = float(np.sqrt(omega_p))
+        states, replies = rows.round(_cgls_step, states, t, p, pb, p_norm)
+        u, qcq, cq_sum, zcq, cqcq = (_sum(replies, k) for k in range(5))
+        t = (omega1 / p_norm) / (alpha + qcq)
+        w = w + (t / p_norm) * p
+        b = b + (t / p_norm) * pb
+        xtz = xtz - t * u
+        r = xtz - alpha * w
+        # z -= t C q on the rows, whose sum and squared norm follow from the step's scalars.
+        z_sum = z_sum - t * cq_sum
+        zz = zz - 2.0 * t * zcq + t * t * cqcq
+        rb = z_sum - alpha * b
+        omega_new = dot(r, r) + rb * rb
+        if omega_new <= eps2 * zz:
+            return w, float(b), True, it, t, states
+        scale = omega_new / omega1
+        omega1 = omega_new
+        pb = rb + scale * pb
+        p = scale * p + r
+        omega_p = dot(p, p) + pb * pb
+    return w, float(b), False, max_iter, t, states
+
+
+def dask_mfn(rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, stop="relative", **limits):
+    """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm._mfn.l2_svm_mfn` on a cluster).
+
+    Parameters
+    ----------
+    rows : DaskRows
+        The cluster's blocks.
+    states : list of Future
+        Every block's :class:`BlockState`, its outputs at ``(w, b)`` (unless ``w`` is None).
+    alpha, w, b, first, tolerance, stop
+        As for :func:`~skssl.svm._mfn.l2_svm_mfn`.
+    **limits
+        ``rel_tol``, ``abs_tol``, ``max_iter`` and ``callback``, as for :func:`~skssl.svm._mfn.l2_svm_mfn`
+        (whose defaults they take); the callback gets the same events.
+
+    Returns
+    -------
+    result : MFNResult
+        Its ``outputs`` are the blocks' new states (futures), whose outputs are at the solution.
+    """
+    rel_tol = limits.get("rel_tol", RELATIVE_STOP_EPS)
+    abs_tol = limits.get("abs_tol", EPSILON)
+    max_iter = limits.get("max_iter", MFNITERMAX)
+    callback = current_callback(limits.get("callback"))
+    if w is None:
+        states = rows.submit(_zero_outputs, states, float(b))  # the outputs at w = 0
+    w = np.zeros(rows.n_features) if w is None else np.array(w, dtype=np.float64)
+    b = float(b)
+    tolerance = CGTolerance() if tolerance is None else tolerance
+    if first:  # a solve from scratch: a loose tolerance and a short first CGLS (as in memory)
+        tolerance.eps = BIG_EPSILON
+    cg_cap, eps = (SMALL_CGITERMAX if first else CGITERMAX), tolerance.eps
+    states, replies = rows.round(_system, states, None)
+    F = _half_penalty(alpha, w, b) + _sum(replies, 4)
+    system = [_sum(replies, k) for k in range(4)]
+    n_cg = n_empty = 0
+    seed = None
+    for it in range(1, max_iter + 1):
+        if seed is None:
+            n_empty += system[3] == 0
+            w0, b0 = w, b
+        else:
+            w0, b0 = seed
+            seed = None
+        start = time.process_time()
+        w_bar, b_bar, cg_ok, k, t, states = _cgls(rows, states, system, w0, b0, alpha, eps, cg_cap)
+        if callback is not None:
+            notify(
+                callback, "cgls", newton_step=it, n_rows=int(system[3]), n_iter=k, converged=cg_ok, eps=eps,
+                cpu_time=time.process_time() - start,
+            )  # fmt: skip
+        n_cg += k
+        check_newton_point(w_bar, b_bar)
+        cg_cap = CGITERMAX
+        states, replies = rows.round(_finish, states, t, w_bar, b_bar, eps)
+        if cg_ok and all(r[0] for r in replies):
+            if eps > EPSILON:
+                eps = tolerance.eps = EPSILON
+                states, replies = rows.round(_restart, states)
+                system = [_sum(replies, k) for k in range(4)]
+                seed = (w_bar, b_bar)
+                continue
+            F = _half_penalty(alpha, w_bar, b_bar) + _sum(replies, 1)
+            return _report(callback, MFNResult(w_bar, b_bar, rows.submit(_accept, states), F, it, n_cg,
+                                                      n_empty, True))  # fmt: skip
+        delta = _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha)
+        n_breaks = _sum(replies, 4)
+        w = w + delta * (w_bar - w)
+        b = b + delta * (b_bar - b)
+        states, replies = rows.round(_system, states, delta)
+        F_old, F = F, _half_penalty(alpha, w, b) + _sum(replies, 4)
+        system = [_sum(replies, k) for k in range(4)]
+        if callback is not None:
+            notify(callback, "line_search", newton_step=it, n_breakpoints=int(n_breaks), step=delta, objective=F)
+        gap = abs(F - F_old)
+        if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
+            return _report(callback, MFNResult(w, b, states, F, it, n_cg, n_empty, True))
+    return _report(callback, MFNResult(w, b, states, F, max_iter, n_cg, n_empty, False))
