@@ -10,6 +10,7 @@ makes the seeded subsamples draw other images), appends to ``<name>.partial.json
 ``<name>.partial.md`` (both git-ignored).
 """
 
+import argparse
 import contextlib
 import json
 import sys
@@ -17,6 +18,15 @@ import sys
 import numpy as np
 from _harness import RESULTS_DIR, append_jsonl, provenance, read_jsonl, timed
 from _results import partial_path
+
+
+def parse_args(doc, default):
+    """A deep benchmark's command line: ``[--quick] [PART ...]`` (``default`` when no part is named), ``--help``
+    printing the script's docstring. Each script checks its parts."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a few steps: the partial log and report")
+    parser.add_argument("parts", nargs="*", default=default, metavar="PART", help=f"default: {' '.join(default)}")
+    return parser.parse_args()
 
 
 class Study:

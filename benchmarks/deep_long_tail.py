@@ -34,7 +34,7 @@ import os
 import sys
 
 import numpy as np
-from _deep import Study, class_counts, images, long_tail
+from _deep import Study, class_counts, images, long_tail, parse_args
 from _harness import markdown_table, timed
 
 STUDY = Study("deep_long_tail")
@@ -203,13 +203,15 @@ def report():
 
 
 if __name__ == "__main__":
-    quick = "--quick" in sys.argv
-    cmd, *args = [a for a in sys.argv[1:] if a != "--quick"] or ["run"]
-    if quick or EPOCHS < 20:
+    cli = parse_args(__doc__, ["run"])
+    cmd, *args = cli.parts
+    if cli.quick or EPOCHS < 20:
         STUDY.partial("--quick or DEEP_LONG_TAIL_EPOCHS below 20")
     if cmd == "report":
         report()
-    else:
+    elif cmd == "run":
         STUDY.load_mnist()
         for seed in [int(a) for a in args] or [0, 1, 2]:
-            run(seed, 1 if quick else EPOCHS)
+            run(seed, 1 if cli.quick else EPOCHS)
+    else:
+        sys.exit(f"deep_long_tail: unknown part {cmd!r}; use run or report.")

@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 import torch
-from _deep import Study, cpu_timer, fixmatch_loop, images, long_tail, per_class
+from _deep import Study, cpu_timer, fixmatch_loop, images, long_tail, parse_args, per_class
 from _harness import markdown_table, timed
 from sklearn.metrics import balanced_accuracy_score, recall_score
 
@@ -186,9 +186,10 @@ def part_report():
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    args = sys.argv[1:]
-    quick = "--quick" in args
-    parts = [a for a in args if a != "--quick"] or ["labels", "longtail", "overhead"]
+    cli = parse_args(__doc__, ["labels", "longtail", "overhead"])
+    quick, parts = cli.quick, cli.parts
+    if unknown := [p for p in parts if p.split(":")[0] not in ("labels", "longtail", "overhead", "report")]:
+        sys.exit(f"deep_ssl: unknown part {unknown[0]!r}; use labels[:...], longtail[:EPOCHS], overhead or report.")
     epochs = [int(p.split(":")[-1]) for p in parts if p.startswith("labels:") and p.count(":") == 3]
     epochs += [int(p.split(":")[1]) for p in parts if p.startswith("longtail:")]
     if quick or any(e < EPOCHS for e in epochs):

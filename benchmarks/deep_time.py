@@ -27,7 +27,7 @@ import os
 import sys
 
 import numpy as np
-from _deep import Study, fixmatch_loop, images, per_class
+from _deep import Study, fixmatch_loop, images, parse_args, per_class
 from _harness import markdown_table, timed
 
 STUDY = Study("deep_time")
@@ -285,12 +285,12 @@ def part_report():
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--quick"]
-    cmd, *args = args or ["report"]
+    cli = parse_args(__doc__, ["report"])
+    cmd, *args = cli.parts
     parts = dict(report=part_report, steps=part_steps, threads=part_threads, gridsearch=part_gridsearch)
     parts.update(workers=part_workers, fit=lambda **kw: fit_once(*args[:2], *map(int, args[2:3]), **kw))
     short = {}
-    if "--quick" in sys.argv:  # a few steps, one epoch, fewer repeats
+    if cli.quick:  # a few steps, one epoch, fewer repeats
         STUDY.partial("--quick")
         short = dict(steps=dict(n_steps=5, repeats=2), gridsearch=dict(repeats=2, max_epochs=1))
         short.update(threads=dict(max_epochs=1), workers=dict(n_fits=2, max_epochs=1), fit=dict(max_epochs=1))

@@ -37,23 +37,14 @@ from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary
 RCV1_ROWS, RCV1_FEATURES, RCV1_NNZ_PER_ROW = 804_414, 47_236, 76
 
 
-def make_rcv1_like(
-    n_rows=RCV1_ROWS,
-    n_features=RCV1_FEATURES,
-    nnz_per_row=RCV1_NNZ_PER_ROW,
-    labeled_fraction=0.01,
-    flip=0.05,
-    positive_quantile=0.53,
-    seed=0,
-    chunk=50_000,
-):
-    """A sparse tf-idf-like problem of RCV1's shape; returns ``(X, y_semi, y)``.
+def make_rcv1_like(n_rows, n_features=RCV1_FEATURES, nnz_per_row=RCV1_NNZ_PER_ROW, chunk=50_000):
+    """A sparse tf-idf-like problem of RCV1's shape (the module docstring); returns ``(X, y_semi, y)``.
 
     Rows are generated in chunks of ``chunk`` documents from one random
     stream, so the first ``m`` rows of a big problem are the problem with
-    ``n_rows = m`` (same seed).
+    ``n_rows = m``.
     """
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(0)
     ranks = np.arange(n_features)
     prob = 1.0 / (ranks + 2.7) ** 1.1
     cdf = np.cumsum(prob / prob.sum())
@@ -84,11 +75,11 @@ def make_rcv1_like(
     norms[norms == 0] = 1.0
     X.data /= np.repeat(norms, np.diff(X.indptr))
     score = X @ w_true
-    y = (score > np.quantile(score, positive_quantile)).astype(np.int64)
-    flips = rng.random_sample(n_rows) < flip
+    y = (score > np.quantile(score, 0.53)).astype(np.int64)
+    flips = rng.random_sample(n_rows) < 0.05
     y[flips] = 1 - y[flips]
     y_semi = np.full(n_rows, -1)
-    lab = rng.choice(n_rows, max(2, round(labeled_fraction * n_rows)), replace=False)
+    lab = rng.choice(n_rows, max(2, round(0.01 * n_rows)), replace=False)
     y_semi[lab] = y[lab]
     return X, y_semi, y
 

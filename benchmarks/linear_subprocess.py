@@ -97,18 +97,17 @@ def write_svmlin_labels(y_semi, path):
 _SOLVER_TIME = re.compile(r"([0-9.eE+-]+)\s+seconds")
 
 
-def run_svmlin(binary, examples, labels, workdir, *, algo, alpha=ALPHA, r=0.5, switches=10000, n_features=None):
-    """Run SVMlin once; return its weights, bias and measurements.
+def run_svmlin(binary, examples, labels, workdir, *, algo, r, n_features):
+    """Run SVMlin's TSVM (``algo=2``, S = 10,000) or DA (``3``) once; return its weights, bias and measurements.
 
-    SVMlin sizes its weights by the largest feature index it read (in the
-    supervised mode, of the labeled rows only); ``n_features`` pads them with
-    zeros to the data's width.
+    SVMlin sizes its weights by the largest feature index it read; ``n_features`` pads them with zeros to the
+    data's width.
     """
     workdir = Path(workdir)
-    cmd = [str(binary), "-A", str(algo), "-W", repr(alpha), "-U", repr(LAM_U), "-R", repr(r)]
-    cmd += ["-S", str(switches), str(examples), str(labels)]
+    cmd = [str(binary), "-A", str(algo), "-W", repr(ALPHA), "-U", repr(LAM_U), "-R", repr(r)]
+    cmd += ["-S", "10000", str(examples), str(labels)]
     # The line SVMlin prints when its solver ends (with the solver's CPU time).
-    done = {1: "L2_SVM_MFN converged", 2: "Transductive L2_SVM_MFN took", 3: "DA-SVM took"}[algo]
+    done = {2: "Transductive L2_SVM_MFN took", 3: "DA-SVM took"}[algo]
     proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # SVMlin allocates while it reads and keeps its memory to the end: poll its
     # VmHWM until it exits (ru_maxrss would report the forked Python parent).
@@ -141,16 +140,13 @@ def run_svmlin(binary, examples, labels, workdir, *, algo, alpha=ALPHA, r=0.5, s
     if proc.returncode != 0 or solver_cpu is None:
         raise RuntimeError(f"SVMlin failed ({proc.returncode}): {''.join(out[-5:])}")
     weights = np.loadtxt(workdir / (Path(examples).name + ".weights"))
-    w = weights[:-1]
-    if n_features is not None and w.size < n_features:
-        w = np.concatenate([w, np.zeros(n_features - w.size)])
+    w = np.concatenate([weights[:-1], np.zeros(max(0, n_features - weights.size + 1))])
     return {
         "w": w,
         "b": float(weights[-1]),
         "cpu": solver_cpu,
         "wall": t_done - t_read,
         "rss_mb": hwm[0],
-        "stdout": "".join(out),
     }
 
 

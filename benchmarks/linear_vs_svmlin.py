@@ -12,8 +12,8 @@ lam_u = 1, of each program's weights) and the test accuracy.
 Rows: pcmac (SVMlin's split, r = 0.5 as in SVMlin's reference run) and 20 Newsgroups "comp.* + sci.* vs the
 rest" (``DATA/20news-bydate.tgz`` or skssl's loader), l in {100, 500}, seeds 0-2, r = the true positive
 fraction of the unlabeled rows; TSVM (S = 10000) and DA on each. ``--reuters PATH`` adds Reuters-21578 "earn"
-vs the rest (``linear_threads.py``'s tf-idf, 300 labels, seeds 0-2; no test split, so "test %" is the accuracy
-on the unlabeled rows). ``--no-pcmac`` / ``--no-20ng`` leave rows out.
+vs the rest (every article with a body, ``TfidfVectorizer(min_df=2)``, 300 labels, seeds 0-2; no test split, so
+"test %" is the accuracy on the unlabeled rows). ``--no-pcmac`` / ``--no-20ng`` leave rows out.
 
 Targets (issue 9): on 20NG, skssl's wall time <= 0.6x SVMlin's with ``n_jobs=2`` and <= 1.0x with
 ``n_jobs=1``; objectives within 0.05%.

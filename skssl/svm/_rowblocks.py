@@ -49,9 +49,9 @@ Decisions
   28.7 ms as scipy's two mat-vecs, 19.8 ms fused in one thread, 9.9 ms
   fused in two; on 20 Newsgroups itself 2.18 vs 2.27 ms in one thread and
   1.16 vs 1.17 ms in two: a wash). Minimum times on an idle machine,
-  ``benchmarks/cgls_products.py`` when the products were separate kernels;
-  the benchmark now times whole CGLS iterations
-  (``benchmarks/results/cgls_products.md``). Each block writes its
+  when the products were separate kernels; ``CHANGELOG.md`` gives the
+  times of whole compiled CGLS iterations against scipy's products (the
+  benchmark that measured them is retired). Each block writes its
   ``X_k^T z_k`` into its own vector and the vectors are added in block
   order, so results are deterministic for a given ``n_threads``. Dense
   ``X`` runs the same loop (``dense_cgls``) on its rows read in place by
@@ -100,11 +100,8 @@ Decisions
   median wall time of ``n_jobs=2`` over ``n_jobs=1``): with one busy loop
   per core, TSVM 1.08 and DA 0.83 (fixed threads: 1.69 and 1.44, with
   outliers of 45 and 111 s); idle, TSVM 0.59 and DA 0.66 (fixed: 0.67 and
-  0.61); every ``coef_`` bitwise that of the fixed count
-  (``python benchmarks/busy_machine.py --scenarios busy --out
-  benchmarks/results/busy_machine_busy.md``, and ``--scenarios idle`` into
-  ``busy_machine_idle.md``). ``busy_machine.md`` is an earlier run under
-  other jobs' load, before the margin.
+  0.61); every ``coef_`` bitwise that of the fixed count (a benchmark
+  since retired; ``CHANGELOG.md`` records these figures).
 * **Memory: one slice buffer per fit.** The goal is a fit that adds at most
   the CSR size of ``X`` (data + indices + indptr) to the memory ``X`` itself
   takes. The slice is the only large allocation, and two things made it

@@ -6,8 +6,8 @@ over its ``l`` labeled rows; liblinear's primal l2-loss SVM minimizes
 feature of value ``intercept_scaling = 1``, regularized like a weight). Dividing
 the first by ``alpha`` gives the second with ``C = 1 / (2 alpha l)``, so both
 must return the same solution. (SVMlin's ``-W`` is ``alpha * l``: its supervised
-costs are not divided by ``l``; that side needs SVMlin itself and is checked in
-``benchmarks/linear_alpha_mapping.py``.)
+costs are not divided by ``l``; that side needs SVMlin itself: checked side by side
+on pcmac, the figures are in ``CHANGELOG.md``.)
 """
 
 import numpy as np
