@@ -14,6 +14,7 @@ RESULTS = (
     "linear_vs_svmlin_reuters",
     "linear_scaling",
     "linear_scaling_20ng",
+    "dask_scaling",
     "linear_scaling_memory",
     "linear_scaling_memory_njobs2",
     "linear_scaling_memory_804k",
