@@ -23,6 +23,7 @@ non-zeros on ``--project-workers`` workers under the assumptions printed with it
 """
 
 import argparse
+from collections import Counter
 import tempfile
 import time
 from pathlib import Path
@@ -44,7 +45,7 @@ def _unchanged(block):
     return block
 
 
-def save_blocks(X, y_semi, n_blocks, workdir):
+def save_blocks(X, n_blocks, workdir):
     """Write ``X`` as ``n_blocks`` CSR files of consecutive rows; return their paths and row counts."""
     bounds = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
     paths = []
@@ -144,15 +145,16 @@ def main(argv=None):
     memory, cluster = [], []
     with tempfile.TemporaryDirectory(prefix="skssl-dask-") as workdir:
         problem = lsp.save_problem(Path(workdir) / "p", X, y_semi)
-        paths = save_blocks(X, y_semi, args.workers, workdir)
+        paths = save_blocks(X, args.workers, workdir)
         del X
         with (
             LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None) as lc,
             Client(lc) as client,
         ):
             Xd, yd = dask_rows_of(paths, n_features, y_semi, client)
-            placement = sorted(len(v) for v in client.who_has(Xd).values())
-            holders = {w for v in client.who_has(Xd).values() for w in v}
+            # Blocks held by each worker (who_has maps each block to the workers that hold it).
+            held = Counter(w for workers in client.who_has(Xd).values() for w in workers)
+            placement, holders = sorted(held.values()), set(held)
             for repeat in range(1, args.repeats + 1):
                 for method in args.methods:
                     name = lsp.ESTIMATORS[method]
