@@ -44,9 +44,11 @@ def load(seed=0):
     return X, y_semi, images(te["X"]), te["y"].astype(int)
 
 
-def small_train(y_semi):
+def small_train():
     """All 40 labeled rows and the first 1,960 unlabeled ones: 2,000 rows, 4 labels per class."""
-    return np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
+    X, y_semi, _, _ = load()
+    keep = np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
+    return X[keep], y_semi[keep]
 
 
 def old_cnn(pool_first=False, channels_last=False):
@@ -166,9 +168,7 @@ def part_gridsearch(repeats=3, max_epochs=2):
     from skssl.deep import FreeMatchClassifier
     from skssl.model_selection import SemiSupervisedKFold
 
-    X, y_semi, _, _ = load()
-    keep = small_train(y_semi)
-    X, y_semi = X[keep], y_semi[keep]
+    X, y_semi = small_train()
     est = FreeMatchClassifier(max_epochs=max_epochs, iterations_per_epoch=25, random_state=0)
     grid = {"unlabeled_weight" if "unlabeled_weight" in est.get_params() else "lambda_u": [0.5, 1.0]}
     for rep in range(repeats):
@@ -197,9 +197,7 @@ def part_workers(n_fits=4, max_epochs=2):
     """CPU and wall time of each fit run by joblib with n_jobs=1 and n_jobs=2 (as GridSearchCV runs them)."""
     from joblib import Parallel, delayed
 
-    X, y_semi, _, _ = load()
-    keep = small_train(y_semi)
-    X, y_semi = X[keep], y_semi[keep]
+    X, y_semi = small_train()
     for n_jobs in (1, 2, 1, 2):
         with timed() as t:
             res = Parallel(n_jobs=n_jobs)(delayed(_timed_fit)(X, y_semi, s, max_epochs) for s in range(n_fits))
@@ -224,12 +222,10 @@ def part_report():
         keys += ["backward_ms", "optimizer_ms", "load1"]
         out.append(markdown_table(header + ["backward", "optimizer", "load1"], [[r[k] for k in keys] for r in steps]))
         out.append("Minimum over repeats (CPU ms/step / wall ms/step):\n")
-        for mod in sorted({r["module"] for r in steps}):
-            for t in sorted({r["threads"] for r in steps}):
-                sel = [r for r in steps if r["module"] == mod and r["threads"] == t]
-                if sel:
-                    best = f"{min(r['cpu_ms_per_step'] for r in sel)} / {min(r['wall_ms_per_step'] for r in sel)}"
-                    out.append(f"* {mod} network, {t} thread(s): {best}")
+        for mod, t in sorted({(r["module"], r["threads"]) for r in steps}):
+            sel = [r for r in steps if r["module"] == mod and r["threads"] == t]
+            best = f"{min(r['cpu_ms_per_step'] for r in sel)} / {min(r['wall_ms_per_step'] for r in sel)}"
+            out.append(f"* {mod} network, {t} thread(s): {best}")
         out.append("")
     fits = [r for r in rows if r["part"] == "fit" or r["part"].startswith("threads-") and "cpu_s" in r]
     if fits:

@@ -44,22 +44,17 @@ RESULTS = RESULTS_DIR / "when_to_use.md"
 SEEDS = (0, 1, 2)
 
 
-def fit_score(estimator, X, y_semi, X_test, y_test):
-    estimator = clone(estimator)
-    with timed() as t:
-        estimator.fit(X, y_semi)
-    return estimator.score(X_test, y_test), t.cpu
-
-
 def compare(tag, estimators, splits):
     """Fit and score every estimator on every split (one split after the other): ``(name, accuracies, CPU s)`` rows."""
     results = {name: ([], []) for name in estimators}
     for split_name, (X, y_semi, X_test, y_test) in splits:
         for name, est in estimators.items():
-            acc, sec = fit_score(est, X, y_semi, X_test, y_test)
-            results[name][0].append(acc)
-            results[name][1].append(sec)
-            print(tag, split_name, name, f"{acc:.4f}", flush=True)
+            fitted = clone(est)
+            with timed() as t:
+                fitted.fit(X, y_semi)
+            results[name][0].append(fitted.score(X_test, y_test))
+            results[name][1].append(t.cpu)
+            print(tag, split_name, name, f"{results[name][0][-1]:.4f}", flush=True)
     return [(name, accs, secs) for name, (accs, secs) in results.items()]
 
 
@@ -77,12 +72,10 @@ def table(title, note, rows):
 
 #: SVMlin's reference run on pcmac, for comparison with the defaults.
 SVMLIN_SETTINGS = {
-    "TransductiveSVC(alpha=1e-3, positive_fraction=0.5, safeguard=None)": TransductiveSVC(
+    f"{cls.__name__}(alpha=1e-3, positive_fraction=0.5, safeguard=None)": cls(
         alpha=1e-3, positive_fraction=0.5, safeguard=None
-    ),
-    "DeterministicAnnealingSVC(alpha=1e-3, positive_fraction=0.5, safeguard=None)": DeterministicAnnealingSVC(
-        alpha=1e-3, positive_fraction=0.5, safeguard=None
-    ),
+    )
+    for cls in (TransductiveSVC, DeterministicAnnealingSVC)
 }
 
 
@@ -158,12 +151,6 @@ def section_digits():
     return table("digits: dense, standardized, 10 classes, 50 labels", note, rows)
 
 
-def search(estimator, grid, X, y_semi, X_test, y_test):
-    with timed() as t:
-        gs = GridSearchCV(estimator, grid, cv=SemiSupervisedKFold(3), scoring="accuracy").fit(X, y_semi)
-    return gs.best_params_, gs.best_score_, gs.score(X_test, y_test), t.cpu
-
-
 def section_tuning():
     grid = {"alpha": [1e-3, 1e-2, 1e-1], "unlabeled_weight": [0.01, 0.1, 1.0]}
     rows = []
@@ -171,10 +158,12 @@ def section_tuning():
     cases = [("pcmac", TransductiveSVC(positive_fraction=0.5), (data.X_train, data.y_train, data.X_test, data.y_test))]
     cases.append(("digits, seed 0", TransductiveSVC(), digits_split(0)))
     for name, est, (X, y_semi, X_test, y_test) in cases:
-        best, cv, test, secs = search(est, grid, X, y_semi, X_test, y_test)
+        with timed() as t:
+            gs = GridSearchCV(est, grid, cv=SemiSupervisedKFold(3), scoring="accuracy").fit(X, y_semi)
+        best, cv, test = gs.best_params_, gs.best_score_, gs.score(X_test, y_test)
         print("tuning", name, best, f"{cv:.4f}", f"{test:.4f}", flush=True)
         label = f"TransductiveSVC({'positive_fraction=0.5' if est.positive_fraction == 0.5 else ''})"
-        rows.append([name, label, best, f"{cv:.1%}", f"{test:.1%}", f"{secs:.1f}"])
+        rows.append([name, label, best, f"{cv:.1%}", f"{test:.1%}", f"{t.cpu:.1f}"])
     header = ["data", "estimator", "best parameters", "CV accuracy", "test accuracy", "CPU s (whole search)"]
     return (
         "### Choosing alpha and unlabeled_weight with SemiSupervisedKFold\n\n"
@@ -205,13 +194,7 @@ def section_cv():
     )
 
 
-SECTIONS = {
-    "pcmac": section_pcmac,
-    "20ng": section_20ng,
-    "digits": section_digits,
-    "tuning": section_tuning,
-    "cv": section_cv,
-}
+SECTIONS = {name: globals()[f"section_{name}"] for name in ("pcmac", "20ng", "digits", "tuning", "cv")}
 
 
 def main():
