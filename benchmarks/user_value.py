@@ -332,14 +332,6 @@ def skip_reason(dataset, method, n_train, n_classes):
     return SKIPS.get((dataset, method))
 
 
-def run_one(split, method):
-    """Fit and score one pipeline: ``(accuracy, fit CPU seconds)``."""
-    model = make_pipeline_for(split, method)
-    with timed() as t:
-        model.fit(split.X_train, split.y_semi)
-    return float(np.mean(model.predict(split.X_test) == split.y_test)), t.cpu
-
-
 # ---------------------------------------------------------------- the table
 
 
@@ -354,16 +346,11 @@ def summarize(records):
             cell["cpu"] += rec["fit_cpu_s"]
         else:
             cell["why"] = rec.get("reason") or rec.get("error", "")
-    out = {}
-    for key, cell in cells.items():
+    for cell in cells.values():
         ok = cell["status"] == {"ok"}
-        out[key] = {
-            "acc": float(np.mean(cell["acc"])) if ok else None,
-            "cpu": cell["cpu"],
-            "status": "ok" if ok else ("failed" if "failed" in cell["status"] else "skipped"),
-            "why": cell["why"],
-        }
-    return out
+        status = "ok" if ok else "failed" if "failed" in cell["status"] else "skipped"
+        cell.update(acc=float(np.mean(cell["acc"])) if ok else None, status=status)
+    return cells
 
 
 def gains(cells, datasets, method):
@@ -502,8 +489,11 @@ def main(argv=None):
                     rec.update(status="skipped", reason=why)
                 else:
                     try:
-                        acc, cpu = run_one(split, method)
-                        rec.update(status="ok", accuracy=acc, fit_cpu_s=round(cpu, 3))
+                        model = make_pipeline_for(split, method)
+                        with timed() as t:
+                            model.fit(split.X_train, split.y_semi)
+                        acc = float(np.mean(model.predict(split.X_test) == split.y_test))
+                        rec.update(status="ok", accuracy=acc, fit_cpu_s=round(t.cpu, 3))
                     except Exception as exc:  # a failed fit is recorded and makes the run partial
                         rec.update(status="failed", error=f"{type(exc).__name__}: {exc}"[:300])
                         results.degrade(f"{dataset.name} draw {draw} {method} failed")
