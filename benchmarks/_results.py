@@ -25,14 +25,9 @@ def partial_path(path):
 class ResultsFile:
     """The table one run writes, and whether the run may replace the committed file.
 
-    Parameters
-    ----------
-    default : path-like
-        The file a complete run of the script writes (``benchmarks/results/<script>.md``).
-    out : path-like or None
-        The user's ``--out``; ``None`` (or the default path itself) means the default.
-    reduced : iterable of str
-        How the run was reduced on purpose (``"--quick"``, ``"--repeats 1 (full run: 3)"``).
+    ``default`` is the file a complete run writes (``results/<script>.md``); ``out`` the user's ``--out``
+    (``None`` or the default path itself: the default); ``reduced`` how the run was reduced on purpose
+    (``"--quick"``, ``"--repeats 1 (full run: 3)"``).
     """
 
     def __init__(self, default, out=None, *, reduced=()):

@@ -84,16 +84,9 @@ def fit_on_cluster(estimator, X, y):
     _fit_rows(estimator, rows)
     estimator.transduction_ = _lazy_transduction(estimator, rows)
     end = time.perf_counter()
-    return {
-        "setup": setup - start,
-        "solve": end - setup,
-        "wall": end - start,
-        "rounds": rows.n_rounds,
-        "sent": rows.bytes_sent,
-        "received": rows.bytes_received,
-        "n_iter": int(np.max(estimator.n_iter_)),
-        "objective": float(np.ravel(estimator.objective_)[0]),
-    }
+    out = dict(setup=setup - start, solve=end - setup, wall=end - start, n_iter=int(np.max(estimator.n_iter_)))
+    out.update(rounds=rows.n_rounds, sent=rows.bytes_sent, received=rows.bytes_received)
+    return dict(out, objective=float(np.ravel(estimator.objective_)[0]))
 
 
 def probe_latency(X, y, rounds):
@@ -169,13 +162,12 @@ def main(argv=None):
                     cells += [res["rounds"], f"{res['sent'] / res['rounds'] / 1e3:.0f}"]
                     cells += [f"{res['received'] / res['rounds'] / 1e3:.0f}", res["n_iter"]]
                     log(markdown_row(cells + [f"{res['objective']:.10f}", f"{rel:.1e}"]))
-                    results.save_progress("\n".join(log) + "\n")
+                    results.save_progress(log.text())
             latency, n_blocks = probe_latency(Xd, yd, args.probe_rounds)
     log("", f"Blocks per worker: {placement} on {len(holders)} worker(s).", "")
     log(*cost_model(args, memory, cluster, latency, n_blocks, nnz, n_features))
-    text = "\n".join(log) + "\n"
-    print(text)
-    results.finish(text)
+    print(log.text())
+    results.finish(log.text())
 
 
 def cost_model(args, memory, cluster, latency, n_blocks, nnz, n_features):
