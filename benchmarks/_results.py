@@ -5,6 +5,7 @@ A file in ``benchmarks/results/`` is replaced only by a complete run; any other 
 reduced on purpose, never for one that lacked data or measured figures.
 """
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -41,6 +42,17 @@ class ResultsFile:
     def degrade(self, reason):
         """Record that data or a measurement was missing (the run can no longer be complete)."""
         self.degraded.append(str(reason))
+
+    @contextlib.contextmanager
+    def skipping(self, what):
+        """Run the ``with`` block; where it lacks a data set (``DatasetUnavailableError``), say so and degrade."""
+        from skssl.datasets import DatasetUnavailableError
+
+        try:
+            yield
+        except DatasetUnavailableError as exc:
+            print(f"skipping {what}: {exc}", flush=True)
+            self.degrade(f"{what} skipped ({str(exc).splitlines()[0]})")
 
     @property
     def reasons(self):

@@ -37,7 +37,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.semi_supervised import SelfTrainingClassifier
 
-from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, fetch_mnist, make_semi_supervised
+from skssl.datasets import fetch_20newsgroups_bydate, fetch_mnist, make_semi_supervised
 from skssl.self_training import CurriculumLabelingClassifier
 
 RESULTS = RESULTS_DIR / "curriculum.md"
@@ -205,17 +205,11 @@ def main():
     results = ResultsFile(RESULTS, reduced=["--quick (one seed, 3000 MNIST images)"] if args.quick else [])
     sections = {}
     if which & {"mnist-lr", "mnist-mlp"}:
-        try:
+        with results.skipping("MNIST"):
             sections.update(mnist_sections(which, seeds, n_mnist, results))
-        except DatasetUnavailableError as exc:
-            print(f"skipping MNIST: {exc}")
-            results.degrade(f"MNIST skipped ({exc})")
     if "20ng" in which:
-        try:
+        with results.skipping("20 Newsgroups"):
             sections.update(newsgroups_section(seeds))
-        except DatasetUnavailableError as exc:
-            print(f"skipping 20 Newsgroups: {exc}")
-            results.degrade(f"20 Newsgroups skipped ({exc})")
     header = (
         f"# Curriculum Labeling benchmark\n\n{provenance()}\n\n"
         "Sections can be rerun alone with `--only mnist-lr|mnist-mlp|20ng`. Test accuracy after each round, "

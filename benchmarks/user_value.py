@@ -470,11 +470,10 @@ def main(argv=None):
     warnings.filterwarnings("ignore")  # convergence and division warnings of the defaults; accuracy tells
     records = []
     for dataset in datasets:
-        try:
+        data = None
+        with results.skipping(dataset.name):
             data = dataset.load()
-        except DatasetUnavailableError as exc:
-            print(f"skipping {dataset.name}: {exc}", flush=True)
-            results.degrade(f"{dataset.name} skipped ({exc})")
+        if data is None:
             continue
         for draw in range(args.draws):
             split = dataset.protocol(data, draw)

@@ -31,7 +31,6 @@ from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_sp
 from sklearn.preprocessing import StandardScaler
 
 from skssl.datasets import (
-    DatasetUnavailableError,
     load_newsgroups_binary,
     load_pcmac,
     make_semi_supervised,
@@ -205,13 +204,9 @@ def main():
     results = ResultsFile(RESULTS)
     done = {}
     for key in args.only or list(SECTIONS):
-        try:
+        with results.skipping(f"section {key}"):
             done[key] = SECTIONS[key]()
-        except DatasetUnavailableError as exc:
-            print(f"skipping {key}: {exc}")
-            results.degrade(f"section {key} skipped ({exc})")
-            continue
-        results.save_progress(sections_text(header(), done))  # after every section: a long run keeps what it measured
+            results.save_progress(sections_text(header(), done))  # a long run keeps what it measured
     finish_sections(results, header(), done, list(SECTIONS), args.only)
 
 
