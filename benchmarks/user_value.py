@@ -148,23 +148,19 @@ def _stratified_cap(y, n, seed=0):
     return np.sort(keep)
 
 
-def _random_split(data, draw):
+def _split(data, draw):
+    """``X_train, y_train, X_test, y_test``: the set's own split where it has one, else a stratified 70/30 split."""
+    if "X" not in data:
+        return data.X_train, data.y_train, data.X_test, data.y_test
     X_train, X_test, y_train, y_test = train_test_split(
         data.X, data.y, test_size=TEST_SIZE, stratify=data.y, random_state=draw
     )
     return X_train, y_train, X_test, y_test
 
 
-def _own_split(data, draw):
-    """The set's own train/test split where it has one, else a stratified 70/30 split."""
-    if "X" in data:
-        return _random_split(data, draw)
-    return data.X_train, data.y_train, data.X_test, data.y_test
-
-
 def tabular_split(data, draw, labeled_fraction=0.1):
     """Stratified 70/30 split, 10% of the training labels kept, impute + one-hot + ``StandardScaler``."""
-    X_train, y_train, X_test, y_test = _random_split(data, draw)
+    X_train, y_train, X_test, y_test = _split(data, draw)
     y_semi = make_semi_supervised(y_train, labeled_fraction, random_state=draw)
     categorical = list(data.categorical)
     numeric = [c for c in X_train.columns if c not in categorical]
@@ -177,7 +173,7 @@ def tabular_split(data, draw, labeled_fraction=0.1):
 
 def text_split(data, draw, n_labels):
     """The set's own split (else stratified 70/30), ``n_labels`` labels, ``TfidfVectorizer(min_df=2)``."""
-    X_train, y_train, X_test, y_test = _own_split(data, draw)
+    X_train, y_train, X_test, y_test = _split(data, draw)
     y_semi = make_semi_supervised(y_train, n_labels, random_state=draw)
     vectorized = not isinstance(X_train, np.ndarray) or X_train.dtype != object
     return Split(X_train, y_semi, X_test, y_test, [] if vectorized else [TfidfVectorizer(min_df=2)])
@@ -190,7 +186,7 @@ def scale_pixels(X, top):
 
 def image_split(data, draw, n_labels):
     """The set's own split (else stratified 70/30), ``n_labels`` labels, pixels scaled to [0, 1]."""
-    X_train, y_train, X_test, y_test = _own_split(data, draw)
+    X_train, y_train, X_test, y_test = _split(data, draw)
     y_semi = make_semi_supervised(y_train, n_labels, random_state=draw)
     return Split(X_train, y_semi, X_test, y_test, [FunctionTransformer(scale_pixels, kw_args={"top": data.top})])
 
