@@ -1,6 +1,4 @@
-"""Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol (CPU).
-
-Run from the repository root::
+"""Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol (CPU)::
 
     python benchmarks/deep_long_tail.py [--quick] run [SEED ...]   # fits, appends to results/deep_long_tail.jsonl
     python benchmarks/deep_long_tail.py report           # writes results/deep_long_tail.md

@@ -1,6 +1,4 @@
-"""Deep semi-supervised estimators on MNIST (CPU, subsampled).
-
-Run from the repository root::
+"""Deep semi-supervised estimators on MNIST (CPU, subsampled)::
 
     OMP_NUM_THREADS=1 python benchmarks/deep_ssl.py [--quick] [part ...] [report]
 

@@ -138,10 +138,9 @@ def main(argv=None):
                 big_nnz, big_cpu, big_wall, _ = zip(*big)
                 text += f"; from 4M nnz up: wall {slope(big_nnz, big_wall):.2f}, CPU {slope(big_nnz, big_cpu):.2f}"
             text += " (goal <= 1.05)"
-            if all(n_iter):
-                per_iter = [c / i for c, i in zip(cpu, n_iter)]
-                text += f"; n_iter_ from {n_iter[0]} to {n_iter[-1]} (slope {slope(nnz, n_iter):.2f}), CPU per "
-                text += f"n_iter_ slope {slope(nnz, per_iter):.2f}"
+            per_iter = [c / i for c, i in zip(cpu, n_iter)]
+            text += f"; n_iter_ from {n_iter[0]} to {n_iter[-1]} (slope {slope(nnz, n_iter):.2f}), CPU per "
+            text += f"n_iter_ slope {slope(nnz, per_iter):.2f}"
             notes.append(text + ".")
         return notes
 
@@ -164,10 +163,8 @@ def main(argv=None):
                 ng = load_newsgroups_binary(args.data_20ng)
                 X = sp.vstack([ng.X_train] * args.stack, format="csr")
                 y = np.tile(ng.y_train, args.stack)
-                rng = np.random.RandomState(0)
-                y_semi = np.full(y.size, -1)
-                lab = rng.choice(y.size, round(0.01 * y.size), replace=False)
-                y_semi[lab] = y[lab]
+                lab = np.random.RandomState(0).choice(y.size, round(0.01 * y.size), replace=False)
+                y_semi = np.where(np.isin(np.arange(y.size), lab), y, -1)
                 problems.append((f"20NG x{args.stack}", X, y_semi, y))
                 del X, y_semi, y
         while problems:

@@ -69,25 +69,28 @@ def table(title, note, rows):
     return f"### {title}\n\n{note}\n\n" + markdown_table(["estimator", "test accuracy", "CPU s (per fit)"], cells)
 
 
-#: SVMlin's reference run on pcmac, for comparison with the defaults.
-SVMLIN_SETTINGS = {
-    f"{cls.__name__}(alpha=1e-3, positive_fraction=0.5, safeguard=None)": cls(
-        alpha=1e-3, positive_fraction=0.5, safeguard=None
-    )
-    for cls in (TransductiveSVC, DeterministicAnnealingSVC)
-}
+def candidates(fraction=None, label=None):
+    """``LinearL2SVC`` on the labeled rows, then TSVM and DA with their defaults and, given ``fraction``, with
+    ``positive_fraction`` set to it (``label`` in the table)."""
+    out = {"LinearL2SVC (labeled rows only)": LinearL2SVC()}
+    for cls in (TransductiveSVC, DeterministicAnnealingSVC):
+        out[f"{cls.__name__}()"] = cls()
+        if fraction is not None:
+            out[f"{cls.__name__}(positive_fraction={label})"] = cls(positive_fraction=fraction)
+    return out
+
+
+def svmlin_run(cls, fraction, label):
+    """``cls`` set as SVMlin's reference run (``-W 0.001``, no safeguard), named by its parameters."""
+    name = f"{cls.__name__}(alpha=1e-3, positive_fraction={label}, safeguard=None)"
+    return {name: cls(alpha=1e-3, positive_fraction=fraction, safeguard=None)}
 
 
 def section_pcmac():
     data = load_pcmac()
-    estimators = {
-        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
-        "TransductiveSVC()": TransductiveSVC(),
-        "TransductiveSVC(positive_fraction=0.5)": TransductiveSVC(positive_fraction=0.5),
-        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
-        "DeterministicAnnealingSVC(positive_fraction=0.5)": DeterministicAnnealingSVC(positive_fraction=0.5),
-        **SVMLIN_SETTINGS,
-    }
+    estimators = candidates(0.5, "0.5")
+    for cls in (TransductiveSVC, DeterministicAnnealingSVC):
+        estimators.update(svmlin_run(cls, 0.5, "0.5"))
     rows = compare("pcmac", estimators, [("", (data.X_train, data.y_train, data.X_test, data.y_test))])
     labeled = data.y_train[data.y_train != -1]
     supervised_alpha = LinearL2SVC().fit(data.X_train, data.y_train).alpha_
@@ -106,16 +109,7 @@ def section_20ng():
     ng = load_newsgroups_binary()
     n_labeled, seed = 100, 0
     y_semi, r = newsgroups_labeled_subset(ng.y_train, n_labeled, seed)
-    estimators = {
-        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
-        "TransductiveSVC()": TransductiveSVC(),
-        f"TransductiveSVC(positive_fraction=r={r:.3f})": TransductiveSVC(positive_fraction=r),
-        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
-        f"DeterministicAnnealingSVC(positive_fraction=r={r:.3f})": DeterministicAnnealingSVC(positive_fraction=r),
-        f"TransductiveSVC(alpha=1e-3, positive_fraction=r={r:.3f}, safeguard=None)": TransductiveSVC(
-            alpha=1e-3, positive_fraction=r, safeguard=None
-        ),
-    }
+    estimators = {**candidates(r, f"r={r:.3f}"), **svmlin_run(TransductiveSVC, r, f"r={r:.3f}")}
     rows = compare("20ng", estimators, [(f"{n_labeled} {seed}", (ng.X_train, y_semi, ng.X_test, ng.y_test))])
     labeled = y_semi[y_semi != -1]
     note = (
@@ -136,12 +130,7 @@ def digits_split(seed):
 
 
 def section_digits():
-    estimators = {
-        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
-        "TransductiveSVC()": TransductiveSVC(),
-        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
-    }
-    rows = compare("digits", estimators, ((seed, digits_split(seed)) for seed in SEEDS))
+    rows = compare("digits", candidates(), ((seed, digits_split(seed)) for seed in SEEDS))
     note = (
         "`load_digits()`, 70/30 stratified split (random_state=0), `StandardScaler` fitted on the training rows, "
         "50 labels by `make_semi_supervised(y_train, 50, random_state=seed)`, seeds "
