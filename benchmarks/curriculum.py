@@ -1,4 +1,6 @@
-"""Curriculum Labeling against supervised, fixed-threshold pseudo-labeling and fine-tuning.
+"""Curriculum Labeling against supervised, fixed-threshold pseudo-labeling and fine-tuning::
+
+    OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
 
 Test accuracy per round of (round 0 of every method is the supervised model on the labeled rows):
 
@@ -20,9 +22,7 @@ Data (``benchmarks/README.md``): MNIST (a random subsample of the training set w
 full 10,000-image test set) around ``LogisticRegression`` and, when ``skssl.deep`` is installed, around the
 default MLP ``SupervisedNetClassifier`` (``random_state`` set to the seed, so all methods share round 0; with it
 set, CL does not reseed the net between rounds); 20 Newsgroups (six groups, headers removed, TF-IDF, sparse)
-around ``SGDClassifier(loss="log_loss")``. Seeds 0-2 draw the labeled rows::
-
-    OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
+around ``SGDClassifier(loss="log_loss")``. Seeds 0-2 draw the labeled rows.
 """
 
 import argparse

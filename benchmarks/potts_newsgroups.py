@@ -79,13 +79,6 @@ def make(name, r):
     }[name]()
 
 
-def timed_fit(est, X, y):
-    """CPU seconds of ``est.fit(X, y)`` and the peak RSS growth during it (MB)."""
-    with timed(memory=True) as t:
-        est.fit(X, y)
-    return t.cpu, t.rss_growth_mb
-
-
 def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
     vectorizer = TfidfVectorizer(min_df=2)
     X = vectorizer.fit_transform(raw.data_train).tocsr()
@@ -109,7 +102,10 @@ def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
                 if key in done:
                     continue
                 est = make(name, r)
-                cpu, peak = timed_fit(est, X[~unl], y[~unl]) if name == "LinearSVC" else timed_fit(est, X, y_semi)
+                X_fit, y_fit = (X[~unl], y[~unl]) if name == "LinearSVC" else (X, y_semi)
+                with timed(memory=True) as t:  # CPU seconds and peak RSS growth (MB) of the fit
+                    est.fit(X_fit, y_fit)
+                cpu, peak = t.cpu, t.rss_growth_mb
                 pred = est.predict(X_test)
                 row = dict(key=key, data=tag, labels_per_class=n, seed=seed, method=name)
                 row.update(
@@ -170,12 +166,8 @@ def _ms(values, spec):
     return f"{format(values.mean(), spec)} ± {format(values.std(), spec)}"
 
 
-def _read_done():
-    return {row["key"]: row for row in read_jsonl(JSONL)}
-
-
 def write_md(done):
-    done = {**done, **_read_done()}  # rows written by runs side by side
+    done = {**done, **{row["key"]: row for row in read_jsonl(JSONL)}}  # rows written by runs side by side
     rows = [r for r in done.values() if r["data"].startswith("20ng")]
     lines = [
         "# Potts DA vs one-vs-rest on 20 Newsgroups (20 classes)",
@@ -259,7 +251,7 @@ def main():
         global JSONL, MD
         JSONL, MD = partial_path(JSONL), partial_path(MD)
         print(f"--train-rows: rows go to {JSONL} and {MD}, not the committed files", flush=True)
-    done = {} if args.fresh else _read_done()
+    done = {} if args.fresh else {row["key"]: row for row in read_jsonl(JSONL)}
     if not args.no_pcmac:
         run_pcmac(done)
     run_20ng(raw, args.seeds, args.labels, args.methods, done, args.train_rows)

@@ -430,20 +430,6 @@ def render(records, methods, header):
     return "\n".join(parts)
 
 
-def header_text(args):
-    return (
-        f"# Does unlabeled data help with the defaults?\n\n{provenance(args.argv)}\n\n"
-        f"Protocol in the script's docstring: defaults only, {args.draws} label draws, tabular sets keep 10% of the "
-        "training labels, text and image sets 50 to 400 labels; the preprocessing is fitted on all training rows "
-        "for every method.\n\n"
-        "Each cell is the mean test accuracy (%) over the draws; for a semi-supervised method, in brackets, its "
-        "gain in points over the better supervised baseline (LogReg or LinearSVC fitted on the labeled rows only). "
-        f"A gain above +{TIE:g} point is a win, below -{TIE:g} a loss, else a tie. `·`: not applicable (Potts DA "
-        "on a binary set, where it is the binary DA); `skip`: not fitted, reason below. CPU seconds are those of "
-        "`fit` on a 2-core machine shared with other jobs: indicative only.\n"
-    )
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--group", choices=["dev", "heldout", "unseen", "all"], default="all")
@@ -452,7 +438,6 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"label draws per data set (default {DRAWS})")
     parser.add_argument("--out", help="write a run reduced on purpose to this file (and .jsonl beside it)")
     args = parser.parse_args(argv)
-    args.argv = argv
     if args.draws < 1:
         parser.error("--draws must be at least 1")
     methods = [m for m in METHODS if m in args.methods]
@@ -462,7 +447,17 @@ def main(argv=None):
     log_path = results.partial.with_suffix(".jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("")
-    header = header_text(args)
+    header = (
+        f"# Does unlabeled data help with the defaults?\n\n{provenance(argv)}\n\n"
+        f"Protocol in the script's docstring: defaults only, {args.draws} label draws, tabular sets keep 10% of the "
+        "training labels, text and image sets 50 to 400 labels; the preprocessing is fitted on all training rows "
+        "for every method.\n\n"
+        "Each cell is the mean test accuracy (%) over the draws; for a semi-supervised method, in brackets, its "
+        "gain in points over the better supervised baseline (LogReg or LinearSVC fitted on the labeled rows only). "
+        f"A gain above +{TIE:g} point is a win, below -{TIE:g} a loss, else a tie. `·`: not applicable (Potts DA "
+        "on a binary set, where it is the binary DA); `skip`: not fitted, reason below. CPU seconds are those of "
+        "`fit` on a 2-core machine shared with other jobs: indicative only.\n"
+    )
     warnings.filterwarnings("ignore")  # convergence and division warnings of the defaults; accuracy tells
     records = []
     for dataset in datasets:

@@ -14,7 +14,7 @@ Sections (each can be run alone with ``--only``):
 * ``cv``: plain ``cross_val_score`` against ``SemiSupervisedKFold`` on pcmac, for the default scoring,
   ``"accuracy"`` and ``"f1"``.
 
-Run from the repository root (CPU is shared: keep one thread)::
+Run with one thread (the CPU is shared)::
 
     OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
 """
