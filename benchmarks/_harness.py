@@ -1,17 +1,13 @@
-"""The pieces every script in ``benchmarks/`` shares, one home for each job.
+"""The pieces every script in ``benchmarks/`` shares, one home for each job (``benchmarks/README.md``).
 
-* Where a table goes: :class:`ResultsFile` (the complete/partial rule, in ``_results.py``).
-* What a table says about its run: :func:`provenance` (command line, commit, date, versions, machine).
-* How long a fit takes: :func:`timed` in this process, :func:`run_in_child` in a fresh one.
-* How much memory it takes: ``timed(memory=True)``, the kernel's high-water mark of the resident set
-  (``VmHWM``), reset just before the timed block; :func:`peak_rss_mb` reads it for any process.
-* Rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table` / :func:`table_head`,
-  :class:`Lines`; sections rerun alone (``--only``): :func:`sections_text`, :func:`merge_sections`,
-  :func:`finish_sections`.
+Where a table goes: :class:`ResultsFile` (``_results.py``); what it says about its run: :func:`provenance`; time
+and memory (the resident set's high-water mark, ``VmHWM``) of a fit: :func:`timed` here, :func:`run_in_child` in
+a fresh process; rows and tables: :func:`append_jsonl` / :func:`read_jsonl`, :func:`markdown_table` /
+:func:`table_head`, :class:`Lines`; sections rerun alone (``--only``): :func:`sections_text`,
+:func:`merge_sections`, :func:`finish_sections`.
 
-The scripts run as ``python benchmarks/NAME.py`` from the repository root with skssl importable. Python puts
-the script's folder first on ``sys.path``, so ``from _harness import ...`` needs no path patch, in the scripts
-or in the children :func:`run_in_child` starts.
+Scripts run as ``python benchmarks/NAME.py`` with skssl importable; Python puts their folder first on
+``sys.path``, so ``from _harness import ...`` needs no path patch, there or in the children of :func:`run_in_child`.
 """
 
 import contextlib

@@ -5,6 +5,7 @@ A file in ``benchmarks/results/`` is replaced only by a complete run; any other 
 reduced on purpose, never for one that lacked data or measured figures.
 """
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -25,14 +26,9 @@ def partial_path(path):
 class ResultsFile:
     """The table one run writes, and whether the run may replace the committed file.
 
-    Parameters
-    ----------
-    default : path-like
-        The file a complete run of the script writes (``benchmarks/results/<script>.md``).
-    out : path-like or None
-        The user's ``--out``; ``None`` (or the default path itself) means the default.
-    reduced : iterable of str
-        How the run was reduced on purpose (``"--quick"``, ``"--repeats 1 (full run: 3)"``).
+    ``default`` is the file a complete run writes (``results/<script>.md``); ``out`` the user's ``--out``
+    (``None`` or the default path itself: the default); ``reduced`` how the run was reduced on purpose
+    (``"--quick"``, ``"--repeats 1 (full run: 3)"``).
     """
 
     def __init__(self, default, out=None, *, reduced=()):
@@ -46,6 +42,17 @@ class ResultsFile:
     def degrade(self, reason):
         """Record that data or a measurement was missing (the run can no longer be complete)."""
         self.degraded.append(str(reason))
+
+    @contextlib.contextmanager
+    def skipping(self, what):
+        """Run the ``with`` block; where it lacks a data set (``DatasetUnavailableError``), say so and degrade."""
+        from skssl.datasets import DatasetUnavailableError
+
+        try:
+            yield
+        except DatasetUnavailableError as exc:
+            print(f"skipping {what}: {exc}", flush=True)
+            self.degrade(f"{what} skipped ({str(exc).splitlines()[0]})")
 
     @property
     def reasons(self):

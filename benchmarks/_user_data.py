@@ -14,6 +14,7 @@ import zipfile
 
 import numpy as np
 import pandas as pd
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import Bunch
 
@@ -78,22 +79,7 @@ def _tabular_frame(name):
         frame, nominal = _read_arff(_path("tabular", f"{name}.arff"))
         target = frame.pop(frame.columns[-1])
         return frame, target, [c for c in frame.columns if c in nominal]
-    files = {
-        "banknote": "banknote_authentication.csv",
-        "mammography": "mammography.csv",
-        "oil-spill": "oil-spill.csv",
-        "abalone": "abalone.csv",
-        "winequality-red": "winequality-red.csv",
-        "winequality-white": "winequality-white.csv",
-        "ecoli": "ecoli.csv",
-        "glass": "glass.csv",
-        "wheat-seeds": "wheat-seeds.csv",
-        "haberman": "haberman.csv",
-        "horse-colic": "horse-colic.csv",
-        "breast-cancer": "breast-cancer.csv",
-        "sonar": "sonar.csv",
-    }
-    frame = _read_csv(files[name])
+    frame = _read_csv("banknote_authentication.csv" if name == "banknote" else f"{name}.csv")
     if name == "horse-colic":
         target = frame.pop(22)  # outcome: lived / died / euthanized
         frame = frame.drop(columns=[2])  # the hospital number, an identifier
@@ -167,33 +153,34 @@ _REUTERS = re.compile(r"<REUTERS([^>]*)>(.*?)</REUTERS>", flags=re.DOTALL)
 
 
 def _tag(text, tag):
+    """The content of ``<tag>`` in ``text``, ``None`` without one."""
     match = re.search(rf"<{tag}>(.*?)</{tag}>", text, flags=re.DOTALL)
-    return match.group(1) if match else ""
+    return match and match.group(1)
+
+
+def _reuters(path=None, sort=False):
+    """``(attributes, markup, topics)`` of every article in Reuters-21578's ``.sgm`` files (archive order; file
+    name order with ``sort``)."""
+    with tarfile.open(path or _path("reuters21578.tgz")) as archive:
+        names = [m.name for m in archive.getmembers() if re.search(r"reut2-\d+\.sgm$", m.name)]
+        for name in sorted(names) if sort else names:
+            for attrs, doc in _REUTERS.findall(archive.extractfile(name).read().decode("latin-1")):
+                yield attrs, doc, re.findall(r"<D>(.*?)</D>", _tag(doc, "TOPICS") or "")
 
 
 def load_reuters_r8():
     """Reuters-21578, 8 topics: LEWISSPLIT train/test, the articles with exactly one topic among the 8 most frequent.
 
-    The 8 topics are the most frequent among the training articles that have a
-    single topic (acq, crude, earn, interest, money-fx, money-supply, ship,
-    trade: 5,567 training and 2,207 test articles); the text is the title and
-    the body.
+    The 8 topics are the most frequent among the training articles that have a single topic (acq, crude, earn,
+    interest, money-fx, money-supply, ship, trade: 5,567 training and 2,207 test articles); the text is the title
+    and the body.
     """
     docs = {"TRAIN": [], "TEST": []}
-    with tarfile.open(_path("reuters21578.tgz")) as archive:
-        for member in archive.getmembers():
-            if not re.search(r"reut2-\d+\.sgm$", member.name):
-                continue
-            raw = archive.extractfile(member).read().decode("latin-1")
-            for attrs, body in _REUTERS.findall(raw):
-                split = re.search(r'LEWISSPLIT="(\w+)"', attrs)
-                if split is None or split.group(1) not in docs or 'TOPICS="YES"' not in attrs:
-                    continue
-                topics = re.findall(r"<D>(.*?)</D>", _tag(body, "TOPICS"))
-                if len(topics) != 1:
-                    continue
-                text = _tag(body, "TITLE") + "\n" + _tag(body, "BODY")
-                docs[split.group(1)].append((topics[0], text.replace("&lt;", "<").replace("&amp;", "&")))
+    for attrs, doc, topics in _reuters():
+        split = re.search(r'LEWISSPLIT="(\w+)"', attrs)
+        if split is not None and split.group(1) in docs and 'TOPICS="YES"' in attrs and len(topics) == 1:
+            text = (_tag(doc, "TITLE") or "") + "\n" + (_tag(doc, "BODY") or "")
+            docs[split.group(1)].append((topics[0], text.replace("&lt;", "<").replace("&amp;", "&")))
     names, counts = np.unique([t for t, _ in docs["TRAIN"]], return_counts=True)
     top = sorted(names[np.argsort(-counts, kind="stable")[:8]])
     out = Bunch(target_names=np.array(top))
@@ -206,22 +193,7 @@ def load_reuters_r8():
 
 def load_reuters_earn(path=None, topic="earn"):
     """Reuters-21578 (``path``, else found): every article with a body, tf-idf (min_df=2); class 1 = ``topic``."""
-    texts, labels = [], []
-    body = re.compile(r"<BODY>(.*?)</BODY>", re.S)
-    topics = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
-    with tarfile.open(path or _path("reuters21578.tgz")) as tar:
-        names = sorted(m.name for m in tar.getmembers() if m.name.endswith(".sgm"))
-        for name in names:
-            raw = tar.extractfile(name).read().decode("latin-1")
-            for doc in raw.split("</REUTERS>"):
-                b = body.search(doc)
-                if b is None:
-                    continue
-                t = topics.search(doc)
-                tags = re.findall(r"<D>(.*?)</D>", t.group(1)) if t else []
-                texts.append(b.group(1))
-                labels.append(topic in tags)
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    X = TfidfVectorizer(min_df=2).fit_transform(texts).tocsr()
-    return X, np.asarray(labels, dtype=np.int64)
+    docs = [(_tag(doc, "BODY"), topic in topics) for _, doc, topics in _reuters(path, sort=True)]
+    docs = [(body, label) for body, label in docs if body is not None]
+    X = TfidfVectorizer(min_df=2).fit_transform([body for body, _ in docs]).tocsr()
+    return X, np.asarray([label for _, label in docs], dtype=np.int64)

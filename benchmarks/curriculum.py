@@ -1,4 +1,6 @@
-"""Curriculum Labeling against supervised, fixed-threshold pseudo-labeling and fine-tuning.
+"""Curriculum Labeling against supervised, fixed-threshold pseudo-labeling and fine-tuning::
+
+    OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
 
 Test accuracy per round of (round 0 of every method is the supervised model on the labeled rows):
 
@@ -20,12 +22,11 @@ Data (``benchmarks/README.md``): MNIST (a random subsample of the training set w
 full 10,000-image test set) around ``LogisticRegression`` and, when ``skssl.deep`` is installed, around the
 default MLP ``SupervisedNetClassifier`` (``random_state`` set to the seed, so all methods share round 0; with it
 set, CL does not reseed the net between rounds); 20 Newsgroups (six groups, headers removed, TF-IDF, sparse)
-around ``SGDClassifier(loss="log_loss")``. Seeds 0-2 draw the labeled rows::
-
-    OMP_NUM_THREADS=1 python benchmarks/curriculum.py [--quick] [--only mnist-lr mnist-mlp 20ng]
+around ``SGDClassifier(loss="log_loss")``. Seeds 0-2 draw the labeled rows.
 """
 
 import argparse
+import inspect
 import warnings
 
 import numpy as np
@@ -35,9 +36,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.semi_supervised import SelfTrainingClassifier
-from sklearn.utils.validation import has_fit_parameter
 
-from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, fetch_mnist, make_semi_supervised
+from skssl.datasets import fetch_20newsgroups_bydate, fetch_mnist, make_semi_supervised
 from skssl.self_training import CurriculumLabelingClassifier
 
 RESULTS = RESULTS_DIR / "curriculum.md"
@@ -57,19 +57,12 @@ def scored(estimator):
     """
     base = type(estimator)
 
-    if has_fit_parameter(estimator, "sample_weight"):
+    def fit(self, X, y, **kwargs):
+        base.fit(self, X, y, **kwargs)
+        ROUND_SCORES.append(np.mean(np.asarray(self.predict(TEST_SET["X"])) == TEST_SET["y"]))
+        return self
 
-        def fit(self, X, y, sample_weight=None):
-            base.fit(self, X, y, sample_weight=sample_weight)
-            ROUND_SCORES.append(np.mean(self.predict(TEST_SET["X"]) == TEST_SET["y"]))
-            return self
-    else:
-
-        def fit(self, X, y, **kwargs):
-            base.fit(self, X, y, **kwargs)
-            ROUND_SCORES.append(np.mean(np.asarray(self.predict(TEST_SET["X"])) == TEST_SET["y"]))
-            return self
-
+    fit.__signature__ = inspect.signature(base.fit)  # CL weights a fit whose signature takes sample_weight
     cls = type(base.__name__, (base,), {"fit": fit, "__module__": __name__})
     return cls(**estimator.get_params(deep=False))
 
@@ -122,14 +115,6 @@ def run_methods(estimator, X, y_semi, X_test, y_test, seed):
     return out
 
 
-def load_mnist(n_train, seed):
-    mnist = fetch_mnist()
-    rows = np.random.RandomState(seed).choice(mnist.y_train.shape[0], n_train, replace=False)
-    X = mnist.X_train[rows].reshape(n_train, -1).astype(np.float32) / 255.0
-    X_test = mnist.X_test.reshape(mnist.X_test.shape[0], -1).astype(np.float32) / 255.0
-    return X, mnist.y_train[rows], X_test, mnist.y_test
-
-
 def load_newsgroups():
     """TF-IDF of the bodies (headers name the group) of six groups, train and test splits."""
     news = fetch_20newsgroups_bydate()
@@ -143,14 +128,6 @@ def load_newsgroups():
     vec = TfidfVectorizer(sublinear_tf=True, min_df=2, stop_words="english")
     X = vec.fit_transform(out[0][0])
     return X, out[0][1], vec.transform(out[1][0]), out[1][1]
-
-
-def default_net():
-    try:
-        from skssl.deep import SupervisedNetClassifier
-    except ImportError:
-        return None
-    return SupervisedNetClassifier()
 
 
 def table(title, runs):
@@ -173,16 +150,21 @@ def table(title, runs):
 
 
 def mnist_sections(which, seeds, n_mnist, results):
-    X, y, X_test, y_test = load_mnist(n_mnist, seed=0)
+    mnist = fetch_mnist()
+    rows = np.random.RandomState(0).choice(mnist.y_train.shape[0], n_mnist, replace=False)
+    X, y = mnist.X_train[rows].reshape(n_mnist, -1).astype(np.float32) / 255.0, mnist.y_train[rows]
+    X_test, y_test = mnist.X_test.reshape(mnist.X_test.shape[0], -1).astype(np.float32) / 255.0, mnist.y_test
     setups = []
     if "mnist-lr" in which:
         setups.append(("mnist-lr", "LogisticRegression(max_iter=300)", LogisticRegression(max_iter=300)))
-    net = default_net() if "mnist-mlp" in which else None
-    if net is not None:
-        setups.append(("mnist-mlp", "default MLP (skssl.deep.SupervisedNetClassifier)", net))
-    elif "mnist-mlp" in which:
-        print("skipping the MLP runs: skssl.deep needs torch and skorch (pip install 'skssl[deep]')")
-        results.degrade("MNIST MLP section skipped (no torch/skorch)")
+    if "mnist-mlp" in which:
+        try:
+            from skssl.deep import SupervisedNetClassifier
+        except ImportError:
+            print("skipping the MLP runs: skssl.deep needs torch and skorch (pip install 'skssl[deep]')")
+            results.degrade("MNIST MLP section skipped (no torch/skorch)")
+        else:
+            setups.append(("mnist-mlp", "default MLP (skssl.deep.SupervisedNetClassifier)", SupervisedNetClassifier()))
     sections = {}
     for key, name, est in setups:
         runs = []
@@ -214,12 +196,7 @@ def newsgroups_section(seeds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, smaller MNIST subsample")
-    parser.add_argument(
-        "--only",
-        nargs="+",
-        choices=SECTIONS,
-        help="run these sections only and keep the other sections of the results file",
-    )
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, help="these sections only; the others are kept")
     args = parser.parse_args()
     which = set(args.only or SECTIONS)
     seeds = [0] if args.quick else [0, 1, 2]
@@ -228,17 +205,11 @@ def main():
     results = ResultsFile(RESULTS, reduced=["--quick (one seed, 3000 MNIST images)"] if args.quick else [])
     sections = {}
     if which & {"mnist-lr", "mnist-mlp"}:
-        try:
+        with results.skipping("MNIST"):
             sections.update(mnist_sections(which, seeds, n_mnist, results))
-        except DatasetUnavailableError as exc:
-            print(f"skipping MNIST: {exc}")
-            results.degrade(f"MNIST skipped ({exc})")
     if "20ng" in which:
-        try:
+        with results.skipping("20 Newsgroups"):
             sections.update(newsgroups_section(seeds))
-        except DatasetUnavailableError as exc:
-            print(f"skipping 20 Newsgroups: {exc}")
-            results.degrade(f"20 Newsgroups skipped ({exc})")
     header = (
         f"# Curriculum Labeling benchmark\n\n{provenance()}\n\n"
         "Sections can be rerun alone with `--only mnist-lr|mnist-mlp|20ng`. Test accuracy after each round, "

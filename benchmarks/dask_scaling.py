@@ -2,19 +2,17 @@
 
     python benchmarks/dask_scaling.py [--rows 804414] [--workers 2] [--repeats 3] [--methods TSVM DA] [--out FILE]
 
-Problem: the RCV1-shaped problem of ``linear_scaling.py`` (:func:`linear_scaling.make_rcv1_like`; 804,414
-rows, 47,236 features, 61.7M nnz at full size), with the parameters of the paper-scale runs (``alpha=1e-3``,
-``unlabeled_weight=1``, the true positive fraction), so that each fit is one semi-supervised solve.
-
-Side by side, alternating in one run, ``--repeats`` times:
+Problem: the RCV1-shaped problem of ``linear_scaling.make_rcv1_like`` (804,414 rows, 47,236 features, 61.7M nnz
+at full size), with the paper-scale parameters (``alpha=1e-3``, ``unlabeled_weight=1``, the true positive
+fraction), so that each fit is one semi-supervised solve. Side by side, alternating, ``--repeats`` times:
 
 * **in memory**: ``fit`` on the CSR matrix with ``n_jobs=2`` in a fresh child process with the user's
   environment minus the thread variables (``linear_subprocess.run_skssl``); X is read before the clock starts;
 * **on Dask**: a ``LocalCluster`` of ``--workers`` worker processes with one thread each, started once; X is
-  written as one ``.npz`` file per worker and read by the workers themselves (``dask.delayed``), and persisted
+  written as one ``.npz`` file per worker, read by the workers themselves (``dask.delayed``) and persisted
   before the clock starts. The fit is timed in two parts: the set-up (the blocks checked and summed where they
-  lie) and the solve. Both run through the estimator's own Dask path (``skssl.svm._dask_rows.DaskRows`` and
-  ``skssl.svm._dask_fit`` are called directly only to read the store's traffic counters: round trips and bytes).
+  lie) and the solve, through the estimator's own Dask path (``_dask_rows.DaskRows`` and ``_dask_fit`` are
+  called directly only to read the store's traffic counters: round trips and bytes).
 
 Then the **round-trip latency** of the same cluster: ``--probe-rounds`` rounds of a step that computes nothing,
 through the same store (two tasks per block per round, as every solver step). The cost model
@@ -84,16 +82,9 @@ def fit_on_cluster(estimator, X, y):
     _fit_rows(estimator, rows)
     estimator.transduction_ = _lazy_transduction(estimator, rows)
     end = time.perf_counter()
-    return {
-        "setup": setup - start,
-        "solve": end - setup,
-        "wall": end - start,
-        "rounds": rows.n_rounds,
-        "sent": rows.bytes_sent,
-        "received": rows.bytes_received,
-        "n_iter": int(np.max(estimator.n_iter_)),
-        "objective": float(np.ravel(estimator.objective_)[0]),
-    }
+    out = dict(setup=setup - start, solve=end - setup, wall=end - start, n_iter=int(np.max(estimator.n_iter_)))
+    out.update(rounds=rows.n_rounds, sent=rows.bytes_sent, received=rows.bytes_received)
+    return dict(out, objective=float(np.ravel(estimator.objective_)[0]))
 
 
 def probe_latency(X, y, rounds):
@@ -169,13 +160,12 @@ def main(argv=None):
                     cells += [res["rounds"], f"{res['sent'] / res['rounds'] / 1e3:.0f}"]
                     cells += [f"{res['received'] / res['rounds'] / 1e3:.0f}", res["n_iter"]]
                     log(markdown_row(cells + [f"{res['objective']:.10f}", f"{rel:.1e}"]))
-                    results.save_progress("\n".join(log) + "\n")
+                    results.save_progress(log.text())
             latency, n_blocks = probe_latency(Xd, yd, args.probe_rounds)
     log("", f"Blocks per worker: {placement} on {len(holders)} worker(s).", "")
     log(*cost_model(args, memory, cluster, latency, n_blocks, nnz, n_features))
-    text = "\n".join(log) + "\n"
-    print(text)
-    results.finish(text)
+    print(log.text())
+    results.finish(log.text())
 
 
 def cost_model(args, memory, cluster, latency, n_blocks, nnz, n_features):

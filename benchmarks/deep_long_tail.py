@@ -1,31 +1,25 @@
-"""Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol (CPU).
-
-Run from the repository root::
+"""Adsh vs FixMatch on long-tailed MNIST at the Adsh paper's protocol (CPU)::
 
     python benchmarks/deep_long_tail.py [--quick] run [SEED ...]   # fits, appends to results/deep_long_tail.jsonl
     python benchmarks/deep_long_tail.py report           # writes results/deep_long_tail.md
 
 Protocol (Guo & Li, "Class-Imbalanced Semi-Supervised Learning with Adaptive Thresholding", ICML 2022, section
-5.1, there on CIFAR-10): class ``k = 0..9`` gets ``n_k = N1 * gamma^(-k/9)`` labeled and
-``m_k = M1 * gamma^(-k/9)`` unlabeled images (rounded), with ``N1 = 1500``, ``M1 = 3000``, ``gamma = 100``, so
-the smallest class keeps 15 labeled and 30 unlabeled images. The images are drawn without replacement from the
-full MNIST training set (60,000), per seed; MNIST's digit ``k`` plays the paper's class ``k + 1``. The test
-set is balanced: the same number of test images of every digit (the smallest test class, 892 images per
-class).
+5.1, there on CIFAR-10): class ``k = 0..9`` gets ``n_k = N1 * gamma^(-k/9)`` labeled and ``m_k = M1 *
+gamma^(-k/9)`` unlabeled images (rounded), ``N1 = 1500``, ``M1 = 3000``, ``gamma = 100`` (the smallest class
+keeps 15 and 30), drawn without replacement from the 60,000 MNIST training images per seed; digit ``k`` plays
+the paper's class ``k + 1``. The test set is balanced: 892 test images of every digit (the smallest test class).
 
-Methods, one schedule shared by all (a documented choice, not each estimator's own defaults, because
-FixMatch's default ``mu`` is 3 and Adsh's is 2): ``batch_size=32``, ``mu=2`` (the Adsh paper's ratio, for
-both), Adam ``lr=1e-3``, ``iterations_per_epoch=50``, ``EPOCHS`` epochs, EMA weights for prediction, default
-small CNN, default augmentations, threshold 0.95 (FixMatch's fixed threshold, Adsh's majority-class
-threshold). The supervised net is ``SupervisedNetClassifier(augment="weak")`` on the labeled rows with the
-same number of steps and batch size. Torch runs with one intra-op thread (``torch.set_num_threads(1)``), see
-``benchmarks/results/deep_time.md`` for why.
+One schedule for all methods (a documented choice: FixMatch's default ``mu`` is 3, Adsh's 2): ``batch_size=32``,
+``mu=2`` (the paper's ratio), Adam ``lr=1e-3``, ``iterations_per_epoch=50``, ``EPOCHS`` epochs, EMA weights for
+prediction, default small CNN and augmentations, threshold 0.95 (FixMatch's fixed one, Adsh's majority-class
+one). The supervised net is ``SupervisedNetClassifier(augment="weak")`` on the labeled rows, same steps and batch
+size. Torch runs one intra-op thread (``torch.set_num_threads(1)``; ``results/deep_time.md`` says why).
 
-Instrumentation (an epoch-end callback that reads but never changes the fit): on the whole unlabeled set, weak
-views through the current (non-EMA) module in eval mode -- what Adsh's own epoch-end threshold update sees --
-the masking policy's mask and pseudo-labels give, per class ``k``, the mask rate (fraction of the unlabeled
-images of digit ``k`` that pass), the pseudo-label precision (fraction of the passing images labeled ``k``
-that are digit ``k``) and the policy's per-class thresholds.
+Instrumentation (an epoch-end callback that reads but never changes the fit): weak views of the whole unlabeled
+set through the current (non-EMA) module in eval mode -- what Adsh's epoch-end threshold update sees -- and the
+masking policy's mask and pseudo-labels give, per class ``k``, the mask rate (fraction of the unlabeled images of
+digit ``k`` that pass), the pseudo-label precision (fraction of the passing images labeled ``k`` that are digit
+``k``) and the policy's per-class thresholds.
 
 ``--quick`` (one epoch) or ``DEEP_LONG_TAIL_EPOCHS`` below 20 write the partial log and report (``_deep.py``).
 """
@@ -43,6 +37,15 @@ TAIL = [7, 8, 9]
 BATCH, MU, ITERS = 32, 2, 50
 EPOCHS = int(os.environ.get("DEEP_LONG_TAIL_EPOCHS", 20))
 METHODS = ("supervised", "FixMatch", "Adsh")
+#: What the instrumentation records each epoch: its title in the per-epoch tables and its name in the final one.
+RECORDED = {
+    "class_thresholds": ("Per-class thresholds over training", "threshold"),
+    "class_mask_rate": (
+        "Per-class mask rate on the unlabeled set (fraction of each digit's unlabeled images kept)",
+        "mask rate",
+    ),
+    "class_precision": ("Per-class pseudo-label precision of the kept images (- = none kept)", "precision"),
+}
 
 
 def split(seed):
@@ -64,7 +67,7 @@ def make_instrument(X_unl, y_unl):
 
     class PseudoLabelQuality(Callback):
         def on_epoch_end(self, net, **kwargs):
-            policy = getattr(net, "masking_", None) or getattr(net, "policy_", None)
+            policy = getattr(net, "masking_", None)  # None for the supervised net
             if policy is None:
                 return
             module = net.module_
@@ -79,18 +82,12 @@ def make_instrument(X_unl, y_unl):
                     xb = net.weak_augment_(torch.as_tensor(X_unl[s : s + 512]))
                     probs.append(torch.softmax(module(xb).float(), dim=1))
             module.train(was_training)
-            mask, pseudo = policy.mask(torch.cat(probs))
-            mask, pseudo = mask.numpy(), pseudo.numpy()
-            rate = [float(mask[y_unl == k].mean()) for k in range(K)]
-            prec = []
-            for k in range(K):
-                sel = mask & (pseudo == k)
-                prec.append(float((y_unl[sel] == k).mean()) if sel.any() else None)
-            net.history.record("class_mask_rate", rate)
-            net.history.record("class_precision", prec)
-            # fitted attribute ``thresholds_`` (current skssl) or method ``thresholds()`` (before the rename)
-            thr = policy.thresholds() if callable(getattr(policy, "thresholds", None)) else policy.thresholds_
-            net.history.record("class_thresholds", [float(t) for t in thr])
+            mask, pseudo = (t.numpy() for t in policy.mask(torch.cat(probs)))
+            passed = [mask & (pseudo == k) for k in range(K)]  # the images that pass with pseudo-label k
+            precision = [float((y_unl[p] == k).mean()) if p.any() else None for k, p in enumerate(passed)]
+            net.history.record("class_mask_rate", [float(mask[y_unl == k].mean()) for k in range(K)])
+            net.history.record("class_precision", precision)
+            net.history.record("class_thresholds", [float(t) for t in policy.thresholds_])
 
     return PseudoLabelQuality()
 
@@ -125,8 +122,7 @@ def run(seed, epochs=EPOCHS):
         if name != "supervised":
             h = est.history
             row["mask_rate"] = [float(v) for v in h[:, "mask_rate"]]
-            for key in ("class_mask_rate", "class_precision", "class_thresholds"):
-                row[key] = h[:, key]
+            row.update({key: h[:, key] for key in ("class_mask_rate", "class_precision", "class_thresholds")})
         STUDY.add(row, show={k: v for k, v in row.items() if not k.startswith("class_")})
 
 
@@ -167,14 +163,7 @@ def report():
         mean = np.mean([rows[(m, s)]["recall"] for s in seeds if (m, s) in rows], axis=0)
         table.append([m] + [f"{v:.3f}" for v in mean])
     out.append(markdown_table(["method", *range(K)], table))
-    for key, title in (
-        ("class_thresholds", "Per-class thresholds over training"),
-        (
-            "class_mask_rate",
-            "Per-class mask rate on the unlabeled set (fraction of each digit's unlabeled images kept)",
-        ),
-        ("class_precision", "Per-class pseudo-label precision of the kept images (- = none kept)"),
-    ):
+    for key, (title, _) in RECORDED.items():
         out.append(f"## {title} (seed {seeds[0]}; epoch-end, weak views, current module)\n")
         table = []
         for m in methods:
@@ -188,11 +177,7 @@ def report():
     table = []
     for m in methods:
         got = [rows[(m, s)] for s in seeds if (m, s) in rows and "class_mask_rate" in rows[(m, s)]]
-        for key, label in (
-            ("class_thresholds", "threshold"),
-            ("class_mask_rate", "mask rate"),
-            ("class_precision", "precision"),
-        ):
+        for key, (_, label) in RECORDED.items():
             if got:
                 vals = np.array([[np.nan if v is None else v for v in r[key][-1]] for r in got], dtype=float)
                 mean = [None if np.all(np.isnan(c)) else float(np.nanmean(c)) for c in vals.T]

@@ -1,6 +1,4 @@
-"""Deep semi-supervised estimators on MNIST (CPU, subsampled).
-
-Run from the repository root::
+"""Deep semi-supervised estimators on MNIST (CPU, subsampled)::
 
     OMP_NUM_THREADS=1 python benchmarks/deep_ssl.py [--quick] [part ...] [report]
 
@@ -187,24 +185,21 @@ def part_report():
 if __name__ == "__main__":
     torch.set_num_threads(1)
     cli = parse_args(__doc__, ["labels", "longtail", "overhead"])
-    quick, parts = cli.quick, cli.parts
-    if unknown := [p for p in parts if p.split(":")[0] not in ("labels", "longtail", "overhead", "report")]:
+    if unknown := [p for p in cli.parts if p.split(":")[0] not in ("labels", "longtail", "overhead", "report")]:
         sys.exit(f"deep_ssl: unknown part {unknown[0]!r}; use labels[:...], longtail[:EPOCHS], overhead or report.")
-    epochs = [int(p.split(":")[-1]) for p in parts if p.startswith("labels:") and p.count(":") == 3]
-    epochs += [int(p.split(":")[1]) for p in parts if p.startswith("longtail:")]
-    if quick or any(e < EPOCHS for e in epochs):
+    # labels:<per_class>:<variant>[,<variant>...][:<epochs>] and longtail:<epochs> name their epochs last
+    epochs = {p: 1 if cli.quick else int(p.split(":")[-1]) if p.count(":") in (1, 3) else EPOCHS for p in cli.parts}
+    if cli.quick or min(epochs.values()) < EPOCHS:
         STUDY.partial("--quick or fewer epochs than the default")
-    if parts != ["report"]:
+    if cli.parts != ["report"]:
         STUDY.load_mnist()
-    for p in parts:
-        if p == "labels":
-            part_labels(epochs=1 if quick else EPOCHS)
-        elif p.startswith("labels:"):  # labels:<per_class>:<variant>[,<variant>...][:<epochs>]
-            _, k, vs, *ep = p.split(":")
-            part_labels((int(k),), tuple(vs.split(",")), epochs=1 if quick else int(ep[0]) if ep else EPOCHS)
-        elif p == "longtail" or p.startswith("longtail:"):
-            part_longtail(epochs=1 if quick else int(p.split(":")[1]) if ":" in p else EPOCHS)
+    for p in cli.parts:
+        name, *spec = p.split(":")
+        if name == "labels":
+            part_labels(*((int(spec[0]),), tuple(spec[1].split(","))) if spec else (), epochs=epochs[p])
+        elif name == "longtail":
+            part_longtail(epochs=epochs[p])
         elif p == "overhead":
-            part_overhead(*((5, 2) if quick else ()))
-        elif p == "report":
+            part_overhead(*((5, 2) if cli.quick else ()))
+        else:
             part_report()

@@ -1,10 +1,7 @@
-"""Where the time of a deep skssl fit goes, on CPU (issue: threads and time).
-
-Run from the repository root::
+"""Where the time of a deep skssl fit goes, on CPU (issue: threads and time)::
 
     python benchmarks/deep_time.py steps      # CPU/wall per FixMatch step: torch threads 1 vs default, by component
-    python benchmarks/deep_time.py fit [THREADS] [MODULE] [SEED]
-                                              # a default FreeMatch fit, 4 labels per class
+    python benchmarks/deep_time.py fit [THREADS] [MODULE] [SEED]      # a default FreeMatch fit, 4 labels per class
     python benchmarks/deep_time.py threads    # same fit with 1 and 2 torch threads: same model?
     python benchmarks/deep_time.py gridsearch # GridSearchCV(n_jobs=1) vs (n_jobs=2) wall time
     python benchmarks/deep_time.py workers    # CPU and wall s of each fit under joblib n_jobs=1 vs 2
@@ -44,9 +41,11 @@ def load(seed=0):
     return X, y_semi, images(te["X"]), te["y"].astype(int)
 
 
-def small_train(y_semi):
+def small_train():
     """All 40 labeled rows and the first 1,960 unlabeled ones: 2,000 rows, 4 labels per class."""
-    return np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
+    X, y_semi, _, _ = load()
+    keep = np.concatenate([np.flatnonzero(y_semi >= 0), np.flatnonzero(y_semi < 0)[:1960]])
+    return X[keep], y_semi[keep]
 
 
 def old_cnn(pool_first=False, channels_last=False):
@@ -132,7 +131,7 @@ def fit_once(threads="default", module="default", seed=0, label="fit", **params)
     torch.set_num_threads(default_threads)
     process_threads = torch.get_num_threads() if threads == "default" else int(threads)
     row = dict(part=label, threads=threads, process_torch_threads=process_threads)
-    row.update(net_n_jobs=est.get_params().get("n_jobs", "(no such parameter)"), module=module, seed=seed)
+    row.update(net_n_jobs=est.n_jobs, module=module, seed=seed)
     row.update(params=dict(params), steps=int(est.max_epochs * est.iterations_per_epoch), cpu_s=round(t.cpu, 1))
     emit(dict(row, wall_s=round(t.wall, 1), test_acc=float(np.mean(proba.argmax(1) == y_te))))
     return proba
@@ -149,11 +148,10 @@ def part_threads(seed=0, max_epochs=4):
     probas = {}
     for name, (threads, n_jobs) in arms.items():
         probas[name] = fit_once(str(threads), seed=seed, label=f"threads-{name}", max_epochs=max_epochs, n_jobs=n_jobs)
+    names = {arm: f"{arm} (process threads {threads}, n_jobs={n_jobs})" for arm, (threads, n_jobs) in arms.items()}
     for x, z in (("A", "B"), ("A", "C")):
         a, b = probas[x], probas[z]
-        pair = f"{x} (process threads {arms[x][0]}, n_jobs={arms[x][1]}) vs "
-        pair += f"{z} (process threads {arms[z][0]}, n_jobs={arms[z][1]})"
-        row = dict(part="threads-compare", seed=seed, pair=pair, steps=max_epochs * 50)
+        row = dict(part="threads-compare", seed=seed, pair=f"{names[x]} vs {names[z]}", steps=max_epochs * 50)
         row.update(max_abs_proba_diff=float(np.abs(a - b).max()))
         emit(dict(row, prediction_agreement=float(np.mean(a.argmax(1) == b.argmax(1)))))
 
@@ -166,11 +164,9 @@ def part_gridsearch(repeats=3, max_epochs=2):
     from skssl.deep import FreeMatchClassifier
     from skssl.model_selection import SemiSupervisedKFold
 
-    X, y_semi, _, _ = load()
-    keep = small_train(y_semi)
-    X, y_semi = X[keep], y_semi[keep]
+    X, y_semi = small_train()
     est = FreeMatchClassifier(max_epochs=max_epochs, iterations_per_epoch=25, random_state=0)
-    grid = {"unlabeled_weight" if "unlabeled_weight" in est.get_params() else "lambda_u": [0.5, 1.0]}
+    grid = {"unlabeled_weight": [0.5, 1.0]}
     for rep in range(repeats):
         for n_jobs in (1, 2) if rep % 2 == 0 else (2, 1):
             gs = GridSearchCV(est, grid, cv=SemiSupervisedKFold(2), n_jobs=n_jobs)
@@ -197,9 +193,7 @@ def part_workers(n_fits=4, max_epochs=2):
     """CPU and wall time of each fit run by joblib with n_jobs=1 and n_jobs=2 (as GridSearchCV runs them)."""
     from joblib import Parallel, delayed
 
-    X, y_semi, _, _ = load()
-    keep = small_train(y_semi)
-    X, y_semi = X[keep], y_semi[keep]
+    X, y_semi = small_train()
     for n_jobs in (1, 2, 1, 2):
         with timed() as t:
             res = Parallel(n_jobs=n_jobs)(delayed(_timed_fit)(X, y_semi, s, max_epochs) for s in range(n_fits))
@@ -224,12 +218,10 @@ def part_report():
         keys += ["backward_ms", "optimizer_ms", "load1"]
         out.append(markdown_table(header + ["backward", "optimizer", "load1"], [[r[k] for k in keys] for r in steps]))
         out.append("Minimum over repeats (CPU ms/step / wall ms/step):\n")
-        for mod in sorted({r["module"] for r in steps}):
-            for t in sorted({r["threads"] for r in steps}):
-                sel = [r for r in steps if r["module"] == mod and r["threads"] == t]
-                if sel:
-                    best = f"{min(r['cpu_ms_per_step'] for r in sel)} / {min(r['wall_ms_per_step'] for r in sel)}"
-                    out.append(f"* {mod} network, {t} thread(s): {best}")
+        for mod, t in sorted({(r["module"], r["threads"]) for r in steps}):
+            sel = [r for r in steps if r["module"] == mod and r["threads"] == t]
+            best = f"{min(r['cpu_ms_per_step'] for r in sel)} / {min(r['wall_ms_per_step'] for r in sel)}"
+            out.append(f"* {mod} network, {t} thread(s): {best}")
         out.append("")
     fits = [r for r in rows if r["part"] == "fit" or r["part"].startswith("threads-") and "cpu_s" in r]
     if fits:

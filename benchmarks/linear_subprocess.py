@@ -141,13 +141,7 @@ def run_svmlin(binary, examples, labels, workdir, *, algo, r, n_features):
         raise RuntimeError(f"SVMlin failed ({proc.returncode}): {''.join(out[-5:])}")
     weights = np.loadtxt(workdir / (Path(examples).name + ".weights"))
     w = np.concatenate([weights[:-1], np.zeros(max(0, n_features - weights.size + 1))])
-    return {
-        "w": w,
-        "b": float(weights[-1]),
-        "cpu": solver_cpu,
-        "wall": t_done - t_read,
-        "rss_mb": hwm[0],
-    }
+    return {"w": w, "b": float(weights[-1]), "cpu": solver_cpu, "wall": t_done - t_read, "rss_mb": hwm[0]}
 
 
 # --------------------------------------------------------------------------- skssl in a child
@@ -167,9 +161,7 @@ def run_skssl(problem, estimator, params, *, threads=0, y_semi=None, timeout=Non
     ``threads=0`` gives the child the user's environment without thread variables; an int sets them
     all to it (``_harness.child_env``). ``y_semi`` (a path to a ``.npy`` file) overrides the saved target.
     """
-    result = run_in_child(fit_problem, str(problem), estimator, params, y_semi, threads=threads, timeout=timeout)
-    result["w"] = np.asarray(result["w"])
-    return result
+    return run_in_child(fit_problem, str(problem), estimator, params, y_semi, threads=threads, timeout=timeout)
 
 
 def fit_problem(problem, estimator, params, y_semi=None):
@@ -182,14 +174,6 @@ def fit_problem(problem, estimator, params, y_semi=None):
     est = getattr(skssl.svm, estimator)(**params)
     with timed(memory=True) as t:
         est.fit(X, y_semi)
-    return {
-        "cpu": t.cpu,
-        "wall": t.wall,
-        "rss_mb": t.peak_rss_mb,
-        "fit_rss_growth_mb": t.rss_growth_mb,
-        "w": np.ravel(est.coef_).tolist(),
-        "b": float(np.ravel(est.intercept_)[0]),
-        "n_iter": int(np.max(est.n_iter_)) if hasattr(est, "n_iter_") else None,
-        "objective": float(np.ravel(est.objective_)[0]) if hasattr(est, "objective_") else None,
-        "classes": est.classes_.tolist(),
-    }
+    out = dict(cpu=t.cpu, wall=t.wall, rss_mb=t.peak_rss_mb, fit_rss_growth_mb=t.rss_growth_mb)
+    out.update(w=np.ravel(est.coef_), b=float(np.ravel(est.intercept_)[0]), n_iter=int(np.max(est.n_iter_)))
+    return dict(out, objective=float(np.ravel(est.objective_)[0]))

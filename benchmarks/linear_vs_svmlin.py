@@ -53,9 +53,8 @@ NOTE = (
 
 def evaluate(w, b, data):
     """SVMlin's objective ``F`` of ``(w, b)`` on the training rows, and the test accuracy (%)."""
-    return lsp.objective(data["X"], data["y_semi"], w, b), 100 * np.mean(
-        (data["X_test"] @ w + b > 0).astype(int) == data["y_test"]
-    )
+    accuracy = 100 * np.mean((data["X_test"] @ w + b > 0).astype(int) == data["y_test"])
+    return lsp.objective(data["X"], data["y_semi"], w, b), accuracy
 
 
 def run_row(problem, data, method, svmlin, workdir, repeats, log):
@@ -63,12 +62,9 @@ def run_row(problem, data, method, svmlin, workdir, repeats, log):
     estimator, algo = METHODS[method]
     params = lsp.params(data["r"])
     runs = {"svmlin": [], "skssl1": [], "skssl2": []}
+    svmlin_run = dict(algo=algo, r=data["r"], n_features=data["X"].shape[1])
     for _ in range(repeats):
-        width = data["X"].shape[1]
-        svmlin_run = lsp.run_svmlin(
-            svmlin, data["examples"], data["labels"], workdir, algo=algo, r=data["r"], n_features=width
-        )
-        runs["svmlin"].append(svmlin_run)
+        runs["svmlin"].append(lsp.run_svmlin(svmlin, data["examples"], data["labels"], workdir, **svmlin_run))
         for n_jobs in (1, 2):
             fit = lsp.run_skssl(problem, estimator, {**params, "n_jobs": n_jobs}, y_semi=data["y_path"])
             runs[f"skssl{n_jobs}"].append(fit)
@@ -120,9 +116,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", default=None, help="folder holding 20news-bydate.tgz (../shared/data)")
     parser.add_argument("--svmlin-src", default=str(lsp.DEFAULT_SVMLIN_SRC), help="SVMlin 1.0 source folder")
-    parser.add_argument(
-        "--configs", nargs="+", default=None, help="20NG l:seed pairs (default: 100 and 500, seeds 0-2)"
-    )
+    parser.add_argument("--configs", nargs="+", help="20NG l:seed pairs (default: 100 and 500, seeds 0-2)")
     parser.add_argument("--repeats", type=int, default=REPEATS)
     parser.add_argument("--quick", action="store_true", help="pcmac and 20NG l=500 seed 0 only")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
@@ -184,14 +178,10 @@ def main(argv=None):
             else:
                 configs = [(500, 0)] if args.quick else DEFAULT_CONFIGS
                 configs = [tuple(int(v) for v in c.split(":")) for c in args.configs] if args.configs else configs
-                test = (ng.X_test, ng.y_test)
-                summaries.append(
-                    summary(
-                        "20NG",
-                        run_corpus("20ng", ng.X_train, ng.y_train, test, configs, args, svmlin, workdir, log),
-                        targets=True,
-                    )
+                rows = run_corpus(
+                    "20ng", ng.X_train, ng.y_train, (ng.X_test, ng.y_test), configs, args, svmlin, workdir, log
                 )
+                summaries.append(summary("20NG", rows, targets=True))
                 log(
                     "",
                     f"20NG training matrix: {ng.X_train.shape[0]} x {ng.X_train.shape[1]}, {ng.X_train.nnz} nnz, "

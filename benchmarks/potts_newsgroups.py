@@ -2,32 +2,29 @@
 
     python benchmarks/potts_newsgroups.py [DATA_DIR] [--seeds 0 1 2] [--labels 5 20] [--train-rows N]
 
-Data: the 20 Newsgroups "bydate" archive (``DATA_DIR/20news-bydate.tgz`` or
-:func:`skssl.datasets.fetch_20newsgroups_bydate`), ``TfidfVectorizer(min_df=2)`` fitted on the training split
-(11,314 x 53,724), the test split (7,532 rows) through it. ``--train-rows N`` keeps
-``np.sort(RandomState(1234).choice(11314, N))`` training rows (after the vectorizer is fitted), labeled
-``20ng-N``, in the git-ignored ``potts_newsgroups.partial.{jsonl,md}`` (the committed log is the full split).
-Labeled rows: ``make_semi_supervised(y, n, per_class=True, random_state=seed)`` for n in {5, 20} per class and
-seeds 0-2; the S3VMs get the true class fractions of the unlabeled rows (for Potts and every one-vs-rest
-problem alike).
+Data: the 20 Newsgroups "bydate" archive (``DATA_DIR/20news-bydate.tgz`` or ``fetch_20newsgroups_bydate``),
+``TfidfVectorizer(min_df=2)`` fitted on the training split (11,314 x 53,724), the test split (7,532 rows) through
+it. ``--train-rows N`` keeps ``np.sort(RandomState(1234).choice(11314, N))`` training rows (after the vectorizer
+is fitted), labeled ``20ng-N``, in the git-ignored ``potts_newsgroups.partial.{jsonl,md}``. Labeled rows:
+``make_semi_supervised(y, n, per_class=True, random_state=seed)``, n in {5, 20} per class, seeds 0-2; the S3VMs
+get the true class fractions of the unlabeled rows (Potts and every one-vs-rest problem alike).
 
-Methods (alpha = 1e-3, unlabeled_weight = 1): ``PottsDeterministicAnnealingSVC``,
-``DeterministicAnnealingSVC`` and ``TransductiveSVC`` (one-vs-rest), ``LinearL2SVC``, sklearn's
-``LinearSVC()`` on the labeled rows and ``SelfTrainingClassifier(LogisticRegression(C=10))``;
-``--methods "Potts DA (defaults)" "OvR TSVM (defaults)"`` adds the two estimators with all their defaults.
+Methods (alpha = 1e-3, unlabeled_weight = 1): ``PottsDeterministicAnnealingSVC``, one-vs-rest
+``DeterministicAnnealingSVC`` and ``TransductiveSVC``, ``LinearL2SVC``, sklearn's ``LinearSVC()`` on the labeled
+rows and ``SelfTrainingClassifier(LogisticRegression(C=10))``; ``--methods "Potts DA (defaults)" "OvR TSVM
+(defaults)"`` adds the two estimators with all their defaults.
 
 Measured per fit: test accuracy and macro-F1, CPU seconds of ``fit`` (one BLAS/OpenMP thread, joblib
-``n_jobs=None``) and the peak growth of the resident set during ``fit`` (``_harness.timed(memory=True)``; rows
-logged before 2026-11-24 sampled ``/proc/self/statm`` every 10 ms, which misses short peaks; the script
-re-executes itself with ``MALLOC_MMAP_THRESHOLD_=131072`` so that every large array is its own mapping,
-returned when freed). For the S3VMs also the zero-temperature Potts objective of the returned K linear models,
-the class fractions of the transductive labels against the true ones, and per-class test recall. A binary row
-compares the K = 2 Potts model with the binary DA on pcmac (r = 0.5): CPU seconds (minimum of 3 alternating
-fits), objective and test accuracy.
+``n_jobs=None``), the peak growth of the resident set during ``fit`` (``_harness.timed(memory=True)``; rows
+logged before 2026-11-24 sampled ``/proc/self/statm`` every 10 ms, which misses short peaks). The script
+re-executes itself with ``MALLOC_MMAP_THRESHOLD_=131072`` so that every large array is its own mapping, returned
+when freed. For the S3VMs also the zero-temperature Potts objective of the returned K linear models, the class
+fractions of the transductive labels against the true ones, and per-class test recall. A binary row compares
+the K = 2 Potts model with the binary DA on pcmac (r = 0.5): CPU seconds (minimum of 3 alternating fits),
+objective and test accuracy.
 
 Each fit is appended to ``results/potts_newsgroups.jsonl`` as it ends (keyed by data, labels, seed and method)
-and ``potts_newsgroups.md`` is rebuilt from the whole log after every fit, so runs side by side share it
-(``benchmarks/README.md``).
+and ``potts_newsgroups.md`` is rebuilt from the whole log after every fit, so runs side by side share it.
 """
 
 import argparse
@@ -82,13 +79,6 @@ def make(name, r):
     }[name]()
 
 
-def timed_fit(est, X, y):
-    """CPU seconds of ``est.fit(X, y)`` and the peak RSS growth during it (MB)."""
-    with timed(memory=True) as t:
-        est.fit(X, y)
-    return t.cpu, t.rss_growth_mb
-
-
 def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
     vectorizer = TfidfVectorizer(min_df=2)
     X = vectorizer.fit_transform(raw.data_train).tocsr()
@@ -112,11 +102,10 @@ def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
                 if key in done:
                     continue
                 est = make(name, r)
-                if name in ("LinearSVC",):
-                    lab = ~unl
-                    cpu, peak = timed_fit(est, X[lab], y[lab])
-                else:
-                    cpu, peak = timed_fit(est, X, y_semi)
+                X_fit, y_fit = (X[~unl], y[~unl]) if name == "LinearSVC" else (X, y_semi)
+                with timed(memory=True) as t:  # CPU seconds and peak RSS growth (MB) of the fit
+                    est.fit(X_fit, y_fit)
+                cpu, peak = t.cpu, t.rss_growth_mb
                 pred = est.predict(X_test)
                 row = dict(key=key, data=tag, labels_per_class=n, seed=seed, method=name)
                 row.update(
@@ -135,11 +124,8 @@ def run_20ng(raw, seeds, labels, methods, done, train_rows=None):
                     row.update(n_iter=est.n_iter_, objective_=est.objective_)
                 elif name in ("OvR DA", "OvR TSVM"):
                     row.update(n_iter=est.n_iter_, sum_binary_objectives=float(np.sum(est.objective_)))
-                print(
-                    f"{key}: acc {row['accuracy']:.4f} F1 {row['macro_f1']:.4f} cpu {cpu:.1f}s "
-                    f"peak {peak:.1f}MB obj {row.get('potts_objective', float('nan')):.6g}",
-                    flush=True,
-                )
+                shown = f"cpu {cpu:.1f}s peak {peak:.1f}MB obj {row.get('potts_objective', float('nan')):.6g}"
+                print(f"{key}: acc {row['accuracy']:.4f} F1 {row['macro_f1']:.4f} {shown}", flush=True)
                 append_jsonl(JSONL, row)
                 done[key] = row
                 write_md(done)
@@ -161,11 +147,10 @@ def run_pcmac(done, repeats=3):
             models[name] = est
     row = {"key": "pcmac|K=2", "data": "pcmac"}
     for name, est in models.items():
-        accuracy = float(np.mean(est.predict(data.X_test) == data.y_test))
         row[name] = dict(
             cpu_s_min=min(times[name]), cpu_s_all=times[name], objective=float(np.ravel(est.objective_)[0])
         )
-        row[name].update(accuracy=accuracy, n_iter=est.n_iter_)
+        row[name].update(accuracy=float(np.mean(est.predict(data.X_test) == data.y_test)), n_iter=est.n_iter_)
     print(f"pcmac: {row}", flush=True)
     append_jsonl(JSONL, row)
     done[row["key"]] = row
@@ -181,12 +166,8 @@ def _ms(values, spec):
     return f"{format(values.mean(), spec)} ± {format(values.std(), spec)}"
 
 
-def _read_done():
-    return {row["key"]: row for row in read_jsonl(JSONL)}
-
-
 def write_md(done):
-    done = {**done, **_read_done()}  # rows written by runs side by side
+    done = {**done, **{row["key"]: row for row in read_jsonl(JSONL)}}  # rows written by runs side by side
     rows = [r for r in done.values() if r["data"].startswith("20ng")]
     lines = [
         "# Potts DA vs one-vs-rest on 20 Newsgroups (20 classes)",
@@ -270,7 +251,7 @@ def main():
         global JSONL, MD
         JSONL, MD = partial_path(JSONL), partial_path(MD)
         print(f"--train-rows: rows go to {JSONL} and {MD}, not the committed files", flush=True)
-    done = {} if args.fresh else _read_done()
+    done = {} if args.fresh else {row["key"]: row for row in read_jsonl(JSONL)}
     if not args.no_pcmac:
         run_pcmac(done)
     run_20ng(raw, args.seeds, args.labels, args.methods, done, args.train_rows)

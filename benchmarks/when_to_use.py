@@ -14,7 +14,7 @@ Sections (each can be run alone with ``--only``):
 * ``cv``: plain ``cross_val_score`` against ``SemiSupervisedKFold`` on pcmac, for the default scoring,
   ``"accuracy"`` and ``"f1"``.
 
-Run from the repository root (CPU is shared: keep one thread)::
+Run with one thread (the CPU is shared)::
 
     OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
 """
@@ -31,7 +31,6 @@ from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_sp
 from sklearn.preprocessing import StandardScaler
 
 from skssl.datasets import (
-    DatasetUnavailableError,
     load_newsgroups_binary,
     load_pcmac,
     make_semi_supervised,
@@ -44,22 +43,17 @@ RESULTS = RESULTS_DIR / "when_to_use.md"
 SEEDS = (0, 1, 2)
 
 
-def fit_score(estimator, X, y_semi, X_test, y_test):
-    estimator = clone(estimator)
-    with timed() as t:
-        estimator.fit(X, y_semi)
-    return estimator.score(X_test, y_test), t.cpu
-
-
 def compare(tag, estimators, splits):
     """Fit and score every estimator on every split (one split after the other): ``(name, accuracies, CPU s)`` rows."""
     results = {name: ([], []) for name in estimators}
     for split_name, (X, y_semi, X_test, y_test) in splits:
         for name, est in estimators.items():
-            acc, sec = fit_score(est, X, y_semi, X_test, y_test)
-            results[name][0].append(acc)
-            results[name][1].append(sec)
-            print(tag, split_name, name, f"{acc:.4f}", flush=True)
+            fitted = clone(est)
+            with timed() as t:
+                fitted.fit(X, y_semi)
+            results[name][0].append(fitted.score(X_test, y_test))
+            results[name][1].append(t.cpu)
+            print(tag, split_name, name, f"{results[name][0][-1]:.4f}", flush=True)
     return [(name, accs, secs) for name, (accs, secs) in results.items()]
 
 
@@ -75,27 +69,28 @@ def table(title, note, rows):
     return f"### {title}\n\n{note}\n\n" + markdown_table(["estimator", "test accuracy", "CPU s (per fit)"], cells)
 
 
-#: SVMlin's reference run on pcmac, for comparison with the defaults.
-SVMLIN_SETTINGS = {
-    "TransductiveSVC(alpha=1e-3, positive_fraction=0.5, safeguard=None)": TransductiveSVC(
-        alpha=1e-3, positive_fraction=0.5, safeguard=None
-    ),
-    "DeterministicAnnealingSVC(alpha=1e-3, positive_fraction=0.5, safeguard=None)": DeterministicAnnealingSVC(
-        alpha=1e-3, positive_fraction=0.5, safeguard=None
-    ),
-}
+def candidates(fraction=None, label=None):
+    """``LinearL2SVC`` on the labeled rows, then TSVM and DA with their defaults and, given ``fraction``, with
+    ``positive_fraction`` set to it (``label`` in the table)."""
+    out = {"LinearL2SVC (labeled rows only)": LinearL2SVC()}
+    for cls in (TransductiveSVC, DeterministicAnnealingSVC):
+        out[f"{cls.__name__}()"] = cls()
+        if fraction is not None:
+            out[f"{cls.__name__}(positive_fraction={label})"] = cls(positive_fraction=fraction)
+    return out
+
+
+def svmlin_run(cls, fraction, label):
+    """``cls`` set as SVMlin's reference run (``-W 0.001``, no safeguard), named by its parameters."""
+    name = f"{cls.__name__}(alpha=1e-3, positive_fraction={label}, safeguard=None)"
+    return {name: cls(alpha=1e-3, positive_fraction=fraction, safeguard=None)}
 
 
 def section_pcmac():
     data = load_pcmac()
-    estimators = {
-        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
-        "TransductiveSVC()": TransductiveSVC(),
-        "TransductiveSVC(positive_fraction=0.5)": TransductiveSVC(positive_fraction=0.5),
-        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
-        "DeterministicAnnealingSVC(positive_fraction=0.5)": DeterministicAnnealingSVC(positive_fraction=0.5),
-        **SVMLIN_SETTINGS,
-    }
+    estimators = candidates(0.5, "0.5")
+    for cls in (TransductiveSVC, DeterministicAnnealingSVC):
+        estimators.update(svmlin_run(cls, 0.5, "0.5"))
     rows = compare("pcmac", estimators, [("", (data.X_train, data.y_train, data.X_test, data.y_test))])
     labeled = data.y_train[data.y_train != -1]
     supervised_alpha = LinearL2SVC().fit(data.X_train, data.y_train).alpha_
@@ -114,16 +109,7 @@ def section_20ng():
     ng = load_newsgroups_binary()
     n_labeled, seed = 100, 0
     y_semi, r = newsgroups_labeled_subset(ng.y_train, n_labeled, seed)
-    estimators = {
-        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
-        "TransductiveSVC()": TransductiveSVC(),
-        f"TransductiveSVC(positive_fraction=r={r:.3f})": TransductiveSVC(positive_fraction=r),
-        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
-        f"DeterministicAnnealingSVC(positive_fraction=r={r:.3f})": DeterministicAnnealingSVC(positive_fraction=r),
-        f"TransductiveSVC(alpha=1e-3, positive_fraction=r={r:.3f}, safeguard=None)": TransductiveSVC(
-            alpha=1e-3, positive_fraction=r, safeguard=None
-        ),
-    }
+    estimators = {**candidates(r, f"r={r:.3f}"), **svmlin_run(TransductiveSVC, r, f"r={r:.3f}")}
     rows = compare("20ng", estimators, [(f"{n_labeled} {seed}", (ng.X_train, y_semi, ng.X_test, ng.y_test))])
     labeled = y_semi[y_semi != -1]
     note = (
@@ -144,24 +130,13 @@ def digits_split(seed):
 
 
 def section_digits():
-    estimators = {
-        "LinearL2SVC (labeled rows only)": LinearL2SVC(),
-        "TransductiveSVC()": TransductiveSVC(),
-        "DeterministicAnnealingSVC()": DeterministicAnnealingSVC(),
-    }
-    rows = compare("digits", estimators, ((seed, digits_split(seed)) for seed in SEEDS))
+    rows = compare("digits", candidates(), ((seed, digits_split(seed)) for seed in SEEDS))
     note = (
         "`load_digits()`, 70/30 stratified split (random_state=0), `StandardScaler` fitted on the training rows, "
         "50 labels by `make_semi_supervised(y_train, 50, random_state=seed)`, seeds "
         f"{list(SEEDS)}; 10 classes (one-vs-rest); defaults everywhere."
     )
     return table("digits: dense, standardized, 10 classes, 50 labels", note, rows)
-
-
-def search(estimator, grid, X, y_semi, X_test, y_test):
-    with timed() as t:
-        gs = GridSearchCV(estimator, grid, cv=SemiSupervisedKFold(3), scoring="accuracy").fit(X, y_semi)
-    return gs.best_params_, gs.best_score_, gs.score(X_test, y_test), t.cpu
 
 
 def section_tuning():
@@ -171,10 +146,12 @@ def section_tuning():
     cases = [("pcmac", TransductiveSVC(positive_fraction=0.5), (data.X_train, data.y_train, data.X_test, data.y_test))]
     cases.append(("digits, seed 0", TransductiveSVC(), digits_split(0)))
     for name, est, (X, y_semi, X_test, y_test) in cases:
-        best, cv, test, secs = search(est, grid, X, y_semi, X_test, y_test)
+        with timed() as t:
+            gs = GridSearchCV(est, grid, cv=SemiSupervisedKFold(3), scoring="accuracy").fit(X, y_semi)
+        best, cv, test = gs.best_params_, gs.best_score_, gs.score(X_test, y_test)
         print("tuning", name, best, f"{cv:.4f}", f"{test:.4f}", flush=True)
         label = f"TransductiveSVC({'positive_fraction=0.5' if est.positive_fraction == 0.5 else ''})"
-        rows.append([name, label, best, f"{cv:.1%}", f"{test:.1%}", f"{secs:.1f}"])
+        rows.append([name, label, best, f"{cv:.1%}", f"{test:.1%}", f"{t.cpu:.1f}"])
     header = ["data", "estimator", "best parameters", "CV accuracy", "test accuracy", "CPU s (whole search)"]
     return (
         "### Choosing alpha and unlabeled_weight with SemiSupervisedKFold\n\n"
@@ -205,13 +182,7 @@ def section_cv():
     )
 
 
-SECTIONS = {
-    "pcmac": section_pcmac,
-    "20ng": section_20ng,
-    "digits": section_digits,
-    "tuning": section_tuning,
-    "cv": section_cv,
-}
+SECTIONS = {name: globals()[f"section_{name}"] for name in ("pcmac", "20ng", "digits", "tuning", "cv")}
 
 
 def main():
@@ -222,13 +193,9 @@ def main():
     results = ResultsFile(RESULTS)
     done = {}
     for key in args.only or list(SECTIONS):
-        try:
+        with results.skipping(f"section {key}"):
             done[key] = SECTIONS[key]()
-        except DatasetUnavailableError as exc:
-            print(f"skipping {key}: {exc}")
-            results.degrade(f"section {key} skipped ({exc})")
-            continue
-        results.save_progress(sections_text(header(), done))  # after every section: a long run keeps what it measured
+            results.save_progress(sections_text(header(), done))  # a long run keeps what it measured
     finish_sections(results, header(), done, list(SECTIONS), args.only)
 
 

@@ -102,3 +102,16 @@ def test_partial_files_are_ignored_by_git():
         ["git", "check-ignore", "-q", "benchmarks/results/linear_vs_svmlin.partial.md"], cwd=root, check=False
     )
     assert proc.returncode == 0
+
+
+def test_a_missing_data_set_is_skipped_and_makes_the_run_partial(rf, committed, capsys):
+    from skssl.datasets import DatasetUnavailableError
+
+    results = rf.ResultsFile(committed)
+    with results.skipping("20 Newsgroups"):
+        raise DatasetUnavailableError("20news-bydate.tgz not found\nsecond line")
+    assert not results.complete
+    assert results.reasons == ["20 Newsgroups skipped (20news-bydate.tgz not found)"]
+    assert "skipping 20 Newsgroups" in capsys.readouterr().out
+    with pytest.raises(ValueError), results.skipping("other"):
+        raise ValueError("not a missing data set")
