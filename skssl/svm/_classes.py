@@ -80,7 +80,7 @@ from ._docs import fill_doc
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
 from ._potts import potts_annealing
 from ._problem import S3VMProblem
-from ._rowblocks import thread_pool
+from ._rowblocks import fit_threads
 from ._tsvm import TSVM_MAX_ITER, tsvm, tsvm_loop
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
@@ -160,7 +160,7 @@ class LinearL2SVC(_BaseLinearSVC):
         problem = S3VMProblem(y, labeled, alpha=self.alpha_, unlabeled_weight=0.0, sample_weight=sample_weight)
         lab = problem.lab
         all_rows = lab.size == X.shape[0]  # no copy of X when every row is labeled (the safeguard's refit)
-        with thread_pool(n_threads) as executor:
+        with fit_threads(n_threads) as threads:
             res = l2_svm_mfn(
                 X if all_rows else X[lab],
                 problem.y if all_rows else problem.y_lab,
@@ -168,7 +168,7 @@ class LinearL2SVC(_BaseLinearSVC):
                 alpha=self.alpha_,
                 rel_tol=self.tol,
                 max_iter=self.max_iter,
-                executor=executor,
+                schedule=threads,
                 n_threads=n_threads,
             )
         if self.verbose:

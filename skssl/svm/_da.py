@@ -31,7 +31,7 @@ from ._annealing import (
 from ._kernels import belief_mean, dot
 from ._mfn import MFNITERMAX
 from ._problem import BeliefWStep, S3VMProblem, binary_solver_parameters
-from ._rowblocks import RowSlicer, thread_pool
+from ._rowblocks import RowSlicer, fit_threads
 
 __all__ = [
     "DA_ANNEALING_RATE",
@@ -261,7 +261,7 @@ def deterministic_annealing(
     """
     problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
     schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
-    with thread_pool(n_threads) as executor:
+    with fit_threads(n_threads) as threads:
         unl, n_unl = problem.unl, problem.n_unl
         if n_unl == 0:
             # The supervised l2-SVM (in this thread, as SVMlin's DA solves it).
@@ -278,7 +278,7 @@ def deterministic_annealing(
         best = BestPoint()
 
         def w_step(p, T, first, last):
-            res = step.solve(p, first, executor)
+            res = step.solve(p, first, threads)
             F = problem.objective(res.w, res.b, res.outputs)
             best.offer(F, res.w, res.b, res.outputs)
             return F

@@ -67,7 +67,7 @@ def warn_if_no_openmp(n_threads):
     """Warn, once per process, that ``n_threads`` threads cannot run on kernels built without OpenMP.
 
     Called where a fit's problem gets its threads
-    (:func:`skssl.svm._rowblocks.thread_pool`). With compiled kernels that
+    (:func:`skssl.svm._rowblocks.fit_threads`). With compiled kernels that
     lack OpenMP, the row blocks of a problem asking for several threads run
     one after the other on one core, which ``n_jobs`` alone would not reveal.
     Nothing is emitted for one thread or for kernels built with OpenMP.

@@ -287,7 +287,7 @@ def l2_svm_mfn(
     rel_tol=RELATIVE_STOP_EPS,
     abs_tol=EPSILON,
     max_iter=MFNITERMAX,
-    executor=None,
+    schedule=None,
     n_threads=1,
     slicer=None,
     callback=None,
@@ -325,11 +325,11 @@ def l2_svm_mfn(
         Tolerances of the two rules.
     max_iter : int, default=MFNITERMAX
         Cap on Newton steps.
-    executor : concurrent.futures.Executor, default=None
-        Thread pool for the products over row blocks (see
-        :mod:`skssl.svm._rowblocks`); ``None`` computes them in this thread.
+    schedule : ThreadSchedule, default=None
+        The fit's active thread schedule (see :func:`skssl.svm._rowblocks.fit_threads`):
+        the products run over row blocks; ``None`` computes them in this thread.
     n_threads : int, default=1
-        Threads of ``executor``.
+        Threads of the row-block products.
     slicer : RowSlicer, default=None
         Storage for the active rows, shared by the solves of one fit so that
         they reuse one buffer (a new one when None).
@@ -360,7 +360,7 @@ def l2_svm_mfn(
     # Dense X: CGLS reads the active rows in place (DenseRows), so there is no slice and no zero-cost rows;
     # CSR: row blocks of X and slices of its rows.
     dense = not sp.issparse(X)
-    Xb = row_blocks(X, executor, n_threads)
+    Xb = row_blocks(X, schedule, n_threads)
     n_blocks = len(Xb.kernel_bounds) - 1 if hasattr(Xb, "kernel_bounds") else 1
     row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, n_features)
     nnz = row_nnz.sum()
@@ -402,7 +402,7 @@ def l2_svm_mfn(
                 J = np.arange(n_rows)
                 XJ = Xb
             else:
-                XJ = row_blocks(slicer.take(X, J, J_nnz), executor, n_threads)
+                XJ = row_blocks(slicer.take(X, J, J_nnz), schedule, n_threads)
             w_bar = w.copy()
             b_bar = b
             oJ = o[J]

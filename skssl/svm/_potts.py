@@ -24,7 +24,7 @@ from ._da import optimize_p
 from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
 from ._problem import BeliefWStep, S3VMProblem
-from ._rowblocks import share_threads, thread_pool
+from ._rowblocks import share_threads, fit_threads
 
 __all__ = [
     "PottsResult",
@@ -186,8 +186,8 @@ def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight,
 
 def _solve_class(step, p, first, exact):
     """One class's w-step in a thread pool of its own (classes may be solved at once)."""
-    with thread_pool(step.n_threads) as executor:
-        step.solve(p, first, executor, exact)
+    with fit_threads(step.n_threads) as threads:
+        step.solve(p, first, threads, exact)
 
 
 def potts_annealing(

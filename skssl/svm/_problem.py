@@ -288,7 +288,7 @@ class BeliefWStep:
     max_iter : int, default=MFNITERMAX
         Newton steps cap of each solve.
     n_threads : int, default=1
-        Threads of the executor given to :meth:`solve`.
+        Threads of the row-block products of :meth:`solve`.
     slicer : RowSlicer, default=None
         Storage of the active rows shared by the solves (``None``: each
         solve allocates its own, freed when it returns).
@@ -316,7 +316,7 @@ class BeliefWStep:
         self.converged = True
         self.w, self.b, self.outputs = None, 0.0, None
 
-    def solve(self, p, first, executor=None, exact=True):
+    def solve(self, p, first, schedule=None, exact=True):
         """Solve the l2-SVM at beliefs ``p`` from the current point.
 
         Parameters
@@ -325,8 +325,9 @@ class BeliefWStep:
             Beliefs of the unlabeled rows (ignored without them).
         first : bool
             A solve from scratch (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
-        executor : concurrent.futures.Executor, default=None
-            Thread pool of the row-block products.
+        schedule : ThreadSchedule, default=None
+            The fit's active thread schedule (:func:`~skssl.svm._rowblocks.fit_threads`);
+            ``None`` computes the row-block products in this thread.
         exact : bool, default=True
             ``False`` takes one Newton step instead of iterating to the
             stopping rule (and does not count towards ``converged``).
@@ -336,7 +337,7 @@ class BeliefWStep:
         result : MFNResult
         """
         newton_steps = self.max_iter if exact else 1
-        threads = {"executor": executor, "n_threads": self.n_threads, "callback": self.callback}
+        threads = {"schedule": schedule, "n_threads": self.n_threads, "callback": self.callback}
         terms = self.terms
         if self.problem.n_unl == 0:
             res = l2_svm_mfn(

@@ -5,7 +5,7 @@ after each Newton step), all of them in the compiled kernels
 (:mod:`skssl.svm._kernels`). :class:`RowBlocks` splits ``X`` into the
 contiguous row blocks those kernels run on their OpenMP threads (each block
 keeps its own partial sums, added in block order); :class:`DenseRows` lists
-the rows of a dense ``X`` that CGLS reads in place; :func:`thread_pool` sets
+the rows of a dense ``X`` that CGLS reads in place; :func:`fit_threads` sets
 up a fit's threads and their :class:`~skssl.svm._kernels.ThreadSchedule`.
 
 :class:`RowSlicer` copies the active rows ``X[J]`` of l2-SVM-MFN's Newton steps
@@ -29,11 +29,11 @@ Decisions
   adds the blocks' partial sums in a fixed order, so for a given
   ``n_threads`` the result is deterministic; it differs from the unblocked
   product only by rounding (relative ~1e-16).
-* One ``ThreadPoolExecutor`` per binary problem, created by the solver entry
-  point and shut down with it (:func:`thread_pool`); nothing outlives a fit.
-  The kernels run on OpenMP threads; the executor only says that the
-  problem's products are blocked (it starts no thread: none is ever
-  submitted work).
+* One :class:`~skssl.svm._kernels.ThreadSchedule` per binary problem,
+  activated by the solver entry point for its thread and deactivated with
+  it (:func:`fit_threads`); nothing outlives a fit. The kernels run on
+  OpenMP threads; Python starts none (an earlier version created a
+  ``ThreadPoolExecutor`` that was never given work).
 * **Compiled kernels for CSR** (``skssl/svm/_csr_kernels.pyx``, through
   :mod:`skssl.svm._kernels`). The blocks of a CSR matrix run on OpenMP
   threads inside one call that holds no GIL: ``X @ v`` here
@@ -63,7 +63,7 @@ Decisions
   wall time) while it finishes sooner.
 * **How many threads run the blocks is chosen at run time**, per fit, by a
   :class:`~skssl.svm._kernels.ThreadSchedule` (in the compiled kernels),
-  which :func:`thread_pool` makes and activates for the fit's thread (a
+  which :func:`fit_threads` makes and activates for the fit's thread (a
   context variable: the kernels called in that thread see it, a
   one-vs-rest problem in another thread has its own). Why: each CGLS
   iteration is three parallel loops, each ending at a barrier. libgomp's
@@ -126,7 +126,6 @@ Decisions
   gather 16 ms (one mat-vec: 15 ms).
 """
 
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cached_property
 
@@ -149,7 +148,7 @@ __all__ = [
     "RowSlicer",
     "kernel_rows",
     "row_blocks",
-    "thread_pool",
+    "fit_threads",
 ]
 
 #: Fewest stored values per block for blocking to pay off.
@@ -181,16 +180,13 @@ class RowBlocks:
     ----------
     X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
         Float64 data (a C-contiguous ndarray when dense), not copied.
-    executor : concurrent.futures.Executor
-        The fit's pool (see :func:`thread_pool`); the blocks run on the kernels' OpenMP threads.
     n_blocks : int
         Number of blocks (at least 2).
     """
 
-    def __init__(self, X, executor, n_blocks):
+    def __init__(self, X, n_blocks):
         self.X = X
         self.shape = X.shape
-        self._executor = executor
         self._bounds = _block_bounds(X, n_blocks)
 
     @cached_property
@@ -316,29 +312,29 @@ def indptr_like_indices(X):
     return X.indptr if X.indptr.dtype == X.indices.dtype else X.indptr.astype(X.indices.dtype)
 
 
-def row_blocks(X, executor, n_threads):
+def row_blocks(X, schedule, n_threads):
     """``X`` wrapped in :class:`RowBlocks` when blocking pays off, else ``X`` itself.
 
     Parameters
     ----------
     X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
         Float64 data.
-    executor : concurrent.futures.Executor or None
-        The pool; ``None`` means no blocking.
+    schedule : ThreadSchedule or None
+        The fit's active thread schedule (see :func:`fit_threads`); ``None`` means no blocking.
     n_threads : int
-        Threads of the pool (the number of blocks).
+        Threads of the fit (the most blocks).
 
     Returns
     -------
     A : RowBlocks or the input
     """
-    if executor is None or n_threads < 2:
+    if schedule is None or n_threads < 2:
         return X
     nnz = X.nnz if sp.issparse(X) else X.size
     n_blocks = min(n_threads, int(nnz // MIN_BLOCK_NNZ), X.shape[0])
     if n_blocks < 2:
         return X
-    return RowBlocks(X, executor, n_blocks)
+    return RowBlocks(X, n_blocks)
 
 
 def share_threads(n_jobs, n_problems):
@@ -367,13 +363,13 @@ def share_threads(n_jobs, n_problems):
 
 
 @contextmanager
-def thread_pool(n_threads):
-    """A fit's threads: a ``ThreadPoolExecutor`` of ``n_threads`` and its OpenMP thread schedule.
+def fit_threads(n_threads):
+    """A fit's threads: its OpenMP thread schedule, active for the calling thread.
 
     Inside the ``with`` block the compiled kernels run their row blocks on
     the number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of
     mode :data:`THREAD_MODE` chooses (see the module's decisions). If the
-    kernels were compiled without OpenMP, the first such pool of the
+    kernels were compiled without OpenMP, the first such schedule of the
     process warns that the blocks run on one core
     (:func:`~skssl.svm._kernels.warn_if_no_openmp`).
 
@@ -384,12 +380,12 @@ def thread_pool(n_threads):
 
     Yields
     ------
-    executor : ThreadPoolExecutor or None
-        ``None`` when ``n_threads < 2``; shut down on exit.
+    schedule : ThreadSchedule or None
+        ``None`` when ``n_threads < 2``; deactivated on exit.
     """
     if n_threads < 2:
         yield None
         return
     warn_if_no_openmp(n_threads)
-    with ThreadPoolExecutor(n_threads) as executor, ThreadSchedule(n_threads, mode=THREAD_MODE):
-        yield executor
+    with ThreadSchedule(n_threads, mode=THREAD_MODE) as schedule:
+        yield schedule

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._callback import current_callback, notify
-from ._rowblocks import RowSlicer, thread_pool
+from ._rowblocks import RowSlicer, fit_threads
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
 from ._problem import S3VMProblem, binary_solver_parameters
 
@@ -180,7 +180,7 @@ def tsvm(
     """
     problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
     callback = current_callback(callback)
-    with thread_pool(n_threads) as executor:
+    with fit_threads(n_threads) as threads:
         kw = {
             "alpha": alpha,
             "tolerance": CGTolerance(),
@@ -189,7 +189,7 @@ def tsvm(
             "slicer": RowSlicer(),
             "callback": callback,
         }
-        rows = _TSVMArrays(X, problem, kw, {"executor": executor, "n_threads": n_threads})
+        rows = _TSVMArrays(X, problem, kw, {"schedule": threads, "n_threads": n_threads})
         return tsvm_loop(
             rows,
             unlabeled_weight=unlabeled_weight,
@@ -213,7 +213,7 @@ class _TSVMArrays:
     kw : dict
         Keyword arguments of every l2-SVM-MFN solve.
     par : dict
-        The thread pool of the solves on all rows (``executor``, ``n_threads``).
+        The threads of the solves on all rows (``schedule``, ``n_threads``).
     """
 
     def __init__(self, X, problem, kw, par):

@@ -1,7 +1,5 @@
 """The compiled dense path of l2-SVM-MFN (CGLS on the rows of a dense X read in place) against the CSR path."""
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -37,8 +35,8 @@ def _problem(seed):
 def _fit(X, y, cost, rows, alpha, n_threads):
     if n_threads == 1:
         return l2_svm_mfn(X, y, cost, alpha=alpha, rows=rows)
-    with ThreadPoolExecutor(n_threads) as ex, ThreadSchedule(n_threads, mode="alternate"):
-        return l2_svm_mfn(X, y, cost, alpha=alpha, rows=rows, executor=ex, n_threads=n_threads)
+    with ThreadSchedule(n_threads, mode="alternate") as schedule:
+        return l2_svm_mfn(X, y, cost, alpha=alpha, rows=rows, schedule=schedule, n_threads=n_threads)
 
 
 def _spy_on_the_dense_kernel(monkeypatch):

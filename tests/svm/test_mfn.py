@@ -241,14 +241,12 @@ def test_slicing_and_zero_cost_paths_agree(monkeypatch, paired):
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_outputs_are_those_of_the_weights(seed, paired, n_threads, monkeypatch):
     """Only the inactive rows' outputs are recomputed after CGLS: every output must still be X w + b."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from skssl.svm import _mfn, _rowblocks
 
     X, y, cost, rows = _problem(seed, n_rows=400, n_features=80, paired=paired)
     monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 10)  # blocks even on this small matrix
-    with ThreadPoolExecutor(n_threads) as ex:
-        res = l2_svm_mfn(X, y, cost, alpha=1e-2, rows=rows, executor=ex, n_threads=n_threads)
+    with _rowblocks.fit_threads(n_threads) as schedule:
+        res = l2_svm_mfn(X, y, cost, alpha=1e-2, rows=rows, schedule=schedule, n_threads=n_threads)
     np.testing.assert_allclose(res.outputs, X @ res.w + res.b, rtol=0, atol=1e-12)
     # The partial recomputation agrees with the full one at any active set.
     rng = np.random.RandomState(seed)

@@ -23,7 +23,7 @@ from skssl.svm._base import _BaseLinearSVC
 from skssl.svm._docs import fill_doc
 from skssl.svm._mfn import l2_svm_mfn
 from skssl.svm._problem import S3VMProblem
-from skssl.svm._rowblocks import thread_pool
+from skssl.svm._rowblocks import fit_threads
 from skssl.utils.estimator_checks import parametrize_with_semi_supervised_checks
 
 
@@ -69,8 +69,8 @@ class OneRoundSelfLabeledSVC(_BaseLinearSVC):
             y, labeled, alpha=self.alpha_, unlabeled_weight=self.unlabeled_weight, sample_weight=sample_weight
         )
         options = {"alpha": self.alpha_, "rel_tol": self.tol, "max_iter": self.max_iter, "n_threads": n_threads}
-        with thread_pool(n_threads) as executor:
-            supervised = l2_svm_mfn(X[problem.lab], problem.y_lab, problem.lab_cost, executor=executor, **options)
+        with fit_threads(n_threads) as threads:
+            supervised = l2_svm_mfn(X[problem.lab], problem.y_lab, problem.lab_cost, schedule=threads, **options)
             if problem.n_unl == 0:
                 res = supervised
             else:
@@ -79,7 +79,7 @@ class OneRoundSelfLabeledSVC(_BaseLinearSVC):
                 cost = np.empty(targets.shape[0])
                 cost[problem.lab] = problem.lab_cost
                 cost[problem.unl] = problem.unlabeled_cost()
-                res = l2_svm_mfn(X, targets, cost, executor=executor, **options)
+                res = l2_svm_mfn(X, targets, cost, schedule=threads, **options)
         outputs = X @ res.w + res.b
         return replace(res, outputs=outputs, objective=problem.objective(res.w, res.b, outputs))
 

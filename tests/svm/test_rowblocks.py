@@ -1,14 +1,12 @@
 """Row-block products on the kernels' threads (n_jobs) against the plain products."""
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _mfn, _rowblocks
 from skssl.svm._kernels import csr_cgls
-from skssl.svm._rowblocks import RowBlocks, row_blocks, share_threads
+from skssl.svm._rowblocks import RowBlocks, fit_threads, row_blocks, share_threads
 
 from ._oracle import cgls as oracle_cgls
 from ._oracle import gram_product
@@ -25,13 +23,12 @@ def test_row_block_products_equal_the_plain_ones(sparse, n_blocks):
     if not sparse:
         X = X.toarray()
     v = rng.randn(37)
-    with ThreadPoolExecutor(2) as ex:
-        A = RowBlocks(X, ex, n_blocks)
-        if sparse:  # bitwise: scipy sums each row the same way in a block
-            np.testing.assert_array_equal(A @ v, X @ v)
-        else:  # BLAS may order a row's sum differently for another block size
-            np.testing.assert_allclose(A @ v, X @ v, rtol=1e-13, atol=1e-13)
-        assert A.shape == X.shape
+    A = RowBlocks(X, n_blocks)
+    if sparse:  # bitwise: scipy sums each row the same way in a block
+        np.testing.assert_array_equal(A @ v, X @ v)
+    else:  # BLAS may order a row's sum differently for another block size
+        np.testing.assert_allclose(A @ v, X @ v, rtol=1e-13, atol=1e-13)
+    assert A.shape == X.shape
 
 
 def test_the_fused_kernel_is_compiled():
@@ -51,15 +48,14 @@ def test_kernel_row_products_equal_the_plain_ones(index_dtype, layout, seed):
     X.indices = X.indices.astype(index_dtype)
     X.indptr = X.indptr.astype(index_dtype)
     p = rng.randn(d)
-    with ThreadPoolExecutor(2) as ex:
-        if layout == "csr":
-            q = _mfn._outputs(X, np.arange(n, dtype=np.intp), p, 0.0, 2)
-        elif layout == "dense":
-            q = _mfn._outputs(X.toarray(), np.arange(n, dtype=np.intp), p, 0.0, 2)
-        elif layout == "dense_blocks":
-            q = RowBlocks(X.toarray(), ex, 2) @ p if n >= 2 else X.toarray() @ p
-        else:
-            q = RowBlocks(X, ex, int(layout[-1])) @ p if n >= int(layout[-1]) else X @ p
+    if layout == "csr":
+        q = _mfn._outputs(X, np.arange(n, dtype=np.intp), p, 0.0, 2)
+    elif layout == "dense":
+        q = _mfn._outputs(X.toarray(), np.arange(n, dtype=np.intp), p, 0.0, 2)
+    elif layout == "dense_blocks":
+        q = RowBlocks(X.toarray(), 2) @ p if n >= 2 else X.toarray() @ p
+    else:
+        q = RowBlocks(X, int(layout[-1])) @ p if n >= int(layout[-1]) else X @ p
     if layout in ("csr", "blocks2", "blocks3"):  # each row summed as scipy sums it
         np.testing.assert_array_equal(q, X @ p)
     else:
@@ -84,8 +80,7 @@ def test_the_kernels_accept_read_only_inputs_and_do_not_modify_them():
     before = [a.copy() for a in (X.data, X.indices, X.indptr, p, cost, target)]
     for a in (X.data, X.indices, X.indptr, p, cost, target):  # read-only inputs (memory-mapped data) are accepted
         a.flags.writeable = False
-    with ThreadPoolExecutor(2) as ex:
-        RowBlocks(X, ex, 2) @ p
+    RowBlocks(X, 2) @ p
     bounds = np.array([0, 30, 60], dtype=np.intp)
     csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, np.zeros(60), np.zeros(20), 0.0, 1e-2, 1e-6, 50, 2)
     for a, b in zip((X.data, X.indices, X.indptr, p, cost, target), before):
@@ -94,8 +89,8 @@ def test_the_kernels_accept_read_only_inputs_and_do_not_modify_them():
 
 def test_small_matrices_are_not_blocked():
     X = sp.random(50, 10, density=0.3, format="csr", random_state=0)
-    with ThreadPoolExecutor(2) as ex:
-        assert row_blocks(X, ex, 2) is X
+    with fit_threads(2) as schedule:
+        assert schedule is not None and row_blocks(X, schedule, 2) is X
     assert row_blocks(X, None, 2) is X
 
 

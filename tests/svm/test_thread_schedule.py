@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC, _kernels, _rowblocks
-from skssl.svm._rowblocks import thread_pool
+from skssl.svm._rowblocks import fit_threads
 
 
 ThreadSchedule = _kernels.ThreadSchedule
@@ -127,13 +127,13 @@ def test_a_cgls_call_probes_first_then_runs_the_winner():
     assert s.iterations_one == s.iterations_many == s.n_probes == 0
 
 
-def test_thread_pool_activates_a_schedule_for_its_thread_only(monkeypatch):
+def test_fit_threads_activates_a_schedule_for_its_thread_only(monkeypatch):
     assert _kernels.active_schedule() is None
-    with thread_pool(1) as executor:
-        assert executor is None and _kernels.active_schedule() is None
-    with thread_pool(3) as executor:
+    with fit_threads(1) as threads:
+        assert threads is None and _kernels.active_schedule() is None
+    with fit_threads(3) as threads:
         s = _kernels.active_schedule()
-        assert executor is not None and (s.max_threads, s.mode) == (3, "adaptive")
+        assert s is threads and (s.max_threads, s.mode) == (3, "adaptive")
         seen = []
         t = threading.Thread(target=lambda: seen.append(_kernels.active_schedule()))
         t.start()
@@ -141,7 +141,7 @@ def test_thread_pool_activates_a_schedule_for_its_thread_only(monkeypatch):
         assert seen == [None]  # another thread (another fit) has its own
     assert _kernels.active_schedule() is None
     monkeypatch.setattr(_rowblocks, "THREAD_MODE", "fixed")
-    with thread_pool(2):
+    with fit_threads(2):
         assert _kernels.active_schedule().mode == "fixed"
 
 
