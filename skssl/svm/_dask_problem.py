@@ -133,9 +133,9 @@ def _set_outputs(s, w, b):
     return replace(s, o=s.X @ w + b, o_bar=None, reply=None)
 
 
-def _s3vm_part(s):
-    """The block's part of SVMlin's ``transductive_cost`` (without the penalty) at its outputs."""
-    return s.problem.objective(_NO_W, 0.0, s.o)
+def _s3vm_part(s, o=None):
+    """The block's part of SVMlin's ``transductive_cost`` (without the penalty) at its outputs (or at ``o``)."""
+    return s.problem.objective(_NO_W, 0.0, s.o if o is None else o)
 
 
 # ----------------------------------------------------------------------------------------------------------
