@@ -212,12 +212,8 @@ def dask_belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
     evaluate : callable
         ``evaluate(xs) -> (f, slope)``: the mean of the beliefs minus ``r`` and its derivative in ``nu`` at
         each threshold of the array ``xs`` (one round trip).
-    g_min, g_max : float
-        The range of ``g``.
-    T : float
-        Temperature (> 0).
-    r : float
-        Target mean in (0, 1).
+    g_min, g_max, T, r : float
+        As for :func:`~skssl.svm._da.belief_root`: the range of ``g``, the temperature and the target mean.
     tried : tuple of ndarray, default=None
         ``(xs, f, slope)`` already evaluated.
     guess : float, default=None
