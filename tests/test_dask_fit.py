@@ -9,6 +9,7 @@ middle of a fit: Dask recomputes the lost blocks' state from their lineage
 and the fit gives the same model.
 """
 
+import collections
 import logging
 import os
 import threading
@@ -185,6 +186,54 @@ def test_one_round_trip_per_cgls_iteration(client):
     cgls = [e for e in events if e.stage == "cgls"]
     n_cg = sum(e.n_iter for e in cgls)
     assert n_cg + 2 * len(cgls) <= est.dask_rounds_ <= n_cg + 3 * len(cgls) + 1
+
+
+def _count_rounds(monkeypatch):
+    """Round trips per block step, counted as the fits make them."""
+    from skssl.svm import _dask_rows
+
+    counts = collections.Counter()
+    for name in ("round", "query"):
+        original = getattr(_dask_rows.DaskRows, name)
+
+        def counted(self, func, *args, _original=original, **kwargs):
+            counts[func.__name__] += 1
+            return _original(self, func, *args, **kwargs)
+
+        monkeypatch.setattr(_dask_rows.DaskRows, name, counted)
+    return counts
+
+
+def test_small_steps_ride_on_the_solves_rounds(client, monkeypatch):
+    """TSVM's switch candidates, DA's gaps and first thresholds, and the objective come with a solve's last round;
+    DA's new beliefs with the next Newton system; its threshold takes few rounds of its own."""
+    counts = _count_rounds(monkeypatch)
+    X, y = _problem(2, True)
+    TransductiveSVC(safeguard=None).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    assert counts["_cgls_step"] and not {"_switch_candidates", "_s3vm_part"} & set(counts), counts
+    counts.clear()
+    events = []
+    with solver_callback(events.append):
+        DeterministicAnnealingSVC(safeguard=None).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    n_p_steps = sum(e.stage == "p" for e in events)
+    assert counts["_beliefs_and_system"] == n_p_steps > 10
+    assert counts["_belief_sums"] <= n_p_steps  # brentq took a dozen evaluations per p-step
+    assert not {"_s3vm_part", "_belief_gaps", "_new_beliefs"} & set(counts), counts
+
+
+@pytest.mark.parametrize("estimator", [TransductiveSVC, DeterministicAnnealingSVC])
+def test_without_the_solves_tail_the_rounds_of_their_own_give_the_same_model(client, monkeypatch, estimator):
+    from skssl.svm import _dask_mfn
+
+    X, y = _problem(2, True)
+    params = dict(CASES)[estimator]
+    with_tail = estimator(**params).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    counts = _count_rounds(monkeypatch)
+    monkeypatch.setattr(_dask_mfn, "_tail_of", lambda replies, k: None)
+    without = estimator(**params).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    assert counts["_switch_candidates" if estimator is TransductiveSVC else "_belief_gaps"]
+    np.testing.assert_array_equal(without.objective_, with_tail.objective_)
+    np.testing.assert_array_equal(without.coef_, with_tail.coef_)
 
 
 @pytest.mark.parametrize(

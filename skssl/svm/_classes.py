@@ -302,7 +302,7 @@ class TransductiveSVC(_BaseLinearSVC):
         callback = current_callback()
         options = {"alpha": self.alpha_, "tolerance": CGTolerance(), "rel_tol": self.tol, "callback": callback}
         return tsvm_loop(
-            DaskTSVMRows(rows, spec, options),
+            DaskTSVMRows(rows, spec, options, max_switches=self.max_switches),
             unlabeled_weight=self.unlabeled_weight,
             positive_fraction=positive_fraction,
             max_switches=self.max_switches,

@@ -130,8 +130,10 @@ def belief_root(excess, args, g_min, g_max, T, r):
 
     The bracket comes from the range of ``g`` and is widened if rounding
     leaves an end on the wrong side; brentq finds the root to ``1e-11 T``.
-    :func:`optimize_p` evaluates ``excess`` on the rows in memory, the Dask
-    fit on the sums of its row blocks (:mod:`skssl.svm._dask_da`).
+    :func:`optimize_p` evaluates ``excess`` on the rows in memory. The Dask
+    fit solves the same equation on the same bracket to the same tolerance
+    with many thresholds per round trip instead
+    (:func:`~skssl.svm._dask_da.dask_belief_root`).
 
     Parameters
     ----------

@@ -26,10 +26,21 @@ Decisions
   sums of slope changes before the probe and their breakpoint counts in
   the bracket, until the bracket holds few enough to gather. The step is
   the in-memory one up to rounding.
+* **A caller's work folded into the last round.** The round that may end
+  a solve (the end of CGLS when the block finds the Newton point optimal at
+  the final tolerance, and every step of a line search) also runs the
+  caller's ``tail`` at the outputs it would end at: TSVM's switch
+  candidates, DA's belief gaps and first belief sums, and the S3VM
+  objective, which would otherwise take a round trip each after the solve.
+  The tail only reads the state (and adds fields that no solver step
+  reads), so the solve itself is unchanged; a round that turns out not to
+  be the last one wastes its tail, and the next such round runs it again.
+  Likewise a caller that had a round to make anyway can build the first
+  Newton system in it and pass the replies (``system``).
 """
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -53,7 +64,9 @@ from ._mfn import _finish as _report
 
 __all__ = [
     "GATHER_BREAKPOINTS",
+    "DaskMFNResult",
     "dask_mfn",
+    "system_step",
 ]
 
 #: The line search gathers the breakpoints to the client when there are at most this many (in all blocks).
@@ -69,8 +82,23 @@ def _objective_part(s, o):
     return mfn_objective(_NO_W, 0.0, o, s.targets, s.cost, 0.0, s.rows)
 
 
-def _system(s, delta):
-    """Take the line search's step ``delta`` (if any), then build the Newton system at the outputs."""
+def _with_tail(s, o, tail, reply):
+    """``s`` with the reply ``reply + (extra,)``: ``extra`` is the reply of ``tail`` at the outputs ``o`` (or None).
+
+    ``tail`` is ``(func, *args)``; ``func(s, o, *args)`` returns ``(fields, extra)``, the fields going into
+    the state (none that a solver step reads).
+    """
+    if tail is None:
+        return replace(s, reply=reply + (None,))
+    fields, extra = tail[0](s, o, *tail[1:])
+    return replace(s, **fields, reply=reply + (extra,))
+
+
+def _system(s, delta, tail=None):
+    """Take the line search's step ``delta`` (if any), then build the Newton system at the outputs.
+
+    After a step (the solve may end there), the reply ends with ``tail``'s at the new outputs.
+    """
     o = s.o if delta is None else s.o + delta * (s.o_bar - s.o)
     n_rows = s.X.shape[0]
     active, J, cJ, tJ = _active_system(o, s.targets, s.cost, s.rows, n_rows)
@@ -78,7 +106,16 @@ def _system(s, delta):
     oJ = o[J]
     z = cJ * (tJ - oJ)
     reply = (XJ.T @ z, float(z.sum()), dot(z, z), J.size, _objective_part(s, o))
-    return replace(s, o=o, active=active, J=J, XJ=XJ, cJ=cJ, tJ=tJ, oJ=oJ, z=z, q=None, o_bar=None, reply=reply)
+    s = replace(s, o=o, active=active, J=J, XJ=XJ, cJ=cJ, tJ=tJ, oJ=oJ, z=z, q=None, o_bar=None)
+    return _with_tail(s, o, None if delta is None else tail, reply)
+
+
+def system_step(s):
+    """The first Newton system of a solve at the block's outputs, as :func:`dask_mfn` builds it.
+
+    For a caller that folds it into a round of its own and passes the replies as ``system``.
+    """
+    return _system(s, None)
 
 
 def _restart(s):
@@ -104,8 +141,12 @@ def _cgls_step(s, t, p, pb, p_norm):
     return replace(s, oJ=oJ, z=z, q=q, reply=reply)
 
 
-def _finish(s, t, w_bar, b_bar, eps):
-    """End of CGLS: the Newton point's outputs, its optimality on the block and the line search's breakpoints."""
+def _finish(s, t, w_bar, b_bar, eps, tail=None):
+    """End of CGLS: the Newton point's outputs, its optimality on the block and the line search's breakpoints.
+
+    If the point is optimal on the block at the final tolerance (the solve may end there), the reply ends
+    with ``tail``'s at the Newton point's outputs.
+    """
     oJ, z = _row_update(s, t)
     n_rows, J = s.X.shape[0], s.J
     if J.size == n_rows:
@@ -138,7 +179,8 @@ def _finish(s, t, w_bar, b_bar, eps):
     few = idx.size <= GATHER_BREAKPOINTS
     top = float(deltas.max()) if idx.size else 0.0
     reply = (optimal, _objective_part(s, o_bar), L, R, idx.size, top, breaks if few else None)
-    return replace(s, oJ=oJ, z=z, q=None, o_bar=o_bar, breaks=breaks, reply=reply)
+    s = replace(s, oJ=oJ, z=z, q=None, o_bar=o_bar, breaks=breaks)
+    return _with_tail(s, o_bar, tail if optimal and eps <= EPSILON else None, reply)
 
 
 def _accept(s):
@@ -244,7 +286,29 @@ def _cgls(rows, states, system, w, b, alpha, eps, max_iter):
     return w, float(b), False, max_iter, t, states
 
 
-def dask_mfn(rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, stop="relative", **limits):
+@dataclass
+class DaskMFNResult(MFNResult):
+    """An :class:`~skssl.svm._mfn.MFNResult` on the blocks: ``outputs`` are the blocks' states (futures).
+
+    Attributes
+    ----------
+    tail : list or None
+        The replies of :func:`dask_mfn`'s ``tail`` at the solution, one per block (``None``: no tail was
+        asked for, or the solve ended where none ran, e.g. at ``max_iter=0``).
+    """
+
+    tail: list | None = None
+
+
+def _tail_of(replies, k):
+    tail = [r[k] for r in replies]
+    return tail if all(t is not None for t in tail) else None
+
+
+def dask_mfn(
+    rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, stop="relative", tail=None, system=None,
+    **limits,
+):  # fmt: skip
     """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm._mfn.l2_svm_mfn` on a cluster).
 
     Parameters
@@ -255,13 +319,20 @@ def dask_mfn(rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, 
         Every block's :class:`BlockState`, its outputs at ``(w, b)`` (unless ``w`` is None).
     alpha, w, b, first, tolerance, stop
         As for :func:`~skssl.svm._mfn.l2_svm_mfn`.
+    tail : tuple, default=None
+        ``(func, *args)``: ``func(state, o, *args)`` returns ``(fields, reply)`` for a block whose outputs
+        would end the solve at ``o``; it runs in the rounds that may end the solve (see the module's
+        decisions), and the replies of the one that did are the result's ``tail``.
+    system : tuple, default=None
+        ``(states, replies)`` of a round that ran :func:`system_step` on ``states`` (given with ``w``): the
+        solve starts from that Newton system instead of a round of its own.
     **limits
         ``rel_tol``, ``abs_tol``, ``max_iter`` and ``callback``, as for :func:`~skssl.svm._mfn.l2_svm_mfn`
         (whose defaults they take); the callback gets the same events.
 
     Returns
     -------
-    result : MFNResult
+    result : DaskMFNResult
         Its ``outputs`` are the blocks' new states (futures), whose outputs are at the solution.
     """
     rel_tol = limits.get("rel_tol", RELATIVE_STOP_EPS)
@@ -276,7 +347,7 @@ def dask_mfn(rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, 
     if first:  # a solve from scratch: a loose tolerance and a short first CGLS (as in memory)
         tolerance.eps = BIG_EPSILON
     cg_cap, eps = (SMALL_CGITERMAX if first else CGITERMAX), tolerance.eps
-    states, replies = rows.round(_system, states, None)
+    states, replies = rows.round(_system, states, None) if system is None else system
     F = _half_penalty(alpha, w, b) + _sum(replies, 4)
     system = [_sum(replies, k) for k in range(4)]
     n_cg = n_empty = 0
@@ -298,7 +369,7 @@ def dask_mfn(rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, 
         n_cg += k
         check_newton_point(w_bar, b_bar)
         cg_cap = CGITERMAX
-        states, replies = rows.round(_finish, states, t, w_bar, b_bar, eps)
+        states, replies = rows.round(_finish, states, t, w_bar, b_bar, eps, tail)
         if cg_ok and all(r[0] for r in replies):
             if eps > EPSILON:
                 eps = tolerance.eps = EPSILON
@@ -307,18 +378,19 @@ def dask_mfn(rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, 
                 seed = (w_bar, b_bar)
                 continue
             F = _half_penalty(alpha, w_bar, b_bar) + _sum(replies, 1)
-            return _report(callback, MFNResult(w_bar, b_bar, rows.submit(_accept, states), F, it, n_cg,
-                                                      n_empty, True))  # fmt: skip
+            return _report(callback, DaskMFNResult(w_bar, b_bar, rows.submit(_accept, states), F, it, n_cg,
+                                                   n_empty, True, _tail_of(replies, 7)))  # fmt: skip
         delta = _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha)
         n_breaks = _sum(replies, 4)
         w = w + delta * (w_bar - w)
         b = b + delta * (b_bar - b)
-        states, replies = rows.round(_system, states, delta)
+        states, replies = rows.round(_system, states, delta, tail)
         F_old, F = F, _half_penalty(alpha, w, b) + _sum(replies, 4)
         system = [_sum(replies, k) for k in range(4)]
         if callback is not None:
             notify(callback, "line_search", newton_step=it, n_breakpoints=int(n_breaks), step=delta, objective=F)
         gap = abs(F - F_old)
         if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
-            return _report(callback, MFNResult(w, b, states, F, it, n_cg, n_empty, True))
-    return _report(callback, MFNResult(w, b, states, F, max_iter, n_cg, n_empty, False))
+            return _report(callback, DaskMFNResult(w, b, states, F, it, n_cg, n_empty, True, _tail_of(replies, 5)))
+    tail = _tail_of(replies, 5) if len(replies[0]) > 5 else None  # after a line search's step (not a restart)
+    return _report(callback, DaskMFNResult(w, b, states, F, max_iter, n_cg, n_empty, False, tail))

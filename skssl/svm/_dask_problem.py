@@ -9,7 +9,9 @@ step replaces. The solvers' loops over these states are in
 :mod:`skssl.svm._dask_da`; their arithmetic is the in-memory solvers'
 (:mod:`skssl.svm._mfn`, :mod:`skssl.svm._tsvm`, :mod:`skssl.svm._da`), with
 sums over blocks in place of sums over rows, so a fit gives the in-memory
-model up to the order of floating-point sums.
+model up to the order of floating-point sums (and, for DA, up to the
+tolerance of its belief threshold, which it finds by another iteration:
+see :mod:`skssl.svm._dask_da`).
 """
 
 from dataclasses import dataclass, field, replace
@@ -133,9 +135,9 @@ def _set_outputs(s, w, b):
     return replace(s, o=s.X @ w + b, o_bar=None, reply=None)
 
 
-def _s3vm_part(s):
-    """The block's part of SVMlin's ``transductive_cost`` (without the penalty) at its outputs."""
-    return s.problem.objective(_NO_W, 0.0, s.o)
+def _s3vm_part(s, o=None):
+    """The block's part of SVMlin's ``transductive_cost`` (without the penalty) at its outputs (or at ``o``)."""
+    return s.problem.objective(_NO_W, 0.0, s.o if o is None else o)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -14,6 +14,12 @@ Decisions
   need a k-th largest value: a selection over the order-preserving integer
   keys of the outputs, 256 thresholds per round (at most 8 rounds), then
   ties by row order.
+* **Candidates and objective with the solve's last round.** Every solve
+  ends in a round that also returns the blocks' switch candidates and
+  their part of the S3VM objective at the solution (the ``tail`` of
+  :func:`~skssl.svm._dask_mfn.dask_mfn`), so a switching round costs no
+  round trip of its own: its switches travel with the next solve's first
+  step.
 """
 
 from dataclasses import replace
@@ -21,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._dask_mfn import dask_mfn
-from ._dask_problem import _set_outputs, new_states, s3vm_objective
+from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, new_states, s3vm_objective
 from ._tsvm import _smallest, switch_labels
 
 __all__ = [
@@ -72,10 +78,11 @@ def _top_labels(s, key, n_ties):
     return replace(s, targets=targets, reply=None)
 
 
-def _switch_candidates(s, max_switches):
-    """The block's best switch candidates: (outputs, rows) of each kind, at most ``max_switches``, in row order."""
+def _candidates(s, o, max_switches):
+    """The block's best switch candidates at the outputs ``o``: (outputs, rows) of each kind, at most
+    ``max_switches``, in row order."""
     unl = s.problem.unl
-    yu, ou = s.targets[unl], s.o[unl]
+    yu, ou = s.targets[unl], o[unl]
     out = []
     for kind, keys in ((yu > 0) & (ou < 1.0), ou), ((yu < 0) & (ou > -1.0), -ou):
         idx = np.flatnonzero(kind)
@@ -83,6 +90,15 @@ def _switch_candidates(s, max_switches):
             idx = np.sort(_smallest(idx, keys[idx], max_switches))
         out.append((ou[idx], idx))
     return out
+
+
+def _switch_candidates(s, max_switches):
+    return _candidates(s, s.o, max_switches)
+
+
+def _solve_tail(s, o, max_switches):
+    """What a solve's last round returns besides its own: the block's S3VM part and switch candidates at ``o``."""
+    return {}, (_s3vm_part(s, o), _candidates(s, o, max_switches))
 
 
 def _switch(s, to_negative, to_positive):
@@ -103,15 +119,28 @@ class DaskTSVMRows:
     mfn_options : dict
         Keyword arguments of every :func:`dask_mfn` solve (``alpha``, ``tolerance``, ``rel_tol``,
         ``max_iter``, ``callback``).
+    max_switches : int, default=None
+        The loop's switch cap: every solve returns that many candidates per block and kind with its last
+        round (``None``: a round of their own at each switch).
     """
 
-    def __init__(self, rows, spec, mfn_options):
+    def __init__(self, rows, spec, mfn_options, max_switches=None):
         self.rows = rows
         self.spec = spec
         self.options = mfn_options
         self.alpha = mfn_options["alpha"]
         self.n_unl = spec.totals.n_unl
+        self.max_switches = max_switches
         self.states = new_states(rows, spec)
+
+    @property
+    def states(self):
+        """The blocks' states (futures); setting them forgets the last solve's tail."""
+        return self._states
+
+    @states.setter
+    def states(self, states):
+        self._states, self._tail = states, None
 
     def solve_labeled(self):
         return dask_mfn(self.rows, new_states(self.rows, self.spec, supervised=True), first=True, **self.options)
@@ -155,12 +184,17 @@ class DaskTSVMRows:
 
     def solve(self, res, first):
         seed = {} if first else {"w": res.w, "b": res.b}
-        res = dask_mfn(self.rows, self.states, first=first, **seed, **self.options)
+        tail = None if self.max_switches is None else (_solve_tail, self.max_switches)
+        res = dask_mfn(self.rows, self.states, first=first, tail=tail, **seed, **self.options)
         self.states = res.outputs
+        self._tail = res.tail  # (S3VM part, candidates) per block at these states, or None
         return res
 
     def switch(self, res, max_switches):
-        cands = self.rows.query(_switch_candidates, self.states, max_switches)
+        if self._tail is not None and max_switches == self.max_switches:
+            cands = [t[1] for t in self._tail]
+        else:
+            cands = self.rows.query(_switch_candidates, self.states, max_switches)
         pos = [c[0] for c in cands]
         neg = [c[1] for c in cands]
         n_p = np.array([p[0].size for p in pos])
@@ -168,7 +202,7 @@ class DaskTSVMRows:
         labels = np.concatenate([np.ones(n_p.sum()), -np.ones(outputs.size - n_p.sum())])
         n = switch_labels(labels, outputs, np.arange(outputs.size), max_switches)
         if n == 0:
-            return 0
+            return 0  # the states, and the tail, are unchanged
         # Split the switched candidates back into blocks.
         went_negative = np.flatnonzero(labels[: n_p.sum()] < 0)
         went_positive = np.flatnonzero(labels[n_p.sum() :] > 0)
@@ -189,6 +223,8 @@ class DaskTSVMRows:
         return res
 
     def objective(self, res):
+        if self._tail is not None:  # the states are the solve's, at (res.w, res.b)
+            return _half_penalty(self.alpha, res.w, res.b) + sum(t[0] for t in self._tail)
         return s3vm_objective(self.rows, self.states, self.alpha, res.w, res.b)
 
     def labels(self):

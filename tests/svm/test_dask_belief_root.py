@@ -1,0 +1,93 @@
+"""The Dask fit's belief threshold: rounds of many thresholds give the in-memory brentq root (no cluster needed)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from skssl.svm._da import _NO_WEIGHT, _belief_excess, belief_root
+from skssl.svm._dask_da import _sums, dask_belief_root, guess_thresholds
+
+
+class Blocks:
+    """``g`` and its weights split into row blocks, evaluated as the Dask fit does: sums per block, in order."""
+
+    def __init__(self, g, T, r, weight=None, n_blocks=3):
+        self.g, self.T, self.r = g, T, r
+        self.weight = np.ones(g.size) if weight is None else weight
+        self.parts = np.array_split(np.arange(g.size), n_blocks)
+        self.rounds = 0
+
+    def __call__(self, xs):
+        self.rounds += 1
+        sums = sum(_sums(self.g[i], self.weight[i], xs, self.T) for i in self.parts)
+        total = self.weight.sum()
+        return sums[:, 0] / total - self.r, sums[:, 1] / (total * self.T)
+
+    def mean(self, nu):
+        with np.errstate(over="ignore"):
+            return np.average(1.0 / (1.0 + np.exp((self.g - nu) / self.T)), weights=self.weight)
+
+    def root(self, **kwargs):
+        return dask_belief_root(self, self.g.min(), self.g.max(), self.T, self.r, **kwargs)
+
+
+CASES = list(itertools.product(range(6), [10.0, 1.0, 1e-2, 1e-5], [0.05, 0.5, 0.93]))
+
+
+@pytest.mark.parametrize("seed, T, r", CASES)
+def test_the_root_in_rounds_is_brentqs(seed, T, r):
+    # Gaps on three scales against four temperatures, weighted for odd seeds.
+    rng = np.random.RandomState(seed)
+    scale = rng.choice([0.1, 4.0, 1e3])
+    weight = rng.uniform(0.2, 3.0, 300) if seed % 2 else None
+    g = scale * rng.randn(300)
+    blocks = Blocks(g, T, r, weight)
+    nu = blocks.root()
+    args = (g, T, r, _NO_WEIGHT if weight is None else weight, 1)
+    nu_brentq = belief_root(_belief_excess, args, g.min(), g.max(), T, r)
+    # The same root: to brentq's tolerance in nu, or to the rounding of the mean where it is flat.
+    assert abs(nu - nu_brentq) <= 2e-11 * T + 8 * np.finfo(float).eps * abs(nu_brentq) or (
+        abs(blocks.mean(nu) - r) <= 1e-14 and abs(blocks.mean(nu_brentq) - r) <= 1e-14
+    )
+    assert abs(blocks.mean(nu) - r) <= 1e-9
+    assert blocks.rounds <= 10
+
+
+@pytest.mark.parametrize("T", [1.0, 1e-2])
+def test_a_good_guess_takes_one_round(T):
+    rng = np.random.RandomState(0)
+    g = rng.randn(500)
+    blocks = Blocks(g, T, 0.3)
+    nu = blocks.root()
+    for offset in [0.0, 1e-5, 1e-3, -1e-3]:
+        blocks.rounds = 0
+        near = nu + offset * T
+        assert blocks.root(guess=near) == pytest.approx(nu, abs=1e-10 * T)
+        assert blocks.rounds == 1
+        # The same thresholds evaluated beforehand (in the w-step's last round): no round at all.
+        xs = guess_thresholds(near, T)
+        tried = (xs, *Blocks(g, T, 0.3)(xs))
+        blocks.rounds = 0
+        assert blocks.root(tried=tried) == pytest.approx(nu, abs=1e-10 * T)
+        assert blocks.rounds == 0
+
+
+def test_a_bad_guess_still_finds_the_root():
+    rng = np.random.RandomState(1)
+    g = rng.randn(400) * 4.0
+    blocks = Blocks(g, 0.01, 0.6)
+    nu = blocks.root()
+    for guess in [g.max() + 50.0, g.min() - 3.0, nu + 7.0]:
+        assert blocks.root(guess=guess) == pytest.approx(nu, abs=1e-9)
+
+
+def test_extreme_gaps_and_constant_gaps():
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        blocks = Blocks(np.array([-1e300, 0.0, 1e300, 5.0]), 1e-6, 0.5, n_blocks=2)
+        with np.errstate(over="ignore"):  # exp's overflow to inf is how a far row's belief becomes 0
+            nu = blocks.root()
+    assert blocks.mean(nu) == pytest.approx(0.5, abs=1e-12)  # any nu well inside (0, 5) is a root
+    constant = Blocks(np.full(7, 3.0), 0.1, 0.3)
+    nu = constant.root()
+    assert constant.mean(nu) == pytest.approx(0.3, abs=1e-12)
