@@ -57,6 +57,7 @@ from ._mfn import (
     CGTolerance,
     MFNResult,
     _active_system,
+    _outputs_after_cgls,
     check_newton_point,
     mfn_objective,
 )
@@ -148,15 +149,9 @@ def _finish(s, t, w_bar, b_bar, eps, tail=None):
     with ``tail``'s at the Newton point's outputs.
     """
     oJ, z = _row_update(s, t)
-    n_rows, J = s.X.shape[0], s.J
-    if J.size == n_rows:
-        o_bar = oJ
-    else:
-        o_bar = np.empty(n_rows)
-        others = np.ones(n_rows, dtype=bool)
-        others[J] = False
-        o_bar[others] = s.X[others] @ w_bar + b_bar
-        o_bar[J] = oJ
+    # The other rows' outputs by the compiled kernels, reading the block's rows in place (the block's
+    # structure was checked on this worker); a fancy-indexed X[others] would copy most of the block.
+    o_bar = _outputs_after_cgls(s.X, s.J, oJ, w_bar, b_bar, 1)
     y, cost = s.targets, s.cost
     ot, ot_bar = (s.o, o_bar) if s.rows is None else (s.o[s.rows], o_bar[s.rows])
     yo_bar = y * ot_bar
