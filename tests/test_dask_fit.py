@@ -236,6 +236,28 @@ def test_without_the_solves_tail_the_rounds_of_their_own_give_the_same_model(cli
     np.testing.assert_array_equal(without.coef_, with_tail.coef_)
 
 
+@pytest.mark.parametrize("sparse", [True, False], ids=["csr", "dense"])
+def test_a_block_with_nearly_all_rows_active_is_not_sliced(client, monkeypatch, sparse):
+    """As in memory, CGLS runs on the whole block (zero costs on its inactive rows) rather than on a near-copy."""
+    from skssl.svm import _dask_mfn
+
+    X, y = _problem(2, sparse)
+    X_dask, y_dask = _dask(X, y, CHUNKINGS[0])[:2]
+    shares, share = [], _dask_mfn._active_share
+
+    def recorded(block, J):
+        shares.append(share(block, J))
+        return shares[-1]
+
+    monkeypatch.setattr(_dask_mfn, "_active_share", recorded)
+    whole = TransductiveSVC().fit(X_dask, y_dask)
+    assert any(s > _dask_mfn.SLICE_FRACTION for s in shares) and any(s <= _dask_mfn.SLICE_FRACTION for s in shares)
+    monkeypatch.setattr(_dask_mfn, "SLICE_FRACTION", 1.0)  # always slice
+    sliced = TransductiveSVC().fit(X_dask, y_dask)
+    np.testing.assert_allclose(whole.objective_, sliced.objective_, rtol=1e-9)
+    np.testing.assert_allclose(whole.coef_, sliced.coef_, rtol=1e-6, atol=1e-9)
+
+
 @pytest.mark.parametrize(
     "mutate, message",
     [

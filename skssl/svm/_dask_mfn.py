@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._callback import current_callback, notify
 from ._dask_problem import _NO_W, _half_penalty, _sum, _zero_outputs
@@ -53,11 +54,13 @@ from ._mfn import (
     EPSILON,
     MFNITERMAX,
     RELATIVE_STOP_EPS,
+    SLICE_FRACTION,
     SMALL_CGITERMAX,
     CGTolerance,
     MFNResult,
     _active_system,
     _outputs_after_cgls,
+    _scatter,
     check_newton_point,
     mfn_objective,
 )
@@ -95,6 +98,14 @@ def _with_tail(s, o, tail, reply):
     return replace(s, **fields, reply=reply + (extra,))
 
 
+def _active_share(X, J):
+    """The share of the block's stored values (of its rows, when dense) in the rows ``J``."""
+    if not sp.issparse(X):
+        return J.size / max(X.shape[0], 1)
+    row_nnz = np.diff(X.indptr)
+    return float(row_nnz[J].sum()) / max(X.nnz, 1)
+
+
 def _system(s, delta, tail=None):
     """Take the line search's step ``delta`` (if any), then build the Newton system at the outputs.
 
@@ -103,6 +114,10 @@ def _system(s, delta, tail=None):
     o = s.o if delta is None else s.o + delta * (s.o_bar - s.o)
     n_rows = s.X.shape[0]
     active, J, cJ, tJ = _active_system(o, s.targets, s.cost, s.rows, n_rows)
+    if J.size < n_rows and _active_share(s.X, J) > SLICE_FRACTION:
+        # As in memory: nearly every row is active, so CGLS runs on the whole block with zero costs on the
+        # inactive rows instead of on a near-copy of it.
+        cJ, tJ, J = _scatter(J, cJ, n_rows), _scatter(J, tJ, n_rows), np.arange(n_rows)
     XJ = s.X if J.size == n_rows else s.X[J]
     oJ = o[J]
     z = cJ * (tJ - oJ)
