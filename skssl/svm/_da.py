@@ -39,6 +39,7 @@ __all__ = [
     "DA_INNER_ITERMAX",
     "DA_OUTER_ITERMAX",
     "DAResult",
+    "belief_gaps",
     "belief_root",
     "deterministic_annealing",
     "entropy_bits",
@@ -89,6 +90,24 @@ class DAResult(AnnealingCounts):
     def n_iter(self):
         """The estimator's iteration count: ``n_temperatures``, at least 1 (without unlabeled rows, one solve)."""
         return max(self.n_temperatures, 1)
+
+
+def belief_gaps(outputs, unlabeled_weight):
+    """The belief gaps ``g`` of unlabeled rows with outputs ``outputs``: the loss as +1 minus the loss as -1.
+
+    Parameters
+    ----------
+    outputs : ndarray of shape (n_unlabeled,)
+        Outputs ``w . x + b`` of the unlabeled rows.
+    unlabeled_weight : float
+        ``lam_u``, the weight of the unlabeled loss.
+
+    Returns
+    -------
+    g : ndarray of shape (n_unlabeled,)
+        ``lam_u (max(0, 1 - o)^2 - max(0, 1 + o)^2)``; the belief of a row is ``expit((nu - g) / T)``.
+    """
+    return unlabeled_weight * (np.maximum(0.0, 1.0 - outputs) ** 2 - np.maximum(0.0, 1.0 + outputs) ** 2)
 
 
 def optimize_p(g, T, r, weight=None, n_threads=1):
@@ -286,9 +305,7 @@ def deterministic_annealing(
             return F
 
         def p_step(T):
-            o = step.outputs[unl]
-            g = unlabeled_weight * (np.maximum(0.0, 1.0 - o) ** 2 - np.maximum(0.0, 1.0 + o) ** 2)
-            return optimize_p(g, T, r, w_unl, n_threads)
+            return optimize_p(belief_gaps(step.outputs[unl], unlabeled_weight), T, r, w_unl, n_threads)
 
         measures = partial(kl_bits, weight=w_unl), partial(entropy_bits, weight=w_unl)
         steps = AnnealingSteps("DA", w_step, p_step, *measures)

@@ -56,7 +56,7 @@ import numpy as np
 from scipy.special import expit
 
 from ._annealing import DA_ANNEALING_RATE, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
-from ._da import DAResult
+from ._da import DAResult, belief_gaps
 from ._dask_mfn import dask_mfn, system_step
 from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, _sum, new_states, s3vm_objective
 from ._kernels import dot
@@ -96,8 +96,7 @@ def _set_beliefs_cost(s, p):
 
 def _gaps(s, o, lam_u):
     """The belief gaps ``g`` of the block's unlabeled rows at the outputs ``o``, and (min, max, all finite)."""
-    ou = o[s.problem.unl]
-    g = lam_u * (np.maximum(0.0, 1.0 - ou) ** 2 - np.maximum(0.0, 1.0 + ou) ** 2)
+    g = belief_gaps(o[s.problem.unl], lam_u)
     return g, ((float(g.min()), float(g.max()), bool(np.isfinite(g).all())) if g.size else None)
 
 
@@ -115,10 +114,9 @@ def _sums(g, weight, xs, T):
     """Weighted sums of ``p = expit((x - g) / T)`` and of ``p (1 - p)`` for each threshold ``x``: shape (K, 2)."""
     out = np.zeros((len(xs), 2))
     if g.size:
-        with np.errstate(over="ignore"):  # exp overflows to inf for rows far above x: p is then exactly 0
-            for k, x in enumerate(xs):
-                p = 1.0 / (1.0 + np.exp((g - x) / T))
-                out[k] = dot(weight, p), dot(weight, p * (1.0 - p))
+        for k, x in enumerate(xs):
+            p = expit((x - g) / T)
+            out[k] = dot(weight, p), dot(weight, p * (1.0 - p))
     return out
 
 
