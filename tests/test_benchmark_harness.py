@@ -103,14 +103,19 @@ def test_reductions_name_every_option_that_leaves_part_of_the_full_run_out(h):
 
 
 def test_timed_measures_cpu_and_memory(h):
+    import mmap
+
     import numpy as np
 
     earlier = np.ones(160 * 2**20 // 8)  # a high-water mark from before the block, which must not count
     earlier.sum()
     del earlier
     with h.timed(memory=True) as t:
-        block = np.ones(32 * 2**20 // 8)
-        block.sum()
+        # An anonymous mapping always gets fresh pages. np.ones(32 MB) may not: glibc's malloc can hand
+        # back heap pages that earlier tests freed but left resident, and then the block adds no resident
+        # memory at all (seen once in a whole-suite run: growth 0.0 MB).
+        block = mmap.mmap(-1, 32 * 2**20)
+        np.frombuffer(block, dtype=np.uint8)[:] = 1
     assert t.wall > 0 and t.cpu > 0
     assert 30 <= t.rss_growth_mb < 100  # the 32 MB touched in the block, not the earlier peak
     with h.timed() as t:
