@@ -5,14 +5,17 @@ is compared with the same estimator fitted in memory: the objective to 1e-9
 relative and the predictions exactly, over chunkings with uneven and empty
 chunks, CSR and dense blocks, binary and 3-class problems, with and without
 ``sample_weight``. The fault test kills a worker (a real process) in the
-middle of a fit: Dask recomputes the lost blocks' state from their lineage
-and the fit gives the same model.
+middle of a fit: Dask recomputes the lost blocks from their lineage, the
+fit starts over on them and gives the same model.
 """
 
 import collections
+import gc
 import logging
 import os
 import threading
+import time
+import types
 import warnings
 
 import numpy as np
@@ -303,25 +306,90 @@ def test_potts_refuses_a_dask_array(client):
         PottsDeterministicAnnealingSVC().fit(*_dask(X, y, CHUNKINGS[0])[:2])
 
 
-def test_a_fit_that_dask_gives_up_on_raises_a_clear_error(client, monkeypatch):
-    """When Dask cannot recompute a block's state (KilledWorker), the fit stops with an error naming the blocks."""
+def test_a_check_that_dask_gives_up_on_raises_a_clear_error(client, monkeypatch):
+    """When Dask cannot recompute a block for its check (KilledWorker), the fit stops with an error naming it."""
     from skssl.svm._dask_rows import DaskRows
 
     X, y = _problem(2, True)
     rows = DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])
+    checked = rows._checked
 
     class Worker:  # the scheduler's record of the last worker that died running the task
         address = "tcp://127.0.0.1:1234"
 
-    def gather(futures, key="_cgls_step-123"):
+    def gather(futures, key="_check_block-123"):
         raise distributed.KilledWorker(key, Worker(), 3)
 
     monkeypatch.setattr(rows.client, "gather", gather)
-    with pytest.raises(RuntimeError, match=r"row block\(s\) 0 \(rows 0-29\), 2 \(rows 30-84\), 3 .*_reply_of_state"):
-        rows.round(_reply_of_state, rows.blocks)
+    with pytest.raises(RuntimeError, match=r"row block\(s\) 0 \(rows 0-29\), 2 \(rows 30-84\), 3 .*checking"):
+        rows._gather(checked, "checking")
     with pytest.raises(RuntimeError, match=r"row block\(s\) 2 \(rows 30-84\) .*tcp://127.0.0.1:1234"):
-        rows.client.gather = lambda futures: gather(futures, rows.blocks[1].key)
-        rows.round(_reply_of_state, rows.blocks)
+        rows.client.gather = lambda futures: gather(futures, checked[1].key)
+        rows._gather(checked, "checking")
+
+
+def test_a_lost_actor_names_its_block_and_the_fit_gives_up_after_its_restarts(client, monkeypatch):
+    """An actor whose worker is gone raises BlockLost naming the block; a fit that keeps losing stops clearly."""
+    from skssl.svm import _dask_fit
+    from skssl.svm._dask_rows import BlockLost, DaskRows
+
+    X, y = _problem(2, True)
+    rows = DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])
+
+    class Unreachable:  # an actor whose worker died: its calls' futures raise as distributed's do
+        def call(self, *args):
+            return self
+
+        def result(self):
+            raise OSError("Unable to contact Actor's worker")
+
+    rows._actors[1] = Unreachable()
+    with pytest.raises(BlockLost, match=r"row block 2 \(rows 30-84\) was lost while running _reply_of_state"):
+        rows.query(_reply_of_state, rows.blocks)
+    attempts = []
+
+    def always_lost(self, *args):
+        attempts.append(self)
+        raise BlockLost("the worker holding row block 0 (rows 0-29) was lost", [self.block_rows[0]])
+
+    monkeypatch.setattr(DaskRows, "_call", always_lost)
+    with pytest.raises(RuntimeError, match=r"lost the worker holding row block\(s\) 0 \(rows 0-29\) 4 times"):
+        TransductiveSVC(safeguard=None).fit(*_dask(X, y, CHUNKINGS[1])[:2])
+    assert len({id(r) for r in attempts}) == _dask_fit.MAX_RESTARTS + 1  # each attempt on freshly checked blocks
+
+
+def _next(state, k):
+    return types.SimpleNamespace(X=state.X, reply=k)
+
+
+def test_workers_forget_the_states_no_handle_refers_to(client):
+    """A long chain of rounds holds a few states per block on the workers, and a finished fit leaves no actor."""
+    from skssl.svm import _dask_rows
+
+    X, y = _problem(2, True)
+    rows = _dask_rows.DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])
+    states, kept = rows.blocks, []
+    for k in range(60):
+        states, replies = rows.round(_next, states, k)
+        assert replies == [k] * len(rows.blocks)
+        if k % 20 == 0:
+            kept.append(states)  # still referred to: must stay on the workers
+    rows.round(_next, states, -1)
+    held = [a.n_states().result() for a in rows._actors]
+    assert all(n <= 3 + len(kept) for n in held), held  # the block, the kept states, the last two
+    assert rows.query(_dask_rows._reply_of, kept[0]) == [0] * len(rows.blocks)
+    del rows, states, kept
+    gc.collect()
+    TransductiveSVC(safeguard=None, max_iter=3).fit(*_dask(X, y, CHUNKINGS[1])[:2])
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while sum(client.run(_n_actors).values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sum(client.run(_n_actors).values()) == 0
+
+
+def _n_actors(dask_worker):
+    return len(dask_worker.state.actors)
 
 
 def _reply_of_state(block):
@@ -332,8 +400,8 @@ def _die():
     threading.Timer(0.05, os._exit, (1,)).start()
 
 
-def test_a_worker_lost_in_the_middle_of_a_fit_resumes_from_lineage():
-    """A worker process is killed after the 2nd CGLS solve; the fit recomputes the lost state and ends the same."""
+def test_a_worker_lost_in_the_middle_of_a_fit_restarts_and_ends_the_same():
+    """A worker process is killed after the 2nd CGLS solve; the fit restarts on the recomputed blocks, same model."""
     X, y = _problem(2, True, n_rows=60)
     chunks = (20, 15, 25)
     params = {"safeguard": None, "max_iter": 4}

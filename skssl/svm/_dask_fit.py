@@ -38,13 +38,16 @@ from sklearn.base import clone
 from sklearn.utils.class_weight import compute_class_weight
 
 from ._base import ALPHA_MIN, _alpha_error, _check_alpha
-from ._dask_rows import DaskRows
+from ._dask_rows import BlockLost, DaskRows
 from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
 from ._regularization import auto_alpha_from_sums
 from ._safeguard import candidate_fractions
 
 __all__ = ["fit_on_dask"]
+
+#: Restarts of a fit whose workers are lost before it gives up with a ``RuntimeError``.
+MAX_RESTARTS = 3
 
 
 def _merge_labels(stats):
@@ -82,8 +85,21 @@ def fit_on_dask(estimator, X, y, sample_weight=None):
     -------
     estimator : object
     """
-    rows = DaskRows(X, y, sample_weight)
-    _fit_rows(estimator, rows)
+    for attempt in range(MAX_RESTARTS + 1):
+        # After a lost worker the blocks are persisted and checked again: Dask recomputes the lost ones from
+        # their lineage, and the fit starts over from them (it is deterministic, so it ends with the same model).
+        rows = DaskRows(X, y, sample_weight)
+        try:
+            _fit_rows(estimator, rows)
+            break
+        except BlockLost as lost:
+            if attempt == MAX_RESTARTS:
+                blocks = ", ".join(f"{i} (rows {start}-{start + n - 1})" for i, start, n in lost.blocks)
+                raise RuntimeError(
+                    f"The Dask fit lost the worker holding row block(s) {blocks} {attempt + 1} times and "
+                    f"stops rather than return a different model (last: {lost}). Check the workers' memory "
+                    "and logs, then fit again."
+                ) from lost
     estimator.transduction_ = _lazy_transduction(estimator, rows)
     return estimator
 
@@ -217,7 +233,7 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
         for job in [pool.submit(copy_context().run, _fit_rows, c, rows) for c in candidates]:
             job.result()
     models = [(estimator.coef_, estimator.intercept_)] + [(c.coef_, c.intercept_) for c in candidates]
-    sums = rows._gather([rows.client.submit(_agreement_sums, b, models, pure=False) for b in rows.blocks], "agreeing")
+    sums = rows.query(_agreement_sums, rows.blocks, models)
     n_unl, n_agree, agreed_sum = (sum(s[k] for s in sums) for k in range(3))
     if n_unl == 0:
         return

@@ -145,8 +145,8 @@ def _s3vm_part(s, o=None):
 
 
 def new_states(rows, spec, supervised=False):
-    """The states of ``spec``'s problem on every block, at ``w = 0, b = 0`` (futures, nothing waited for)."""
-    return [rows.client.submit(_state, block, spec, supervised, pure=False) for block in rows.blocks]
+    """The states of ``spec``'s problem on every block, at ``w = 0, b = 0`` (made with the next round trip)."""
+    return rows.submit(_state, rows.blocks, spec, supervised)
 
 
 def _sum(replies, k):
