@@ -194,8 +194,8 @@ def cost_model(args, memory, cluster, latency, n_blocks, nnz, n_features):
         per_worker_now = nnz / args.workers
         per_worker_big = args.project_nnz / args.project_workers
         big_compute = big_rounds * per_round * per_worker_big / per_worker_now
-        # Latency with more blocks: the measured per-round latency grows with the tasks the scheduler handles
-        # (2 per block per round); taken as proportional to the blocks here, a pessimistic assumption.
+        # Latency with more blocks: the client serialises one call per block and waits for the slowest; taken
+        # as proportional to the blocks here, a pessimistic assumption (the calls are sent concurrently).
         big_latency = latency * args.project_workers / n_blocks
         bytes_round = 2 * 8 * n_features * args.project_workers
         transfer = bytes_round / 1e9  # seconds at 1 GB/s through the client
@@ -214,7 +214,7 @@ def cost_model(args, memory, cluster, latency, n_blocks, nnz, n_features):
         "linearly); each worker's compute per round proportional to its nnz (the RCV1-shaped runs of "
         "`linear_scaling.md` give CPU per n_iter_ growing as nnz^0.86, so this is pessimistic); round trips growing "
         f"with TSVM's n_iter_ as nnz^{N_ITER_SLOPE} (measured on 1M to 62M nnz, extrapolated 100x); latency per "
-        "round proportional to the number of blocks (the scheduler handles 2 tasks per block per round); "
+        "round proportional to the number of blocks (the client sends one call per block and round, and waits for all); "
         "feature-length vectors of 8-byte floats, one out and one back per block and round, through a client link "
         "of 1 GB/s; workers with the same per-core speed as this machine's and no other load.",
     ]
