@@ -214,7 +214,7 @@ def cost_model(args, memory, cluster, latency, n_blocks, nnz, n_features):
         "linearly); each worker's compute per round proportional to its nnz (the RCV1-shaped runs of "
         "`linear_scaling.md` give CPU per n_iter_ growing as nnz^0.86, so this is pessimistic); round trips growing "
         f"with TSVM's n_iter_ as nnz^{N_ITER_SLOPE} (measured on 1M to 62M nnz, extrapolated 100x); latency per "
-        "round proportional to the number of blocks (the client sends one call per block and round, and waits for all); "
+        "round proportional to the number of blocks (one call per block and round, and the client waits for all); "
         "feature-length vectors of 8-byte floats, one out and one back per block and round, through a client link "
         "of 1 GB/s; workers with the same per-core speed as this machine's and no other load.",
     ]

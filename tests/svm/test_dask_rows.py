@@ -45,3 +45,26 @@ def test_a_sound_sparse_block_stays_sparse():
     checked = _check_block(X, y, None, 0)
     assert sp.issparse(checked.X)
     np.testing.assert_array_equal(checked.X.toarray(), X.toarray())
+
+
+def test_a_block_that_travelled_is_transposed_without_a_copy():
+    # A block moved between Dask workers arrives with its arrays as views into the message's byte buffer;
+    # scipy's X.T would copy them at every CGLS iteration. The check leaves arrays that X.T shares.
+    rng = np.random.RandomState(0)
+    for trial in range(20):
+        X = sp.random(rng.randint(5, 60), rng.randint(2, 40), density=0.3, format="csr", random_state=rng)
+        pad = bytes(8 * rng.randint(0, 4))
+        frames = [np.frombuffer(a.tobytes() + pad, dtype=np.uint8) for a in (X.data, X.indices)]
+        travelled = sp.csr_matrix(X.shape)
+        travelled.data = frames[0][: X.data.nbytes].view(np.float64)
+        travelled.indices = frames[1][: X.indices.nbytes].view(X.indices.dtype)
+        travelled.indptr = X.indptr.copy()
+        if X.nnz:
+            assert not np.shares_memory(travelled.T.data, travelled.data)  # the copy this guards against
+        checked = _check_block(travelled, np.r_[0, 1, [-1] * (X.shape[0] - 2)], None, trial).X
+        transposed = checked.T
+        assert np.shares_memory(transposed.data, checked.data) or X.nnz == 0
+        assert np.shares_memory(transposed.indices, checked.indices) or X.nnz == 0
+        np.testing.assert_array_equal(checked.toarray(), X.toarray())
+    X = sp.random(30, 8, density=0.3, format="csr", random_state=0)
+    assert _check_block(X, np.r_[0, 1, [-1] * 28], None, 0).X.data is X.data  # a block that stayed is not copied
