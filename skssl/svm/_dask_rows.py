@@ -27,10 +27,10 @@ Decisions
   one's global sums, so a fit is thousands of round trips and their
   latency, not the products, set the cost of a fit on a few workers. A
   round of tasks goes client, scheduler, worker, scheduler, client (and a
-  second task per block fetches the reply without moving the state): 19 ms
-  on an idle 2-core machine with 2 workers and a 47k-float vector each way
-  against about 4 ms for an actor's call, which goes from the client to
-  the worker and back.
+  second task per block fetches the reply without moving the state): 19.1
+  ms on an idle 2-core machine with 2 workers against 2.4 ms for a call to
+  the actors, which goes from the client to the worker and back
+  (``benchmarks/dask_scaling.py``).
 * **Steps are sent lazily.** :meth:`DaskRows.submit` only records a step on
   the new handle; the next round trip that needs the state sends the chain
   of pending steps with it, so a step never costs a round trip of its own.
