@@ -91,3 +91,23 @@ def test_extreme_gaps_and_constant_gaps():
     constant = Blocks(np.full(7, 3.0), 0.1, 0.3)
     nu = constant.root()
     assert constant.mean(nu) == pytest.approx(0.3, abs=1e-12)
+
+
+def test_threshold_sums_are_the_direct_ones():
+    # _sums shares one exponential among nearby thresholds; over many random problems (temperatures from
+    # 1e-4 to 10, gaps and thresholds spread over up to 1e5 temperatures, so that the shared factor
+    # overflows and underflows) its sums are those of expit at each threshold.
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        T = 10.0 ** rng.uniform(-4, 1)
+        n = int(rng.integers(0, 300))
+        g = rng.normal(0.0, T * 10.0 ** rng.uniform(-1, 5), n)
+        weight = rng.uniform(0.0, 2.0, n)
+        xs = rng.choice(g, 7) + T * rng.normal(0.0, 10.0 ** rng.uniform(-6, 3), 7) if n else rng.normal(size=7)
+        got = _sums(g, weight, xs, T)
+        p = expit((xs[:, None] - g[None, :]) / T)
+        want = np.c_[p @ weight, (p * (1.0 - p)) @ weight]
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13 * max(weight.sum(), 1.0))
