@@ -44,6 +44,16 @@ Decisions
   round of their own for ``nu``, and the first p-steps at a new temperature
   one. Without a previous ``nu`` (the first p-step) a round tries
   :data:`ROUND_THRESHOLDS` thresholds evenly over the bracket.
+* **Thresholds share an exponential.** Evaluating a round's thresholds
+  one ``expit`` pass each cost more than the round trip saved once rounds
+  went to the actors (17 thresholds on 400,000 rows: 42-46 ms against a
+  2.5 ms round trip). :func:`_sums` groups thresholds within
+  ``SHARED_EXP_SPAN = 30`` temperatures of a centre ``c`` and computes
+  ``exp((g - c) / T)`` once per group; a threshold then costs a product and
+  a reciprocal per row (17 ms for the 17). Within the span the second
+  factor ``exp((c - x) / T)`` cannot overflow, so an infinite first factor
+  gives the belief's limit 0; the sums agree with ``expit``'s to 1e-11
+  relative (tested over 300 random problems with over- and underflow).
 * **The beliefs and the next Newton system in one round.** A p-step ends
   with one round that sets the new beliefs, returns their divergence and
   entropy, and builds the w-step's first Newton system
