@@ -84,11 +84,10 @@ __all__ = [
 GUESS_OFFSETS = 1e-6 * 6.0 ** np.arange(8)
 #: Thresholds per round of :func:`dask_belief_root` after the first.
 ROUND_THRESHOLDS = 9
-
-#: Thresholds of :func:`_sums` within this many temperatures of a shared centre share its exponential.
-SHARED_EXP_SPAN = 30.0
 #: Rounds after which :func:`dask_belief_root` gives up.
 MAX_ROUNDS = 200
+#: Thresholds of :func:`_sums` within this many temperatures of a shared centre share its exponential.
+SHARED_EXP_SPAN = 30.0
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -137,14 +136,13 @@ def _sums(g, weight, xs, T):
         return out
     xs = np.asarray(xs, dtype=np.float64)
     order = np.argsort(xs, kind="stable")
+    ascending = xs[order]
     p, q = np.empty_like(g), np.empty_like(g)
     start = 0
     with np.errstate(over="ignore"):
         while start < xs.size:
-            c = xs[order[start]] + SHARED_EXP_SPAN * T
-            end = start
-            while end < xs.size and xs[order[end]] <= c + SHARED_EXP_SPAN * T:
-                end += 1
+            c = ascending[start] + SHARED_EXP_SPAN * T
+            end = int(np.searchsorted(ascending, c + SHARED_EXP_SPAN * T, side="right"))
             shared = np.exp((g - c) / T)
             for k in order[start:end]:
                 np.multiply(shared, np.exp((c - xs[k]) / T), out=p)

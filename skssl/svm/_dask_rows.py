@@ -389,18 +389,17 @@ class DaskRows:
         self._ids = itertools.count(_BLOCK + 1)
         self._forget = [collections.deque() for _ in checked]  # ids of states no handle refers to any more
         self.stats = self._gather([self.client.submit(_reply_of, c, pure=False) for c in checked], "checking")
-        # Each checked block gets an actor on the worker that holds it: the steps then go from the client to
-        # that worker and back, without a scheduler in between (see the decisions).
-        wait(checked)
+        # Each checked block gets an actor on the worker that holds it (the check round above has finished):
+        # the steps then go from the client to that worker and back, without a scheduler in between.
         where = self.client.who_has(checked)
         self._checked = checked
-        self._actors = [
+        actors = [
             self.client.submit(
                 BlockActor, c, actor=True, pure=False, workers=list(where[c.key])[:1], allow_other_workers=True
             )
             for c in checked
         ]
-        self._actors = self._gather(self._actors, "placing the blocks")
+        self._actors = self._gather(actors, "placing the blocks")
         self.blocks = [StateRef(k, _BLOCK) for k in range(len(checked))]
 
     @classmethod
