@@ -135,6 +135,9 @@ def test_the_safeguard_on_dask_is_the_in_memory_one(client):
     on_dask = TransductiveSVC(max_iter=4).fit(*_dask(X, y, CHUNKINGS[1])[:2])
     _assert_same_model(on_dask, in_memory, X)
     assert on_dask.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
+    # intercept_scaling="auto" with alpha="auto": the bias's lighter regularization on the cluster too.
+    assert on_dask.intercept_scaling_ == pytest.approx(in_memory.intercept_scaling_, rel=1e-12)
+    assert in_memory.intercept_scaling_ > 1.0
     assert on_dask.safeguard_agreement_ == in_memory.safeguard_agreement_
 
 

@@ -122,7 +122,7 @@ from ..utils._dask import is_dask_array, map_row_blocks
 from ..utils.validation import check_sparse_structure
 from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
-from ._regularization import resolve_alpha
+from ._regularization import resolve_regularization
 from ._rowblocks import share_threads
 from ._safeguard import candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
@@ -200,6 +200,7 @@ class _LinearFitMixin:
 
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         # 0 threads is meaningless (joblib fails deep inside); -1 is all cores, -2 all but one.
@@ -327,7 +328,7 @@ class _LinearFitMixin:
         refit_alpha = max(self.alpha_ / (1.0 + share), ALPHA_MIN)
         from ._classes import LinearL2SVC  # the refit's estimator, itself built on this base
 
-        refit = LinearL2SVC(alpha=refit_alpha, n_jobs=self.n_jobs)
+        refit = LinearL2SVC(alpha=refit_alpha, intercept_scaling=self.intercept_scaling_, n_jobs=self.n_jobs)
         refit.fit(X, y_refit, sample_weight=refit_weights)
         self.coef_ = refit.coef_
         self.intercept_ = refit.intercept_
@@ -338,6 +339,11 @@ class _LinearFitMixin:
                 f"[{type(self).__name__}] safeguard: the three candidates agree on {self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
+
+    @property
+    def _alpha_b(self):
+        """The regularization of the bias (of every class's bias): ``alpha_ / intercept_scaling_**2``."""
+        return self.alpha_ / self.intercept_scaling_**2
 
     def _encoded_class_weight(self):
         """``class_weight`` with the class indices as keys (a dict's labels become 0 .. n_classes - 1)."""
@@ -427,7 +433,9 @@ class _LinearFitMixin:
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
         fractions = self._class_fractions(y_enc, mask, estimate_weights)
         unlabeled_weight = getattr(self, "unlabeled_weight", 1.0) if self._uses_unlabeled_rows else 0.0
-        self.alpha_ = resolve_alpha(self.alpha, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight)
+        self.alpha_, self.intercept_scaling_ = resolve_regularization(
+            self.alpha, self.intercept_scaling, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight
+        )
         _check_alpha(self)
         keep = None
         if sw is not None and not np.all(sw > 0):

@@ -106,7 +106,9 @@ class LinearL2SVC(_BaseLinearSVC):
         ``alpha`` is ``-W``). scikit-learn's ``LinearSVC(C=C,
         loss="squared_hinge")``, whose bias is regularized like a weight at
         the default ``intercept_scaling=1``, fits the same model at
-        ``C = 1 / (2 alpha l)``.
+        ``C = 1 / (2 alpha l)`` (and ``intercept_scaling`` equal to this
+        estimator's ``intercept_scaling_``).
+    %(intercept_scaling_labeled)s
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50
@@ -147,9 +149,18 @@ class LinearL2SVC(_BaseLinearSVC):
     _uses_unlabeled_rows = False
 
     def __init__(
-        self, alpha="auto", *, tol=RELATIVE_STOP_EPS, max_iter=MFNITERMAX, class_weight=None, n_jobs=None, verbose=0
+        self,
+        alpha="auto",
+        *,
+        intercept_scaling="auto",
+        tol=RELATIVE_STOP_EPS,
+        max_iter=MFNITERMAX,
+        class_weight=None,
+        n_jobs=None,
+        verbose=0,
     ):
         self.alpha = alpha
+        self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
         self.tol = tol
         self.max_iter = max_iter
@@ -157,7 +168,9 @@ class LinearL2SVC(_BaseLinearSVC):
         self.verbose = verbose
 
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
-        problem = S3VMProblem(y, labeled, alpha=self.alpha_, unlabeled_weight=0.0, sample_weight=sample_weight)
+        problem = S3VMProblem(
+            y, labeled, alpha=self.alpha_, unlabeled_weight=0.0, sample_weight=sample_weight, alpha_b=self._alpha_b
+        )
         lab = problem.lab
         all_rows = lab.size == X.shape[0]  # no copy of X when every row is labeled (the safeguard's refit)
         with fit_threads(n_threads) as threads:
@@ -166,6 +179,7 @@ class LinearL2SVC(_BaseLinearSVC):
                 problem.y if all_rows else problem.y_lab,
                 problem.lab_cost,
                 alpha=self.alpha_,
+                alpha_b=self._alpha_b,
                 rel_tol=self.tol,
                 max_iter=self.max_iter,
                 schedule=threads,
@@ -183,7 +197,9 @@ class LinearL2SVC(_BaseLinearSVC):
     def _solve_dask(self, rows, spec, positive_fraction):
         """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
         states = new_states(rows, spec, supervised=True)
-        return dask_mfn(rows, states, alpha=self.alpha_, rel_tol=self.tol, max_iter=self.max_iter)
+        return dask_mfn(
+            rows, states, alpha=self.alpha_, alpha_b=self._alpha_b, rel_tol=self.tol, max_iter=self.max_iter
+        )
 
     def _convergence_messages(self, res):
         return [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
@@ -193,6 +209,7 @@ def _semi_supervised_args(estimator, positive_fraction, n_threads, sample_weight
     """Keyword arguments that ``tsvm`` and ``deterministic_annealing`` take alike, from ``estimator``."""
     return {
         "alpha": estimator.alpha_,
+        "alpha_b": estimator._alpha_b,
         "unlabeled_weight": estimator.unlabeled_weight,
         "positive_fraction": positive_fraction,
         "max_iter": estimator.max_iter,
@@ -219,6 +236,7 @@ class TransductiveSVC(_BaseLinearSVC):
     alpha : float or "auto", default="auto"
         Regularization ``lambda`` (SVMlin ``-W``).
         %(alpha_auto)s
+    %(intercept_scaling)s
     unlabeled_weight : float, default=1.0
         ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -272,6 +290,7 @@ class TransductiveSVC(_BaseLinearSVC):
         self,
         alpha="auto",
         *,
+        intercept_scaling="auto",
         unlabeled_weight=1.0,
         positive_fraction=None,
         safeguard="agreement",
@@ -283,6 +302,7 @@ class TransductiveSVC(_BaseLinearSVC):
         verbose=0,
     ):
         self.alpha = alpha
+        self.intercept_scaling = intercept_scaling
         self.unlabeled_weight = unlabeled_weight
         self.positive_fraction = positive_fraction
         self.safeguard = safeguard
@@ -300,7 +320,13 @@ class TransductiveSVC(_BaseLinearSVC):
     def _solve_dask(self, rows, spec, positive_fraction):
         """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
         callback = current_callback()
-        options = {"alpha": self.alpha_, "tolerance": CGTolerance(), "rel_tol": self.tol, "callback": callback}
+        options = {
+            "alpha": self.alpha_,
+            "alpha_b": self._alpha_b,
+            "tolerance": CGTolerance(),
+            "rel_tol": self.tol,
+            "callback": callback,
+        }
         return tsvm_loop(
             DaskTSVMRows(rows, spec, options, max_switches=self.max_switches),
             unlabeled_weight=self.unlabeled_weight,
@@ -335,6 +361,7 @@ class _AnnealingParameters:
         self,
         alpha="auto",
         *,
+        intercept_scaling="auto",
         unlabeled_weight=1.0,
         positive_fraction=None,
         safeguard="agreement",
@@ -346,6 +373,7 @@ class _AnnealingParameters:
         verbose=0,
     ):
         self.alpha = alpha
+        self.intercept_scaling = intercept_scaling
         self.unlabeled_weight = unlabeled_weight
         self.positive_fraction = positive_fraction
         self.safeguard = safeguard
@@ -373,6 +401,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     alpha : float or "auto", default="auto"
         Regularization ``lambda`` (SVMlin ``-W``).
         %(alpha_auto)s
+    %(intercept_scaling)s
     unlabeled_weight : float, default=1.0
         ``lambda_u`` (SVMlin ``-U``), the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -433,7 +462,13 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
         """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
         caps = {"tol": self.tol, "max_iter": self.max_iter, "max_inner_iter": self.max_inner_iter}
         return dask_deterministic_annealing(
-            rows, spec, alpha=self.alpha_, positive_fraction=positive_fraction, verbose=self.verbose, **caps
+            rows,
+            spec,
+            alpha=self.alpha_,
+            alpha_b=self._alpha_b,
+            positive_fraction=positive_fraction,
+            verbose=self.verbose,
+            **caps,
         )
 
     def _convergence_messages(self, res):
@@ -469,6 +504,7 @@ class PottsDeterministicAnnealingSVC(
     alpha : float or "auto", default="auto"
         Regularization ``lambda`` of every class's weights and bias.
         %(alpha_auto)s
+    %(intercept_scaling)s
     unlabeled_weight : float, default=1.0
         ``lambda_u``, the weight of the unlabeled rows.
     positive_fraction : float or array-like of shape (n_classes,), default=None
@@ -575,6 +611,7 @@ class PottsDeterministicAnnealingSVC(
                 data.rows(y_enc),
                 mask_fit,
                 alpha=self.alpha_,
+                alpha_b=self._alpha_b,
                 unlabeled_weight=self.unlabeled_weight,
                 class_fractions=fractions,
                 tol=self.tol,

@@ -36,7 +36,7 @@ from contextvars import ContextVar
 
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from cython.parallel cimport prange
-from libc.math cimport exp, sqrt
+from libc.math cimport exp, isfinite, sqrt
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 import numpy as np
@@ -803,13 +803,15 @@ cdef inline double _parts_sum(const double* parts, Py_ssize_t n_blocks, int col)
     return v
 
 
-def csr_cgls(data, indices, indptr, bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads):
+def csr_cgls(data, indices, indptr, bounds, cost, target, outputs, w, b, alpha, alpha_b, eps, max_iter, n_threads):
     """CGLS on the CSR rows ``(data, indices, indptr)``, seeded at ``(w, b)``, all iterations in one GIL-free call.
 
-    Solves ``(alpha I + X^T C X) [w; b] = X^T C target`` (``X`` with a
-    column of ones appended for the bias, never built), stopping when
+    Solves ``(D + X^T C X) [w; b] = X^T C target`` with
+    ``D = diag(alpha, ..., alpha, alpha_b)`` (``X`` with a column of ones
+    appended for the bias, never built; ``alpha_b`` is the bias's
+    regularization, ``alpha`` in SVMlin), stopping when
     ``|r|^2 <= eps^2 |z|^2`` with ``z = C (target - o)`` and
-    ``r = X^T z - alpha [w; b]`` (SVMlin's relative rule) or after
+    ``r = X^T z - D [w; b]`` (SVMlin's relative rule) or after
     ``max_iter`` iterations; each step is taken along the unit direction (see
     :func:`skssl.svm._mfn.cgls`). The row blocks ``bounds`` and as many
     feature ranges each put their share of every product and update on one of
@@ -825,11 +827,11 @@ def csr_cgls(data, indices, indptr, bounds, cost, target, outputs, w, b, alpha, 
     converged : bool
     n_iter : int
     """
-    return _cgls(_csr_rows(data, indices, indptr, len(w)), bounds, cost, target, outputs, w, b, alpha, eps,
+    return _cgls(_csr_rows(data, indices, indptr, len(w)), bounds, cost, target, outputs, w, b, alpha, alpha_b, eps,
                  max_iter, n_threads)
 
 
-def dense_cgls(X, rows, bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads):
+def dense_cgls(X, rows, bounds, cost, target, outputs, w, b, alpha, alpha_b, eps, max_iter, n_threads):
     """:func:`csr_cgls` on the dense rows ``X[rows]`` (C-contiguous ``X``), read in place.
 
     Row ``i`` of the system is ``X[rows[i]]``; ``cost``, ``target`` and
@@ -843,7 +845,7 @@ def dense_cgls(X, rows, bounds, cost, target, outputs, w, b, alpha, eps, max_ite
     converged : bool
     n_iter : int
     """
-    return _cgls(_dense_rows(X, rows), bounds, cost, target, outputs, w, b, alpha, eps, max_iter, n_threads)
+    return _cgls(_dense_rows(X, rows), bounds, cost, target, outputs, w, b, alpha, alpha_b, eps, max_iter, n_threads)
 
 
 def _cgls(
@@ -855,11 +857,14 @@ def _cgls(
     double[::1] w,
     double b,
     double alpha,
+    double alpha_b,
     double eps,
     Py_ssize_t max_iter,
     int n_threads,
 ):
     # The CGLS loop of csr_cgls and dense_cgls on the given rows, after the checks of its arguments.
+    if not (alpha > 0.0 and alpha_b > 0.0 and isfinite(alpha) and isfinite(alpha_b)):
+        raise ValueError(f"alpha and alpha_b must be positive and finite, got {alpha!r} and {alpha_b!r}.")
     if rows.n_cols != w.shape[0]:
         raise ValueError(f"X has {rows.n_cols} columns but w has {w.shape[0]} entries.")
     if rows.n_rows != outputs.shape[0] or cost.shape[0] != rows.n_rows or target.shape[0] != rows.n_rows:
@@ -906,7 +911,7 @@ def _cgls(
             _block_rows(&s, blk, _START)
         for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
             _start_features(&s, blk, alpha)
-        rb = _parts_sum(s.parts, n_blocks, _ZS) - alpha * b
+        rb = _parts_sum(s.parts, n_blocks, _ZS) - alpha_b * b
         omega1 = _parts_sum(s.parts, n_blocks, _RR) + rb * rb
         if omega1 <= eps2 * _parts_sum(s.parts, n_blocks, _ZZ):
             converged = True
@@ -931,11 +936,13 @@ def _cgls(
             p_norm = sqrt(omega_p)
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
                 _block_rows(&s, blk, _GRAM, pb, p_norm)
-            t = (omega1 / p_norm) / (alpha + _parts_sum(s.parts, n_blocks, _QCQ))
+            # p' D p / |p|^2 for the unit direction: alpha, with the bias's share at alpha_b.
+            t = (omega1 / p_norm) / (alpha + (alpha_b - alpha) * (pb / p_norm) * (pb / p_norm)
+                                     + _parts_sum(s.parts, n_blocks, _QCQ))
             for blk in prange(n_blocks, num_threads=nt, schedule="static", chunksize=1):
                 _step(&s, blk, t / p_norm, t, alpha)
             b = b + (t / p_norm) * pb
-            rb = _parts_sum(s.parts, n_blocks, _ZS) - alpha * b
+            rb = _parts_sum(s.parts, n_blocks, _ZS) - alpha_b * b
             omega_new = _parts_sum(s.parts, n_blocks, _RR) + rb * rb
             zz = _parts_sum(s.parts, n_blocks, _ZZ)
             # <=: an exact solution (omega_new == 0) is converged; '<' would divide 0 by 0 next.

@@ -236,6 +236,7 @@ def deterministic_annealing(
     alpha,
     unlabeled_weight,
     positive_fraction,
+    alpha_b=None,
     tol=1e-6,
     max_iter=DA_OUTER_ITERMAX,
     max_inner_iter=DA_INNER_ITERMAX,
@@ -249,6 +250,8 @@ def deterministic_annealing(
 
     Parameters
     ----------
+    alpha_b : float, default=None
+        Regularization of the bias; ``None`` takes ``alpha`` (SVMlin's).
     tol : float, default=1e-6
         Threshold of the mean KL divergence (inner loop) and of the mean
         entropy (outer loop), in bits.
@@ -280,7 +283,9 @@ def deterministic_annealing(
     -------
     result : DAResult
     """
-    problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
+    problem = S3VMProblem(
+        y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight, alpha_b=alpha_b
+    )
     schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
     with fit_threads(n_threads) as threads:
         unl, n_unl = problem.unl, problem.n_unl

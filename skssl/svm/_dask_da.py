@@ -343,6 +343,7 @@ def dask_deterministic_annealing(
     *,
     alpha,
     positive_fraction,
+    alpha_b=None,
     tol=1e-6,
     max_iter=30,
     max_inner_iter=100,
@@ -356,7 +357,7 @@ def dask_deterministic_annealing(
     ----------
     rows : DaskRows
     spec : ProblemSpec
-    alpha, positive_fraction, tol, max_iter, max_inner_iter, max_newton_iter, verbose, callback
+    alpha, positive_fraction, alpha_b, tol, max_iter, max_inner_iter, max_newton_iter, verbose, callback
         As for :func:`~skssl.svm._da.deterministic_annealing`. The callback's ``beliefs`` field is a
         :class:`DaskBeliefs` (the beliefs stay on the workers).
 
@@ -367,11 +368,11 @@ def dask_deterministic_annealing(
     """
     schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
     totals, lam_u = spec.totals, spec.unlabeled_weight
-    mfn = {"alpha": alpha, "max_iter": max_newton_iter, "callback": schedule.callback}
+    mfn = {"alpha": alpha, "alpha_b": alpha_b, "max_iter": max_newton_iter, "callback": schedule.callback}
     if totals.n_unl == 0:
         res = dask_mfn(rows, new_states(rows, spec, supervised=True), first=True, **mfn)
         states = rows.submit(_set_outputs, new_states(rows, spec), res.w, res.b)
-        F = s3vm_objective(rows, states, alpha, res.w, res.b)
+        F = s3vm_objective(rows, states, alpha, res.w, res.b, alpha_b)
         return DAResult(res.w, res.b, states, F, None, n_w_steps=1, n_temperatures=0, mfn_converged=res.converged)
     r = positive_fraction
     weight_total = float(totals.n_unl)  # the unlabeled rows' weights have mean 1 (see S3VMProblem)
@@ -396,9 +397,9 @@ def dask_deterministic_annealing(
         converged[0] &= res.converged
         point.update(w=res.w, b=res.b, states=res.outputs, tail=res.tail, xs=xs, T=next_T)
         if res.tail is None:
-            F = s3vm_objective(rows, res.outputs, alpha, res.w, res.b)
+            F = s3vm_objective(rows, res.outputs, alpha, res.w, res.b, alpha_b)
         else:
-            F = _half_penalty(alpha, res.w, res.b) + sum(t[0] for t in res.tail)
+            F = _half_penalty(alpha, res.w, res.b, alpha_b) + sum(t[0] for t in res.tail)
         best.offer(F, res.w, res.b, res.outputs)
         return F
 

@@ -41,7 +41,7 @@ from ._base import ALPHA_MIN, _alpha_error, _check_alpha
 from ._dask_rows import BlockLost, DaskRows
 from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
-from ._regularization import auto_alpha_from_sums
+from ._regularization import auto_alpha_from_sums, auto_intercept_scaling
 from ._safeguard import candidate_fractions
 
 __all__ = ["fit_on_dask"]
@@ -126,11 +126,14 @@ def _fit_rows(estimator, rows):
         )
     lam_u = getattr(estimator, "unlabeled_weight", 1.0) if estimator._uses_unlabeled_rows else 0.0
     n_lab_w, n_unl_w = rows.sums("sw_labeled"), (rows.sums("sw_unlabeled") if lam_u else 0.0)
-    if isinstance(estimator.alpha, str):
+    scaling = estimator.intercept_scaling
+    if isinstance(estimator.alpha, str):  # as resolve_regularization does in memory
         norms = rows.sums("norms_labeled") + (rows.sums("norms_unlabeled") if lam_u else 0.0)
         estimator.alpha_ = auto_alpha_from_sums(norms, n_lab_w + n_unl_w, n_lab_w, n_unl_w, lam_u)
+        auto_scaling = auto_intercept_scaling(norms, n_lab_w + n_unl_w)
     else:
-        estimator.alpha_ = float(estimator.alpha)
+        estimator.alpha_, auto_scaling = float(estimator.alpha), 1.0
+    estimator.intercept_scaling_ = auto_scaling if isinstance(scaling, str) else float(scaling)
     _check_alpha(estimator)
     loss_lab = class_sums if cw is None else class_sums * cw
     n_lab = int(positive.sum() if cw is None else positive[cw > 0].sum())
@@ -239,7 +242,8 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
         return
     share = estimator.unlabeled_weight if n_agree else 0.0
     refit_rows = DaskRows.derived(rows, _refit_rows, models, estimator.classes_, cw, lab_sum, agreed_sum, share)
-    refit = _fit_rows(LinearL2SVC(alpha=max(estimator.alpha_ / (1.0 + share), ALPHA_MIN)), refit_rows)
+    refit_alpha = max(estimator.alpha_ / (1.0 + share), ALPHA_MIN)
+    refit = _fit_rows(LinearL2SVC(alpha=refit_alpha, intercept_scaling=estimator.intercept_scaling_), refit_rows)
     estimator.coef_ = refit.coef_
     estimator.intercept_ = refit.intercept_
     estimator.safeguard_agreement_ = float(n_agree / n_unl)

@@ -231,10 +231,10 @@ def _cat(parts, k):
     return np.concatenate([p[k] for p in parts]) if parts else np.empty(0)
 
 
-def _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha):
+def _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha, alpha_b):
     dw, db = w_bar - w, b_bar - b
-    L = alpha * (dot(w, dw) + b * db) + _sum(replies, 2)
-    R = alpha * (dot(w_bar, dw) + b_bar * db) + _sum(replies, 3)
+    L = alpha * dot(w, dw) + alpha_b * b * db + _sum(replies, 2)
+    R = alpha * dot(w_bar, dw) + alpha_b * b_bar * db + _sum(replies, 3)
     if all(r[6] is not None for r in replies):
         pts = [r[6] for r in replies]
         return _walk(L, R, _cat(pts, 0), _cat(pts, 1), _cat(pts, 2))
@@ -256,7 +256,7 @@ def _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha):
             lo, count = x, _sum(probes, 3)
 
 
-def _cgls(rows, states, system, w, b, alpha, eps, max_iter):
+def _cgls(rows, states, system, w, b, alpha, alpha_b, eps, max_iter):
     """CGLS on the blocks' Newton systems from ``(w, b)``; one round per iteration.
 
     Returns ``(w, b, converged, n_iter, t, states)`` with ``t`` the last step, whose row update the blocks
@@ -266,7 +266,7 @@ def _cgls(rows, states, system, w, b, alpha, eps, max_iter):
     if n_active == 0:
         return np.zeros_like(w), 0.0, True, 0, None, states
     r = xtz - alpha * w
-    rb = z_sum - alpha * b
+    rb = z_sum - alpha_b * b
     omega1 = dot(r, r) + rb * rb
     eps2 = eps * eps
     if omega1 <= eps2 * zz:
@@ -276,7 +276,8 @@ def _cgls(rows, states, system, w, b, alpha, eps, max_iter):
         p_norm = float(np.sqrt(omega_p))
         states, replies = rows.round(_cgls_step, states, t, p, pb, p_norm)
         u, qcq, cq_sum, zcq, cqcq = (_sum(replies, k) for k in range(5))
-        t = (omega1 / p_norm) / (alpha + qcq)
+        # p' D p / |p|^2 for the unit direction, D = diag(alpha, ..., alpha, alpha_b) (as in memory).
+        t = (omega1 / p_norm) / (alpha + (alpha_b - alpha) * (pb / p_norm) * (pb / p_norm) + qcq)
         w = w + (t / p_norm) * p
         b = b + (t / p_norm) * pb
         xtz = xtz - t * u
@@ -284,7 +285,7 @@ def _cgls(rows, states, system, w, b, alpha, eps, max_iter):
         # z -= t C q on the rows, whose sum and squared norm follow from the step's scalars.
         z_sum = z_sum - t * cq_sum
         zz = zz - 2.0 * t * zcq + t * t * cqcq
-        rb = z_sum - alpha * b
+        rb = z_sum - alpha_b * b
         omega_new = dot(r, r) + rb * rb
         if omega_new <= eps2 * zz:
             return w, float(b), True, it, t, states
@@ -316,8 +317,8 @@ def _tail_of(replies, k):
 
 
 def dask_mfn(
-    rows, states, *, alpha, w=None, b=0.0, first=True, tolerance=None, stop="relative", tail=None, system=None,
-    **limits,
+    rows, states, *, alpha, alpha_b=None, w=None, b=0.0, first=True, tolerance=None, stop="relative", tail=None,
+    system=None, **limits,
 ):  # fmt: skip
     """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm._mfn.l2_svm_mfn` on a cluster).
 
@@ -327,7 +328,7 @@ def dask_mfn(
         The cluster's blocks.
     states : list of Future
         Every block's :class:`BlockState`, its outputs at ``(w, b)`` (unless ``w`` is None).
-    alpha, w, b, first, tolerance, stop
+    alpha, alpha_b, w, b, first, tolerance, stop
         As for :func:`~skssl.svm._mfn.l2_svm_mfn`.
     tail : tuple, default=None
         ``(func, *args)``: ``func(state, o, *args)`` returns ``(fields, reply)`` for a block whose outputs
@@ -349,6 +350,7 @@ def dask_mfn(
     abs_tol = limits.get("abs_tol", EPSILON)
     max_iter = limits.get("max_iter", MFNITERMAX)
     callback = current_callback(limits.get("callback"))
+    alpha_b = alpha if alpha_b is None else alpha_b
     if w is None:
         states = rows.submit(_zero_outputs, states, float(b))  # the outputs at w = 0
     w = np.zeros(rows.n_features) if w is None else np.array(w, dtype=np.float64)
@@ -358,7 +360,7 @@ def dask_mfn(
         tolerance.eps = BIG_EPSILON
     cg_cap, eps = (SMALL_CGITERMAX if first else CGITERMAX), tolerance.eps
     states, replies = rows.round(_system, states, None) if system is None else system
-    F = _half_penalty(alpha, w, b) + _sum(replies, 4)
+    F = _half_penalty(alpha, w, b, alpha_b) + _sum(replies, 4)
     system = [_sum(replies, k) for k in range(4)]
     n_cg = n_empty = 0
     seed = None
@@ -370,7 +372,7 @@ def dask_mfn(
             w0, b0 = seed
             seed = None
         start = time.process_time()
-        w_bar, b_bar, cg_ok, k, t, states = _cgls(rows, states, system, w0, b0, alpha, eps, cg_cap)
+        w_bar, b_bar, cg_ok, k, t, states = _cgls(rows, states, system, w0, b0, alpha, alpha_b, eps, cg_cap)
         if callback is not None:
             notify(
                 callback, "cgls", newton_step=it, n_rows=int(system[3]), n_iter=k, converged=cg_ok, eps=eps,
@@ -387,15 +389,15 @@ def dask_mfn(
                 system = [_sum(replies, k) for k in range(4)]
                 seed = (w_bar, b_bar)
                 continue
-            F = _half_penalty(alpha, w_bar, b_bar) + _sum(replies, 1)
+            F = _half_penalty(alpha, w_bar, b_bar, alpha_b) + _sum(replies, 1)
             return _report(callback, DaskMFNResult(w_bar, b_bar, rows.submit(_accept, states), F, it, n_cg,
                                                    n_empty, True, _tail_of(replies, 7)))  # fmt: skip
-        delta = _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha)
+        delta = _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha, alpha_b)
         n_breaks = _sum(replies, 4)
         w = w + delta * (w_bar - w)
         b = b + delta * (b_bar - b)
         states, replies = rows.round(_system, states, delta, tail)
-        F_old, F = F, _half_penalty(alpha, w, b) + _sum(replies, 4)
+        F_old, F = F, _half_penalty(alpha, w, b, alpha_b) + _sum(replies, 4)
         system = [_sum(replies, k) for k in range(4)]
         if callback is not None:
             notify(callback, "line_search", newton_step=it, n_breakpoints=int(n_breaks), step=delta, objective=F)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ._kernels import dot
+from ._mfn import penalty
 from ._problem import ProblemTotals, S3VMProblem
 
 __all__ = [
@@ -156,10 +157,10 @@ def _sum(replies, k):
     return total
 
 
-def _half_penalty(alpha, w, b):
-    return float(0.5 * alpha * (dot(w, w) + b * b))
+def _half_penalty(alpha, w, b, alpha_b=None):
+    return float(0.5 * penalty(w, b, alpha, alpha_b))
 
 
-def s3vm_objective(rows, states, alpha, w, b):
+def s3vm_objective(rows, states, alpha, w, b, alpha_b=None):
     """SVMlin's ``transductive_cost`` of the problem at ``(w, b)``, the blocks' outputs being at that point."""
-    return _half_penalty(alpha, w, b) + sum(rows.query(_s3vm_part, states))
+    return _half_penalty(alpha, w, b, alpha_b) + sum(rows.query(_s3vm_part, states))

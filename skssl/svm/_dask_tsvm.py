@@ -129,6 +129,7 @@ class DaskTSVMRows:
         self.spec = spec
         self.options = mfn_options
         self.alpha = mfn_options["alpha"]
+        self.alpha_b = mfn_options.get("alpha_b")
         self.n_unl = spec.totals.n_unl
         self.max_switches = max_switches
         self.states = new_states(rows, spec)
@@ -147,7 +148,7 @@ class DaskTSVMRows:
 
     def supervised_result(self, res):
         states = self.rows.submit(_set_outputs, self.states, res.w, res.b)
-        return states, s3vm_objective(self.rows, states, self.alpha, res.w, res.b)
+        return states, s3vm_objective(self.rows, states, self.alpha, res.w, res.b, self.alpha_b)
 
     def start_labels(self, res, n_pos):
         rows = self.rows
@@ -224,8 +225,8 @@ class DaskTSVMRows:
 
     def objective(self, res):
         if self._tail is not None:  # the states are the solve's, at (res.w, res.b)
-            return _half_penalty(self.alpha, res.w, res.b) + sum(t[0] for t in self._tail)
-        return s3vm_objective(self.rows, self.states, self.alpha, res.w, res.b)
+            return _half_penalty(self.alpha, res.w, res.b, self.alpha_b) + sum(t[0] for t in self._tail)
+        return s3vm_objective(self.rows, self.states, self.alpha, res.w, res.b, self.alpha_b)
 
     def labels(self):
         return self.states

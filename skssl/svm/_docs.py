@@ -1,6 +1,7 @@
 """Parameter and attribute text shared by the docstrings of :mod:`skssl.svm._classes`.
 
-The four linear estimators document the same ``alpha="auto"`` rule, the
+The four linear estimators document the same ``alpha="auto"`` and
+``intercept_scaling="auto"`` rules, the
 same ``class_weight``, ``safeguard`` and (one-vs-rest) ``n_jobs``, and the
 same fitted model, and TSVM and DA show the same example; that text is
 written once here. A class docstring names a
@@ -16,13 +17,26 @@ from ..utils._docstrings import insert_blocks
 
 _ALPHA_AUTO = """\
 ``"auto"`` (the default) sets it from the data:
-``0.2 * mean_i |x_i|^2 / n_labeled``, with the mean over {rows},
+{rule}, with the mean over {rows},
 so that one default suits tf-idf rows (norm 1) and standardized
 tabular rows (squared norm = number of features) alike; the value
 used is stored in ``alpha_``. A number is used as given; it must be
 at least 2.2e-16 (float64's machine epsilon): below it ``1 + alpha ==
 1``, the regularization is lost to rounding next to the loss (whose
 curvature along the bias is 1) and ``fit`` raises a ``ValueError``."""
+
+_INTERCEPT_SCALING = """\
+intercept_scaling : float or "auto", default="auto"
+    The bias is the weight of a constant feature of this value, regularized
+    like the other weights, as in scikit-learn's ``LinearSVC``: its penalty
+    is ``alpha / intercept_scaling**2`` times ``b**2``, so a larger value
+    shrinks the bias less. ``"auto"`` is 1 when ``alpha`` is a number
+    (SVMlin's objective, the bias regularized like a weight) and
+    ``10 * sqrt(mean_i |x_i|^2)``, with the mean over {rows}, when
+    ``alpha="auto"``: the bias is then practically not regularized, as in
+    ``LogisticRegression``, and a class imbalance or a one-vs-rest problem
+    gets the bias it needs. The value used is stored in
+    ``intercept_scaling_``."""
 
 _SAFEGUARD = """\
 safeguard : {"agreement"} or None, default="agreement"
@@ -65,7 +79,10 @@ _CLASSES_ALPHA = """\
 classes_ : ndarray of shape (n_classes,)
     Labeled classes.
 alpha_ : float
-    The regularization used: ``alpha``, or its value for ``"auto"``."""
+    The regularization used: ``alpha``, or its value for ``"auto"``.
+intercept_scaling_ : float
+    The ``intercept_scaling`` used: the given number, or its value for
+    ``"auto"``."""
 
 _MODEL_ONE_VS_REST = f"""\
 {_CLASSES_ALPHA}
@@ -109,8 +126,15 @@ array([0, 0, 0, 1, 1, 1])"""
 
 #: The blocks, by placeholder name.
 _BLOCKS = {
-    "alpha_auto": _ALPHA_AUTO.format(rows="all rows of the fit"),
-    "alpha_auto_labeled": _ALPHA_AUTO.format(rows="the labeled rows (the rows it learns from)"),
+    "alpha_auto": _ALPHA_AUTO.format(
+        rule="``mean_i |x_i|^2 (1 + unlabeled_weight) / (n_labeled + unlabeled_weight n_unlabeled)``",
+        rows="all rows of the fit",
+    ),
+    "alpha_auto_labeled": _ALPHA_AUTO.format(
+        rule="``mean_i |x_i|^2 / n_labeled``", rows="the labeled rows (the rows it learns from)"
+    ),
+    "intercept_scaling": _INTERCEPT_SCALING.format(rows="all rows of the fit"),
+    "intercept_scaling_labeled": _INTERCEPT_SCALING.format(rows="the labeled rows"),
     "safeguard": _SAFEGUARD,
     "class_weight": _CLASS_WEIGHT,
     "n_jobs_one_vs_rest": insert_blocks(_N_JOBS_ONE_VS_REST, {"busy_cores": _BUSY_CORES}),

@@ -1,6 +1,7 @@
 """The modified finite Newton solver for the linear l2-SVM (l2-SVM-MFN).
 
-Minimizes ``F(w, b) = 1/2 (alpha (|w|^2 + b^2) + sum_t c_t max(0, 1 - y_t o_t)^2)``
+Minimizes ``F(w, b) = 1/2 (alpha |w|^2 + alpha_b b^2 + sum_t c_t max(0, 1 - y_t o_t)^2)``
+(``alpha_b = alpha`` in SVMlin, whose bias is a weight of a constant feature)
 over loss terms ``t`` that may share a row of ``X`` (SVMlin's ``L2_SVM_MFN``;
 Keerthi & DeCoste 2005): Newton steps on the active terms, each solved by
 CGLS, followed by an exact line search. The algorithm and the implementation
@@ -34,6 +35,7 @@ __all__ = [
     "l2_svm_mfn",
     "line_search",
     "mfn_objective",
+    "penalty",
 ]
 
 # SVMlin's constants (ssl.h).
@@ -133,7 +135,26 @@ def _outputs_after_cgls(X, J, oJ, w_bar, b_bar, n_threads):
     return _outputs(X, np.flatnonzero(others), w_bar, b_bar, n_threads, o_bar)
 
 
-def mfn_objective(w, b, outputs, y, cost, alpha, rows=None):
+def penalty(w, b, alpha, alpha_b=None):
+    """The regularization ``alpha |w|^2 + alpha_b b^2`` (``alpha_b = alpha`` when None, SVMlin's).
+
+    Parameters
+    ----------
+    w : ndarray of shape (n_features,)
+    b : float
+    alpha : float
+        Regularization of the weights.
+    alpha_b : float, default=None
+        Regularization of the bias; ``None`` takes ``alpha``.
+
+    Returns
+    -------
+    value : float
+    """
+    return alpha * dot(w, w) + (alpha if alpha_b is None else alpha_b) * b * b
+
+
+def mfn_objective(w, b, outputs, y, cost, alpha, rows=None, alpha_b=None):
     """l2-SVM-MFN objective ``F`` for row outputs ``outputs``.
 
     Parameters
@@ -145,9 +166,11 @@ def mfn_objective(w, b, outputs, y, cost, alpha, rows=None):
     y, cost : ndarray of shape (n_terms,)
         Target (+1 / -1) and cost of each loss term.
     alpha : float
-        Regularization.
+        Regularization of ``w``.
     rows : ndarray of int of shape (n_terms,), default=None
         Row of each term; ``None`` means term ``t`` is row ``t``.
+    alpha_b : float, default=None
+        Regularization of ``b``; ``None`` takes ``alpha``.
 
     Returns
     -------
@@ -155,15 +178,16 @@ def mfn_objective(w, b, outputs, y, cost, alpha, rows=None):
     """
     o = outputs if rows is None else outputs[rows]
     slack = np.maximum(0.0, 1.0 - y * o)
-    return 0.5 * (alpha * (dot(w, w) + b * b) + dot(cost, slack * slack))
+    return 0.5 * (penalty(w, b, alpha, alpha_b) + dot(cost, slack * slack))
 
 
-def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
-    """Solve ``(alpha I + X^T C X) [w; b] = X^T C target`` by CGLS, seeded at ``(w, b)``.
+def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter, alpha_b=None):
+    """Solve ``(D + X^T C X) [w; b] = X^T C target`` by CGLS, seeded at ``(w, b)``.
 
     ``X`` here is ``XJ`` with a column of ones appended (the bias), which is
-    never built. The iteration stops when ``|r|^2 < eps^2 |z|^2`` with
-    ``z = C (target - o)`` and ``r = X^T z - alpha [w; b]`` (SVMlin's relative
+    never built, and ``D = diag(alpha, ..., alpha, alpha_b)``. The iteration
+    stops when ``|r|^2 < eps^2 |z|^2`` with
+    ``z = C (target - o)`` and ``r = X^T z - D [w; b]`` (SVMlin's relative
     rule) or after ``max_iter`` iterations. ``w`` and ``outputs`` are
     updated in place.
 
@@ -181,11 +205,13 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
     b : float
         Seed of the bias.
     alpha : float
-        Regularization.
+        Regularization of ``w``.
     eps : float
         Relative tolerance.
     max_iter : int
         Iteration cap.
+    alpha_b : float, default=None
+        Regularization of the bias; ``None`` takes ``alpha`` (SVMlin's).
 
     Returns
     -------
@@ -200,7 +226,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         # No rows: the system is alpha [w; b] = 0 (see the user guide's implementation decisions).
         w[:] = 0.0
         return 0.0, True, 0
-    args = (cost, target, outputs, w, b, alpha, eps, max_iter)
+    args = (cost, target, outputs, w, b, alpha, alpha if alpha_b is None else alpha_b, eps, max_iter)
     if isinstance(XJ, np.ndarray):
         XJ = DenseRows(XJ, np.arange(XJ.shape[0], dtype=np.intp), 1)
     if isinstance(XJ, DenseRows):
@@ -211,7 +237,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
     return csr_cgls(X.data, X.indices, indptr_like_indices(X), bounds, *args, len(bounds) - 1)
 
 
-def line_search(w, w_bar, b, b_bar, alpha, o, o_bar, y, cost):
+def line_search(w, w_bar, b, b_bar, alpha, o, o_bar, y, cost, alpha_b=None):
     """Exact minimizer over ``delta >= 0`` of ``F(w + delta (w_bar - w))``.
 
     ``phi'(delta)`` is continuous and piecewise linear: on each piece it is
@@ -228,21 +254,24 @@ def line_search(w, w_bar, b, b_bar, alpha, o, o_bar, y, cost):
     b, b_bar : float
         Their biases.
     alpha : float
-        Regularization.
+        Regularization of ``w``.
     o, o_bar : ndarray of shape (n_terms,)
         Outputs of every loss term at the two points.
     y, cost : ndarray of shape (n_terms,)
         Targets and costs of the terms.
+    alpha_b : float, default=None
+        Regularization of the bias; ``None`` takes ``alpha``.
 
     Returns
     -------
     delta : float
         The step.
     """
+    alpha_b = alpha if alpha_b is None else alpha_b
     dw = w_bar - w
     db = b_bar - b
-    L = alpha * (dot(w, dw) + b * db)
-    R = alpha * (dot(w_bar, dw) + b_bar * db)
+    L = alpha * dot(w, dw) + alpha_b * b * db
+    R = alpha * dot(w_bar, dw) + alpha_b * b_bar * db
     c = np.ascontiguousarray
     return line_search_terms(c(o), c(o_bar), c(y, dtype=np.float64), c(cost, dtype=np.float64), L, R)
 
@@ -277,6 +306,7 @@ def l2_svm_mfn(
     cost,
     *,
     alpha,
+    alpha_b=None,
     rows=None,
     w=None,
     b=0.0,
@@ -303,7 +333,10 @@ def l2_svm_mfn(
     cost : ndarray of shape (n_terms,)
         Non-negative cost of each loss term.
     alpha : float
-        Regularization of ``w`` and ``b`` (> 0).
+        Regularization of ``w`` (> 0).
+    alpha_b : float, default=None
+        Regularization of ``b`` (> 0); ``None`` takes ``alpha``, SVMlin's
+        objective.
     rows : ndarray of int of shape (n_terms,), default=None
         Row of ``X`` of each term; ``None`` means one term per row.
     w : ndarray of shape (n_features,), default=None
@@ -380,7 +413,7 @@ def l2_svm_mfn(
     else:
         cg_cap = CGITERMAX
     eps = tolerance.eps
-    F = mfn_objective(w, b, o, y, cost, alpha, rows)
+    F = mfn_objective(w, b, o, y, cost, alpha, rows, alpha_b)
     n_cg = 0
     n_empty = 0
     seed = None  # a better CGLS seed for the same system (heuristic 2)
@@ -410,10 +443,10 @@ def l2_svm_mfn(
             w_bar, b_bar, oJ = seed
             seed = None
         if callback is None:
-            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap)
+            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap, alpha_b)
         else:
             start = time.process_time()
-            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap)
+            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap, alpha_b)
             cpu = time.process_time() - start
             notify(
                 callback, "cgls", newton_step=it, n_rows=XJ.shape[0], n_iter=k, converged=cg_ok, eps=eps, cpu_time=cpu
@@ -430,17 +463,17 @@ def l2_svm_mfn(
                 eps = tolerance.eps = EPSILON
                 seed = (w_bar, b_bar, o_bar[J])
                 continue
-            F = mfn_objective(w_bar, b_bar, o_bar, y, cost, alpha, rows)
+            F = mfn_objective(w_bar, b_bar, o_bar, y, cost, alpha, rows, alpha_b)
             return _finish(callback, MFNResult(w_bar, b_bar, o_bar, F, it, n_cg, n_empty, True))
         ot = o if rows is None else o[rows]
-        delta = line_search(w, w_bar, b, b_bar, alpha, ot, ot_bar, y, cost)
+        delta = line_search(w, w_bar, b, b_bar, alpha, ot, ot_bar, y, cost, alpha_b)
         # (before the step: ``ot`` may be ``o``, which the step updates in place)
         breaks = None if callback is None else _n_breakpoints(ot, ot_bar, y)
         w += delta * (w_bar - w)
         b += delta * (b_bar - b)
         o += delta * (o_bar - o)
         F_old = F
-        F = mfn_objective(w, b, o, y, cost, alpha, rows)
+        F = mfn_objective(w, b, o, y, cost, alpha, rows, alpha_b)
         if callback is not None:
             notify(callback, "line_search", newton_step=it, n_breakpoints=breaks, step=delta, objective=F)
         gap = abs(F - F_old)

@@ -127,14 +127,14 @@ def _row_total(values, sample_weight, rows):
     return s @ per_row, s.sum()
 
 
-def _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight):
-    """``1/4 [alpha (|W|^2 + |b|^2) + mean over labeled rows of sum_k l2(y_ik o_ik)]``, shared by both objectives."""
-    reg = alpha * (np.einsum("kf,kf->", W, W) + b @ b)
+def _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight, alpha_b=None):
+    """``1/4 [alpha |W|^2 + alpha_b |b|^2 + mean over labeled rows of sum_k l2(y_ik o_ik)]``, shared by both objectives."""
+    reg = alpha * np.einsum("kf,kf->", W, W) + (alpha if alpha_b is None else alpha_b) * (b @ b)
     total, count = _row_total(_l2(Y[labeled] * outputs[labeled]), sample_weight, labeled)
     return 0.25 * (reg + total / count)
 
 
-def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_weight=None):
+def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_weight=None, alpha_b=None):
     """Zero-temperature Potts objective (stated in the user guide's formulation of the linear S3VMs).
 
     Parameters
@@ -150,12 +150,14 @@ def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_w
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights: the labeled and the unlabeled means become
         weighted means. ``None``: unit weights.
+    alpha_b : float, default=None
+        Regularization of the biases; ``None`` takes ``alpha``.
 
     Returns
     -------
     F : float
     """
-    F = _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight)
+    F = _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight, alpha_b)
     o_unl = outputs[~labeled]
     if o_unl.shape[0]:
         neg = _l2(-o_unl)
@@ -166,12 +168,13 @@ def potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sample_w
     return float(F)
 
 
-def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sample_weight=None):
+def annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sample_weight=None, alpha_b=None):
     """``J_T(W, P)``, the objective the alternating steps minimize at temperature ``T``.
 
-    ``sample_weight`` (n_rows,), if given, turns both means into weighted means.
+    ``sample_weight`` (n_rows,), if given, turns both means into weighted means; ``alpha_b`` (``alpha`` when None)
+    regularizes the biases.
     """
-    J = _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight)
+    J = _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight, alpha_b)
     o_unl = outputs[~labeled]
     if o_unl.shape[0]:
         loss = P * _l2(o_unl) + (1.0 - P) * _l2(-o_unl)
@@ -198,6 +201,7 @@ def potts_annealing(
     alpha,
     unlabeled_weight,
     class_fractions,
+    alpha_b=None,
     tol=1e-6,
     max_iter=DA_OUTER_ITERMAX,
     max_inner_iter=DA_INNER_ITERMAX,
@@ -222,6 +226,8 @@ def potts_annealing(
         ``lam`` and ``lam_u``.
     class_fractions : ndarray of shape (n_classes,)
         ``r``: positive, summing to 1.
+    alpha_b : float, default=None
+        Regularization of the biases; ``None`` takes ``alpha`` (SVMlin's).
     tol : float, default=1e-6
         Threshold of the mean KL divergence (inner loop) and of the mean
         entropy (outer loop), in bits.
@@ -276,7 +282,9 @@ def potts_annealing(
     problems = {
         k: BeliefWStep(
             X,
-            S3VMProblem(Y[:, k], labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sw),
+            S3VMProblem(
+                Y[:, k], labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sw, alpha_b=alpha_b
+            ),
             max_iter=max_newton_iter,
             n_threads=n_block_threads,
             callback=schedule.callback,
@@ -321,11 +329,11 @@ def potts_annealing(
         """``min_P J_T`` at ``point = (W, b, outputs)`` with its minimizer: a p-step, no product with X."""
         W_g, b_g, out_g = point
         P_g, nu_g = potts_p_step(potts_energies(out_g[unl], unlabeled_weight), T, r, nu_start, unl_weight)
-        return annealed_objective(W_g, b_g, out_g, Y, labeled, P_g, T, alpha, unlabeled_weight, sw), P_g, nu_g
+        return annealed_objective(W_g, b_g, out_g, Y, labeled, P_g, T, alpha, unlabeled_weight, sw, alpha_b), P_g, nu_g
 
     def offer(W, b, outputs):
         """The zero-temperature objective at ``(W, b, outputs)``, offered to the best point."""
-        F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw)
+        F = potts_objective(W, b, outputs, Y, labeled, alpha, unlabeled_weight, sw, alpha_b)
         best.offer(F, W, b, outputs)
         return F
 
@@ -385,7 +393,7 @@ def potts_annealing(
 
     def objective_at(P, T):
         """``J_T`` at the current point and beliefs ``P`` (for the callback)."""
-        return annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw)
+        return annealed_objective(W, b, outputs, Y, labeled, P, T, alpha, unlabeled_weight, sw, alpha_b)
 
     measures = partial(potts_kl_bits, weight=unl_weight), partial(potts_entropy_bits, weight=unl_weight)
     steps = AnnealingSteps("Potts DA", annealing_w_step, annealing_p_step, *measures, objective_at)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels import dot
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn, mfn_objective
+from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn, mfn_objective, penalty
 
 __all__ = ["BeliefWStep", "ProblemTotals", "S3VMProblem", "binary_solver_parameters", "transductive_cost"]
 
@@ -82,14 +82,15 @@ class S3VMProblem:
 
     The objective is SVMlin's ``transductive_cost``::
 
-        F(w, b) = 1/2 (alpha (|w|^2 + b^2)
+        F(w, b) = 1/2 (alpha |w|^2 + alpha_b b^2
                        + sum_labeled c_i max(0, 1 - y_i o_i)^2
                        + (lam_u / u) sum_unlabeled a_j max(0, 1 - |o_j|)^2),   o = X w + b,
 
     with labeled costs ``c_i = s_i / sum_labeled s`` (``1 / l`` for unit
     weights) and unlabeled weights ``a_j = u s_j / sum_unlabeled s`` of mean
     1 (1 for unit weights), ``s`` the row weights. A row of weight 2 is the
-    row counted twice.
+    row counted twice. SVMlin regularizes the bias like a weight,
+    ``alpha_b = alpha``.
 
     Parameters
     ----------
@@ -98,12 +99,14 @@ class S3VMProblem:
     labeled : ndarray of bool of shape (n_rows,)
         Labeled rows.
     alpha : float
-        Regularization ``lam`` of the weights and the bias.
+        Regularization ``lam`` of the weights.
     unlabeled_weight : float
         ``lam_u``, the total cost of the unlabeled rows (0 for the
         supervised problem).
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights; ``None`` means unit weights.
+    alpha_b : float, default=None
+        Regularization of the bias; ``None`` takes ``alpha`` (SVMlin's).
     totals : ProblemTotals, default=None
         The counts and weight sums that normalize the costs, when these rows
         are one block of a larger problem (a Dask fit builds one problem per
@@ -125,10 +128,11 @@ class S3VMProblem:
         weights or without unlabeled rows.
     """
 
-    def __init__(self, y, labeled, *, alpha, unlabeled_weight, sample_weight=None, totals=None):
+    def __init__(self, y, labeled, *, alpha, unlabeled_weight, sample_weight=None, totals=None, alpha_b=None):
         self.y = np.asarray(y, dtype=np.float64)
         self.labeled = np.asarray(labeled, dtype=bool)
         self.alpha = alpha
+        self.alpha_b = alpha if alpha_b is None else alpha_b
         self.unlabeled_weight = unlabeled_weight
         self.sample_weight = sample_weight
         self.lab = np.flatnonzero(self.labeled)
@@ -186,12 +190,12 @@ class S3VMProblem:
         o_lab = outputs[self.lab]
         s_lab = np.maximum(0.0, 1.0 - self.y_lab * o_lab)
         if self.sample_weight is None:
-            F = self.alpha * (dot(w, w) + b * b) + dot(s_lab, s_lab) / self._n_lab_all
+            F = penalty(w, b, self.alpha, self.alpha_b) + dot(s_lab, s_lab) / self._n_lab_all
             if self.n_unl:
                 s_unl = np.maximum(0.0, 1.0 - np.abs(outputs[self.unl]))
                 F += self.unlabeled_weight * dot(s_unl, s_unl) / self._n_unl_all
             return float(0.5 * F)
-        F = self.alpha * (dot(w, w) + b * b) + dot(self._sw_lab, s_lab * s_lab) / self._sw_lab_sum
+        F = penalty(w, b, self.alpha, self.alpha_b) + dot(self._sw_lab, s_lab * s_lab) / self._sw_lab_sum
         if self.n_unl and self._sw_unl_sum > 0:
             s_unl = np.maximum(0.0, 1.0 - np.abs(outputs[self.unl]))
             F += self.unlabeled_weight * dot(self._sw_unl, s_unl * s_unl) / self._sw_unl_sum
@@ -269,7 +273,7 @@ class BeliefTerms:
         -------
         F : float
         """
-        return mfn_objective(w, b, outputs, self.targets, self.cost, self.problem.alpha, self.rows)
+        return mfn_objective(w, b, outputs, self.targets, self.cost, self.problem.alpha, self.rows, self.problem.alpha_b)
 
 
 class BeliefWStep:
@@ -345,6 +349,7 @@ class BeliefWStep:
                 terms.targets,
                 terms.cost,
                 alpha=self.problem.alpha,
+                alpha_b=self.problem.alpha_b,
                 tolerance=self.tolerance,
                 max_iter=newton_steps,
                 **threads,
@@ -355,6 +360,7 @@ class BeliefWStep:
                 terms.targets,
                 terms.set_beliefs(p),
                 alpha=self.problem.alpha,
+                alpha_b=self.problem.alpha_b,
                 rows=terms.rows,
                 w=self.w,
                 b=self.b,
@@ -383,7 +389,7 @@ class BeliefWStep:
         self.w, self.b, self.outputs = w, float(b), outputs
 
 
-def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample_weight=None):
+def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample_weight=None, alpha_b=None):
     """SVMlin's ``transductive_cost`` of a binary linear model (:meth:`S3VMProblem.objective`).
 
     Parameters
@@ -401,6 +407,8 @@ def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample
     sample_weight : ndarray of shape (n_rows,), default=None
         Row weights: the two means become weighted means (a weight of 2 is
         the row counted twice). ``None`` means unit weights.
+    alpha_b : float, default=None
+        Regularization of the bias; ``None`` takes ``alpha`` (SVMlin's).
 
     Returns
     -------
@@ -414,5 +422,7 @@ def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample
     ...                   np.array([True, True, False]), 1e-3, 1.0)
     1.0
     """
-    problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
+    problem = S3VMProblem(
+        y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight, alpha_b=alpha_b
+    )
     return problem.objective(w, b, outputs)

@@ -135,6 +135,7 @@ def tsvm(
     alpha,
     unlabeled_weight,
     positive_fraction,
+    alpha_b=None,
     max_switches=10000,
     rel_tol=RELATIVE_STOP_EPS,
     max_iter=TSVM_MAX_ITER,
@@ -148,6 +149,8 @@ def tsvm(
 
     Parameters
     ----------
+    alpha_b : float, default=None
+        Regularization of the bias; ``None`` takes ``alpha`` (SVMlin's).
     max_switches : int, default=10000
         ``S``.
     rel_tol : float
@@ -178,11 +181,14 @@ def tsvm(
     -------
     result : TSVMResult
     """
-    problem = S3VMProblem(y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight)
+    problem = S3VMProblem(
+        y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight, alpha_b=alpha_b
+    )
     callback = current_callback(callback)
     with fit_threads(n_threads) as threads:
         kw = {
             "alpha": alpha,
+            "alpha_b": problem.alpha_b,
             "tolerance": CGTolerance(),
             "rel_tol": rel_tol,
             "max_iter": max_newton_iter,

@@ -21,8 +21,9 @@ def gram_product(A, p, pb, p_norm, cost):
     return q, A.T @ cq, float(cq.sum()), dot(q, cq)
 
 
-def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
+def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter, alpha_b=None):
     """:func:`skssl.svm._mfn.cgls` as a Python loop over scipy's / numpy's products (``w``, ``outputs`` in place)."""
+    alpha_b = alpha if alpha_b is None else alpha_b
     if XJ.shape[0] == 0:
         w[:] = 0.0
         return 0.0, True, 0
@@ -30,7 +31,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
     z = cost * (target - outputs)
     xtz = XT @ z
     r = xtz - alpha * w
-    rb = z.sum() - alpha * b
+    rb = z.sum() - alpha_b * b
     omega1 = dot(r, r) + rb * rb
     eps2 = eps * eps
     if omega1 <= eps2 * dot(z, z):
@@ -42,7 +43,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         # q is X p for the unit direction p / |p| (see the kernel's comments).
         p_norm = np.sqrt(omega_p)
         q, u, _, qcq = gram_product(XJ, p, pb, p_norm, cost)
-        t = (omega1 / p_norm) / (alpha + qcq)
+        t = (omega1 / p_norm) / (alpha + (alpha_b - alpha) * (pb / p_norm) ** 2 + qcq)
         # The vector updates, their sums added one term after another as the kernel adds them.
         w += (t / p_norm) * p
         xtz -= t * u
@@ -50,7 +51,7 @@ def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter):
         b += (t / p_norm) * pb
         outputs += t * q
         z -= t * (cost * q)
-        rb = _sequential_sum(z) - alpha * b
+        rb = _sequential_sum(z) - alpha_b * b
         omega_new = _sequential_sum(r * r) + rb * rb
         if omega_new <= eps2 * _sequential_sum(z * z):
             return b, True, it

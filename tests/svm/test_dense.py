@@ -92,9 +92,9 @@ def test_dense_cgls_iterates_are_the_csr_cgls_iterates(seed):
     for n_blocks in (1, 2):
         bounds = (n * np.arange(n_blocks + 1, dtype=np.intp)) // n_blocks
         wd, od = w0.copy(), X @ w0 + b0
-        bd, _, kd = dense_cgls(X, np.arange(n, dtype=np.intp), bounds, c, target, od, wd, b0, alpha, 0.0, k, 2)
+        bd, _, kd = dense_cgls(X, np.arange(n, dtype=np.intp), bounds, c, target, od, wd, b0, alpha, alpha, 0.0, k, 2)
         ws, os_ = w0.copy(), X @ w0 + b0
-        bs, _, ks = _mfn.csr_cgls(Xs.data, Xs.indices, Xs.indptr, bounds, c, target, os_, ws, b0, alpha, 0.0, k, 2)
+        bs, _, ks = _mfn.csr_cgls(Xs.data, Xs.indices, Xs.indptr, bounds, c, target, os_, ws, b0, alpha, alpha, 0.0, k, 2)
         assert kd == ks
         assert np.linalg.norm(wd - ws) <= 1e-9 * np.linalg.norm(ws) + 1e-15
         assert bd == pytest.approx(bs, rel=1e-9, abs=1e-12)
@@ -117,7 +117,7 @@ def test_dense_cgls_reads_the_listed_rows_in_place(seed):
         for n_blocks in (1, 2, 3):
             w, out = w0.copy(), XJ @ w0 + b0
             bounds = (rows.size * np.arange(n_blocks + 1, dtype=np.intp)) // n_blocks
-            b, ok, k = dense_cgls(source, idx, bounds, cost, target, out, w, b0, alpha, 0.0, 8, 2)
+            b, ok, k = dense_cgls(source, idx, bounds, cost, target, out, w, b0, alpha, alpha, 0.0, 8, 2)
             results.append((w, b, out, k))
     w_ref, b_ref, out_ref, k_ref = results[0]
     for w, b, out, k in results[1:]:
@@ -145,9 +145,9 @@ def test_dense_kernels_reject_mismatched_shapes():
     rows = np.arange(5, dtype=np.intp)
     bounds = np.array([0, 5], dtype=np.intp)
     with pytest.raises(ValueError, match="columns"):
-        dense_cgls(X, rows, bounds, np.ones(5), np.ones(5), np.zeros(5), np.zeros(4), 0.0, 1.0, 1e-6, 10, 1)
+        dense_cgls(X, rows, bounds, np.ones(5), np.ones(5), np.zeros(5), np.zeros(4), 0.0, 1.0, 1.0, 1e-6, 10, 1)
     with pytest.raises(ValueError, match="disagree"):
-        dense_cgls(X, rows, bounds, np.ones(4), np.ones(4), np.zeros(4), np.zeros(3), 0.0, 1.0, 1e-6, 10, 1)
+        dense_cgls(X, rows, bounds, np.ones(4), np.ones(4), np.zeros(4), np.zeros(3), 0.0, 1.0, 1.0, 1e-6, 10, 1)
     with pytest.raises(ValueError, match="columns"):
         dense_matvec_subset(X, rows, np.zeros(2), 0.0, np.zeros(5), 1)
 
@@ -214,6 +214,7 @@ def test_the_dense_kernels_refuse_rows_outside_x_before_reading(seed):
             np.zeros(2),
             np.zeros(3),
             0.0,
+            1e-2,
             1e-2,
             1e-6,
             5,

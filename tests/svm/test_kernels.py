@@ -46,7 +46,7 @@ def test_compiled_cgls_solves_the_system_the_python_loop_solves(seed, monkeypatc
         cuts = np.searchsorted(X.indptr, X.nnz * np.arange(1, n_blocks) / n_blocks)
         bounds = np.unique(np.concatenate([[0], cuts, [X.shape[0]]])).astype(np.intp)
         w, out = w0.copy(), X @ w0 + b0
-        b, ok, n = csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, out, w, b0, alpha, eps, 10000, 2)
+        b, ok, n = csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, out, w, b0, alpha, alpha, eps, 10000, 2)
         assert ok and ok_ref
         # The outputs kept up to date are those of the weights, and the relative stopping rule holds
         # when the residual is computed afresh (up to the rounding the carried residual accumulates).
@@ -66,7 +66,7 @@ def test_compiled_cgls_on_one_block_is_the_python_loop_up_to_rounding(monkeypatc
     w_ref, b_ref, _, ok_ref, n_ref = _python_cgls(monkeypatch, X, cost, target, np.zeros(80), 0.0, 1e-3, 1e-8, 10000)
     w, out = np.zeros(80), np.zeros(500)
     bounds = np.array([0, 500], dtype=np.intp)
-    b, ok, n = csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, out, w, 0.0, 1e-3, 1e-8, 10000, 1)
+    b, ok, n = csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, out, w, 0.0, 1e-3, 1e-3, 1e-8, 10000, 1)
     assert ok and ok_ref and n == n_ref > 5
     np.testing.assert_allclose(w, w_ref, rtol=1e-8, atol=1e-12)
     assert b == pytest.approx(b_ref, rel=1e-8)
@@ -88,11 +88,11 @@ def test_every_kind_of_rows_runs_the_oracles_cgls(kind, seed):
         order = rng.permutation(n).astype(np.intp)
         stored = np.empty((n, X.shape[1]))
         stored[order] = X.toarray()  # row i of the system is stored at row order[i]
-        b, ok, k = dense_cgls(stored, order, bounds, cost, target, out, w, b0, alpha, 1e-8, 10000, 2)
+        b, ok, k = dense_cgls(stored, order, bounds, cost, target, out, w, b0, alpha, alpha, 1e-8, 10000, 2)
     else:
         dtype = np.int32 if kind == "csr int32" else np.int64
         indices, indptr = X.indices.astype(dtype), X.indptr.astype(dtype)
-        b, ok, k = csr_cgls(X.data, indices, indptr, bounds, cost, target, out, w, b0, alpha, 1e-8, 10000, 2)
+        b, ok, k = csr_cgls(X.data, indices, indptr, bounds, cost, target, out, w, b0, alpha, alpha, 1e-8, 10000, 2)
     assert ok and ok_ref and abs(k - n_ref) <= max(2, n_ref // 10)
     scale = max(1.0, np.abs(w_ref).max())
     np.testing.assert_allclose(w, w_ref, rtol=1e-6, atol=1e-6 * scale)
@@ -192,7 +192,7 @@ def test_the_checked_build_catches_an_index_out_of_bounds(monkeypatch):
     n = X.shape[0]
     bounds = np.array([0, 25, 50], dtype=np.intp)
     csr_cgls(
-        X.data, X.indices, X.indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-6, 3, 2
+        X.data, X.indices, X.indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-3, 1e-6, 3, 2
     )
     assert IndexError in caught
 
@@ -216,7 +216,7 @@ def test_the_checked_build_catches_a_row_pointer_out_of_bounds(monkeypatch, inde
     bounds = np.array([0, 25, 50], dtype=np.intp)  # the bad row in the second block: an OpenMP worker's report
     csr_matvec_blocks(X.data, indices, indptr, bounds, np.ones(10), np.zeros(n), 2)
     assert caught == [IndexError]
-    csr_cgls(X.data, indices, indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-6, 3, 2)
+    csr_cgls(X.data, indices, indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-3, 1e-6, 3, 2)
     assert len(caught) > 1 and set(caught) == {IndexError}
 
 

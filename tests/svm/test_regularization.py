@@ -87,8 +87,11 @@ def test_estimators_store_the_alpha_they_used(Est, sparse):
     assert auto.alpha == "auto"
     expected = auto_alpha(X, y_semi != -1, unlabeled_weight=0.0 if Est is LinearL2SVC else 1.0)
     assert auto.alpha_ == pytest.approx(expected, rel=1e-12)
-    given = Est(alpha=auto.alpha_, **extra).fit(X, y_semi)
+    # The same model from the values used, given explicitly (a given alpha alone would be SVMlin's
+    # objective, with intercept_scaling_ = 1).
+    given = Est(alpha=auto.alpha_, intercept_scaling=auto.intercept_scaling_, **extra).fit(X, y_semi)
     assert given.alpha_ == auto.alpha_
+    assert given.intercept_scaling_ == auto.intercept_scaling_
     np.testing.assert_array_equal(given.coef_, auto.coef_)
     np.testing.assert_array_equal(given.intercept_, auto.intercept_)
 

@@ -35,7 +35,7 @@ def _cgls(X, bounds, rng_seed, n_threads, max_iter=None):
     outputs = X @ w + 0.2
     it_cap = rng.randint(1, 30) if max_iter is None else max_iter
     b, converged, n_iter = _kernels.csr_cgls(
-        X.data, X.indices, X.indptr, bounds, cost, target, outputs, w, 0.2, 1e-2, 1e-12, it_cap, n_threads
+        X.data, X.indices, X.indptr, bounds, cost, target, outputs, w, 0.2, 1e-2, 1e-2, 1e-12, it_cap, n_threads
     )
     return w, outputs, b, converged, n_iter
 
