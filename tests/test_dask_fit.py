@@ -85,13 +85,20 @@ CASES = [
     (LinearL2SVC, {}),
     (TransductiveSVC, {"safeguard": None, "max_iter": 8}),
     (DeterministicAnnealingSVC, {"safeguard": None, "max_iter": 2}),
+    # A cold start and the bias regularized apart (intercept_scaling), given explicitly.
+    (
+        DeterministicAnnealingSVC,
+        {"safeguard": None, "max_iter": 2, "initial_temperature": 0.1, "intercept_scaling": 5.0},
+    ),
 ]
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 @pytest.mark.parametrize("n_classes, sparse", [(2, True), (3, False)])
-@pytest.mark.parametrize("estimator, params", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize(
+    "estimator, params", CASES, ids=[c[0].__name__ + ("-cold" if len(c[1]) > 2 else "") for c in CASES]
+)
 def test_fit_on_a_dask_array_is_the_in_memory_fit(client, estimator, params, n_classes, sparse):
     X, y = _problem(n_classes, sparse)
     in_memory = estimator(**params).fit(X, y)
@@ -109,7 +116,9 @@ def test_fit_on_a_dask_array_is_the_in_memory_fit(client, estimator, params, n_c
         np.testing.assert_array_equal(transduction.compute(), in_memory.transduction_)
 
 
-@pytest.mark.parametrize("estimator, params", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize(
+    "estimator, params", CASES, ids=[c[0].__name__ + ("-cold" if len(c[1]) > 2 else "") for c in CASES]
+)
 def test_sample_weight_on_dask_is_the_in_memory_fit(client, estimator, params):
     X, y = _problem(2, True)
     weight = np.random.RandomState(0).uniform(0.5, 2.0, X.shape[0])

@@ -55,6 +55,8 @@ class AnnealingSchedule:
         Called with a :class:`~skssl.svm._callback.SolverEvent` at the stages
         :func:`anneal` documents; ``None`` takes the one
         :func:`~skssl.svm._callback.solver_callback` installed, if any.
+    initial_temperature : float
+        The first temperature over ``lam_u`` (SVMlin's ``DA_INIT_TEMP``, 10).
     """
 
     tol: float
@@ -62,6 +64,7 @@ class AnnealingSchedule:
     max_inner_iter: int
     verbose: int = 0
     callback: object = None
+    initial_temperature: float = DA_INIT_TEMP
 
     def __post_init__(self):
         object.__setattr__(self, "callback", current_callback(self.callback))
@@ -241,7 +244,7 @@ def anneal(beliefs, steps, schedule, *, unlabeled_weight, best):
           the previous ones) and ``annealed_objective`` (at the current point
           and the new beliefs, or ``None``).
     unlabeled_weight : float
-        ``lam_u``; the first temperature is ``DA_INIT_TEMP * lam_u``.
+        ``lam_u``; the first temperature is ``schedule.initial_temperature * lam_u``.
     best : BestPoint
         The best point so far, for ``verbose``.
 
@@ -259,7 +262,7 @@ def anneal(beliefs, steps, schedule, *, unlabeled_weight, best):
             annealed_objective=J, **fields,
         )  # fmt: skip
 
-    T = DA_INIT_TEMP * unlabeled_weight
+    T = schedule.initial_temperature * unlabeled_weight
     F = steps.w_step(beliefs, T, True, True)
     if callback is not None:
         report("init", 0, 0, T, objective=F)

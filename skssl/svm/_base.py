@@ -600,5 +600,6 @@ _TSVM_CONSTRAINTS = {
 #: The parameters of both annealing estimators (binary DA and Potts DA).
 _ANNEALING_CONSTRAINTS = {
     **_SEMI_SUPERVISED_CONSTRAINTS,
+    "initial_temperature": [Interval(Real, 0, None, closed="neither")],
     "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
 }

@@ -71,7 +71,7 @@ from ._base import (
 )
 from ..utils._dask import is_dask_array
 from ._callback import current_callback
-from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
+from ._da import DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._dask_da import dask_deterministic_annealing
 from ._dask_mfn import dask_mfn
 from ._dask_problem import new_states
@@ -365,6 +365,7 @@ class _AnnealingParameters:
         unlabeled_weight=1.0,
         positive_fraction=None,
         safeguard="agreement",
+        initial_temperature=DA_INIT_TEMP,
         tol=1e-6,
         max_iter=DA_OUTER_ITERMAX,
         max_inner_iter=DA_INNER_ITERMAX,
@@ -377,6 +378,7 @@ class _AnnealingParameters:
         self.unlabeled_weight = unlabeled_weight
         self.positive_fraction = positive_fraction
         self.safeguard = safeguard
+        self.initial_temperature = initial_temperature
         self.tol = tol
         self.max_iter = max_iter
         self.max_inner_iter = max_inner_iter
@@ -392,7 +394,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     Sindhwani & Keerthi (SIGIR 2006), SVMlin's algorithm 3: the labels of the
     unlabeled rows are relaxed to probabilities ``p`` with ``mean(p)`` equal
     to ``positive_fraction``, an entropy term at temperature ``T`` is added,
-    and ``T`` is lowered from ``10 unlabeled_weight`` by a factor 1.5 while
+    and ``T`` is lowered from ``initial_temperature * unlabeled_weight`` by a factor 1.5 while
     ``w`` and ``p`` are optimized alternately. The model with the lowest
     transductive objective seen along the path is returned.
 
@@ -408,6 +410,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
         ``r`` (SVMlin ``-R``): the mean of ``p``. ``None`` estimates it from
         the labeled rows; a multi-class model takes one fraction per class.
     %(safeguard)s
+    %(initial_temperature)s
     tol : float, default=1e-6
         Threshold, in bits, of the mean KL divergence between successive
         ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
@@ -456,11 +459,24 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
 
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
-        return deterministic_annealing(X, y, labeled, tol=self.tol, max_inner_iter=self.max_inner_iter, **shared)
+        return deterministic_annealing(
+            X,
+            y,
+            labeled,
+            tol=self.tol,
+            max_inner_iter=self.max_inner_iter,
+            initial_temperature=self.initial_temperature,
+            **shared,
+        )
 
     def _solve_dask(self, rows, spec, positive_fraction):
         """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
-        caps = {"tol": self.tol, "max_iter": self.max_iter, "max_inner_iter": self.max_inner_iter}
+        caps = {
+            "tol": self.tol,
+            "max_iter": self.max_iter,
+            "max_inner_iter": self.max_inner_iter,
+            "initial_temperature": self.initial_temperature,
+        }
         return dask_deterministic_annealing(
             rows,
             spec,
@@ -487,7 +503,7 @@ class PottsDeterministicAnnealingSVC(
     over the classes, the K one-vs-rest l2-SVM losses are coupled through it,
     its entropy at temperature ``T`` is added, and the class fractions of the
     unlabeled rows are constraints. ``T`` is lowered from
-    ``10 unlabeled_weight`` by a factor 1.5 while the weights (K weighted
+    ``initial_temperature * unlabeled_weight`` by a factor 1.5 while the weights (K weighted
     l2-SVM-MFN problems) and the distributions (an entropy-regularised
     transport problem, solved exactly) are optimized alternately; the model
     with the lowest objective seen along the path is returned.
@@ -513,6 +529,7 @@ class PottsDeterministicAnnealingSVC(
         rows; a binary problem also takes one float, the fraction of
         ``classes_[1]``.
     %(safeguard)s
+    %(initial_temperature)s
     tol : float, default=1e-6
         Threshold, in bits, of the mean KL divergence between successive
         distributions (ends a temperature) and of their mean entropy (ends
@@ -617,6 +634,7 @@ class PottsDeterministicAnnealingSVC(
                 tol=self.tol,
                 max_iter=self.max_iter,
                 max_inner_iter=self.max_inner_iter,
+                initial_temperature=self.initial_temperature,
                 n_threads=self.n_jobs,
                 verbose=self.verbose,
                 sample_weight=data.sample_weight,

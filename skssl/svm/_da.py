@@ -241,6 +241,7 @@ def deterministic_annealing(
     max_iter=DA_OUTER_ITERMAX,
     max_inner_iter=DA_INNER_ITERMAX,
     max_newton_iter=MFNITERMAX,
+    initial_temperature=DA_INIT_TEMP,
     verbose=0,
     n_threads=1,
     callback=None,
@@ -262,6 +263,8 @@ def deterministic_annealing(
         temperature (inner iterations).
     max_newton_iter : int, default=MFNITERMAX
         Newton steps cap of each w-step.
+    initial_temperature : float, default=DA_INIT_TEMP
+        The first temperature over ``unlabeled_weight`` (SVMlin's 10).
     verbose : int
         Print the annealing progress when > 0.
     callback : callable, default=None
@@ -286,7 +289,7 @@ def deterministic_annealing(
     problem = S3VMProblem(
         y, labeled, alpha=alpha, unlabeled_weight=unlabeled_weight, sample_weight=sample_weight, alpha_b=alpha_b
     )
-    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
+    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback, initial_temperature)
     with fit_threads(n_threads) as threads:
         unl, n_unl = problem.unl, problem.n_unl
         if n_unl == 0:

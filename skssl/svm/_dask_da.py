@@ -65,7 +65,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import expit
 
-from ._annealing import DA_ANNEALING_RATE, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
+from ._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
 from ._da import DAResult, belief_gaps
 from ._dask_mfn import dask_mfn, system_step
 from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, _sum, new_states, s3vm_objective
@@ -348,6 +348,7 @@ def dask_deterministic_annealing(
     max_iter=30,
     max_inner_iter=100,
     max_newton_iter=MFNITERMAX,
+    initial_temperature=DA_INIT_TEMP,
     verbose=0,
     callback=None,
 ):
@@ -357,7 +358,8 @@ def dask_deterministic_annealing(
     ----------
     rows : DaskRows
     spec : ProblemSpec
-    alpha, positive_fraction, alpha_b, tol, max_iter, max_inner_iter, max_newton_iter, verbose, callback
+    alpha, positive_fraction, alpha_b, tol, max_iter, max_inner_iter, max_newton_iter, initial_temperature, verbose,
+    callback
         As for :func:`~skssl.svm._da.deterministic_annealing`. The callback's ``beliefs`` field is a
         :class:`DaskBeliefs` (the beliefs stay on the workers).
 
@@ -366,7 +368,7 @@ def dask_deterministic_annealing(
     result : DAResult
         ``outputs`` and ``p`` are the blocks' states (futures) at the returned point.
     """
-    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
+    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback, initial_temperature)
     totals, lam_u = spec.totals, spec.unlabeled_weight
     mfn = {"alpha": alpha, "alpha_b": alpha_b, "max_iter": max_newton_iter, "callback": schedule.callback}
     if totals.n_unl == 0:

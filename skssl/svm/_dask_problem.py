@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ._kernels import dot
 from ._mfn import penalty
 from ._problem import ProblemTotals, S3VMProblem
 

@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 from joblib import Parallel, delayed
 
-from ._annealing import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, BestPoint, anneal
+from ._annealing import DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX, BestPoint, anneal
 from ._annealing import AnnealingCounts, AnnealingSchedule, AnnealingSteps
 from ._da import optimize_p
 from ._mfn import MFNITERMAX
@@ -128,7 +128,7 @@ def _row_total(values, sample_weight, rows):
 
 
 def _regularized_labeled_part(W, b, outputs, Y, labeled, alpha, sample_weight, alpha_b=None):
-    """``1/4 [alpha |W|^2 + alpha_b |b|^2 + mean over labeled rows of sum_k l2(y_ik o_ik)]``, shared by both objectives."""
+    """``1/4 [alpha |W|^2 + alpha_b |b|^2 + mean over labeled rows of sum_k l2(y_ik o_ik)]`` (both objectives)."""
     reg = alpha * np.einsum("kf,kf->", W, W) + (alpha if alpha_b is None else alpha_b) * (b @ b)
     total, count = _row_total(_l2(Y[labeled] * outputs[labeled]), sample_weight, labeled)
     return 0.25 * (reg + total / count)
@@ -206,6 +206,7 @@ def potts_annealing(
     max_iter=DA_OUTER_ITERMAX,
     max_inner_iter=DA_INNER_ITERMAX,
     max_newton_iter=MFNITERMAX,
+    initial_temperature=DA_INIT_TEMP,
     n_threads=None,
     symmetric_binary=True,
     verbose=0,
@@ -237,6 +238,8 @@ def potts_annealing(
         Cap on the alternations of p- and w-steps at one temperature.
     max_newton_iter : int, default=MFNITERMAX
         Newton steps cap of each l2-SVM-MFN solve.
+    initial_temperature : float, default=DA_INIT_TEMP
+        The first temperature over ``unlabeled_weight`` (SVMlin's 10).
     n_threads : int, default=None
         Threads (joblib's ``n_jobs`` convention: ``None`` is 1 outside a
         joblib backend context, -1 all cores): up to ``n_threads`` classes
@@ -274,7 +277,7 @@ def potts_annealing(
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if sw is not None and (sw.shape != (X.shape[0],) or not np.all(sw > 0) or not np.isfinite(sw).all()):
         raise ValueError(f"sample_weight must hold one positive finite weight per row of X ({X.shape[0]}).")
-    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback)
+    schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback, initial_temperature)
     mirror = symmetric_binary and K == 2
     solved = [1] if mirror else list(range(K))
     n_parallel_classes, n_block_threads = share_threads(n_threads, len(solved))

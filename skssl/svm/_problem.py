@@ -273,7 +273,9 @@ class BeliefTerms:
         -------
         F : float
         """
-        return mfn_objective(w, b, outputs, self.targets, self.cost, self.problem.alpha, self.rows, self.problem.alpha_b)
+        return mfn_objective(
+            w, b, outputs, self.targets, self.cost, self.problem.alpha, self.rows, self.problem.alpha_b
+        )
 
 
 class BeliefWStep:

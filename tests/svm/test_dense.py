@@ -94,7 +94,9 @@ def test_dense_cgls_iterates_are_the_csr_cgls_iterates(seed):
         wd, od = w0.copy(), X @ w0 + b0
         bd, _, kd = dense_cgls(X, np.arange(n, dtype=np.intp), bounds, c, target, od, wd, b0, alpha, alpha, 0.0, k, 2)
         ws, os_ = w0.copy(), X @ w0 + b0
-        bs, _, ks = _mfn.csr_cgls(Xs.data, Xs.indices, Xs.indptr, bounds, c, target, os_, ws, b0, alpha, alpha, 0.0, k, 2)
+        bs, _, ks = _mfn.csr_cgls(
+            Xs.data, Xs.indices, Xs.indptr, bounds, c, target, os_, ws, b0, alpha, alpha, 0.0, k, 2
+        )
         assert kd == ks
         assert np.linalg.norm(wd - ws) <= 1e-9 * np.linalg.norm(ws) + 1e-15
         assert bd == pytest.approx(bs, rel=1e-9, abs=1e-12)

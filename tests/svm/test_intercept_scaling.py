@@ -25,7 +25,7 @@ def _problem(seed, n=80, d=5, imbalance=0.8, sparse=False, n_classes=2):
     if n_classes == 3:
         y = y + (X[:, 1] > np.quantile(X[:, 1], 0.7)).astype(np.int64) * (y == 0) * 2
     y_semi = np.where(rng.random(n) < 0.35, y, -1)
-    y_semi[: n_classes] = np.arange(n_classes)
+    y_semi[:n_classes] = np.arange(n_classes)
     return (sp.csr_matrix(X) if sparse else X), y_semi
 
 

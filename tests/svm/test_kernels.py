@@ -192,7 +192,20 @@ def test_the_checked_build_catches_an_index_out_of_bounds(monkeypatch):
     n = X.shape[0]
     bounds = np.array([0, 25, 50], dtype=np.intp)
     csr_cgls(
-        X.data, X.indices, X.indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-3, 1e-6, 3, 2
+        X.data,
+        X.indices,
+        X.indptr,
+        bounds,
+        np.ones(n),
+        np.ones(n),
+        np.zeros(n),
+        np.zeros(10),
+        0.0,
+        1e-3,
+        1e-3,
+        1e-6,
+        3,
+        2,
     )
     assert IndexError in caught
 
@@ -216,7 +229,9 @@ def test_the_checked_build_catches_a_row_pointer_out_of_bounds(monkeypatch, inde
     bounds = np.array([0, 25, 50], dtype=np.intp)  # the bad row in the second block: an OpenMP worker's report
     csr_matvec_blocks(X.data, indices, indptr, bounds, np.ones(10), np.zeros(n), 2)
     assert caught == [IndexError]
-    csr_cgls(X.data, indices, indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-3, 1e-6, 3, 2)
+    csr_cgls(
+        X.data, indices, indptr, bounds, np.ones(n), np.ones(n), np.zeros(n), np.zeros(10), 0.0, 1e-3, 1e-3, 1e-6, 3, 2
+    )
     assert len(caught) > 1 and set(caught) == {IndexError}
 
 

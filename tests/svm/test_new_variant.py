@@ -84,7 +84,13 @@ class OneRoundSelfLabeledSVC(_BaseLinearSVC):
             unlabeled_weight=self.unlabeled_weight,
             sample_weight=sample_weight,
         )
-        options = {"alpha": self.alpha_, "alpha_b": self._alpha_b, "rel_tol": self.tol, "max_iter": self.max_iter, "n_threads": n_threads}
+        options = {
+            "alpha": self.alpha_,
+            "alpha_b": self._alpha_b,
+            "rel_tol": self.tol,
+            "max_iter": self.max_iter,
+            "n_threads": n_threads,
+        }
         with fit_threads(n_threads) as threads:
             supervised = l2_svm_mfn(X[problem.lab], problem.y_lab, problem.lab_cost, schedule=threads, **options)
             if problem.n_unl == 0:

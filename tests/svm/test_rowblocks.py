@@ -82,7 +82,9 @@ def test_the_kernels_accept_read_only_inputs_and_do_not_modify_them():
         a.flags.writeable = False
     RowBlocks(X, 2) @ p
     bounds = np.array([0, 30, 60], dtype=np.intp)
-    csr_cgls(X.data, X.indices, X.indptr, bounds, cost, target, np.zeros(60), np.zeros(20), 0.0, 1e-2, 1e-2, 1e-6, 50, 2)
+    csr_cgls(
+        X.data, X.indices, X.indptr, bounds, cost, target, np.zeros(60), np.zeros(20), 0.0, 1e-2, 1e-2, 1e-6, 50, 2
+    )
     for a, b in zip((X.data, X.indices, X.indptr, p, cost, target), before):
         np.testing.assert_array_equal(a, b)
 
