@@ -130,7 +130,8 @@ def _fit_rows(estimator, rows):
     if isinstance(estimator.alpha, str):  # as resolve_regularization does in memory
         norms = rows.sums("norms_labeled") + (rows.sums("norms_unlabeled") if lam_u else 0.0)
         estimator.alpha_ = auto_alpha_from_sums(norms, n_lab_w + n_unl_w, n_lab_w, n_unl_w, lam_u)
-        auto_scaling = auto_intercept_scaling(norms, n_lab_w + n_unl_w)
+        columns = rows.sums("columns_labeled") + (rows.sums("columns_unlabeled") if lam_u else 0.0)
+        auto_scaling = auto_intercept_scaling(norms, n_lab_w + n_unl_w, columns)
     else:
         estimator.alpha_, auto_scaling = float(estimator.alpha), 1.0
     estimator.intercept_scaling_ = auto_scaling if isinstance(scaling, str) else float(scaling)

@@ -100,6 +100,11 @@ def dask_client():
         ) from exc
 
 
+def _weighted_column_sum(X, weights):
+    """``weights @ X`` as a dense vector (``X.T @ weights`` for CSR: cost O(nnz))."""
+    return np.asarray(X.T @ weights, dtype=np.float64).ravel()
+
+
 class BlockStats:
     """The sums of the check round over one block (see :func:`_check_block`).
 
@@ -115,6 +120,8 @@ class BlockStats:
         Row-weight sums (positive weights only).
     norms_labeled, norms_unlabeled : float
         Weighted sums of squared row norms.
+    columns_labeled, columns_unlabeled : ndarray of shape (n_features,)
+        Weighted sums of the rows (for the centring test of ``intercept_scaling="auto"``).
     all_unit : bool
         Whether every positive weight is 1.
     """
@@ -198,6 +205,8 @@ def _check_block(X, y, sw, index):
         sw_unlabeled=float(sw[~labeled].sum()),
         norms_labeled=float(np.dot(sw[labeled], norms[labeled])),
         norms_unlabeled=float(np.dot(sw[~labeled], norms[~labeled])),
+        columns_labeled=_weighted_column_sum(X, np.where(labeled, sw, 0.0)),
+        columns_unlabeled=_weighted_column_sum(X, np.where(labeled, 0.0, sw)),
         all_unit=bool(np.all(sw[positive] == 1.0)),
     )
     return CheckedBlock(X, y, sw, stats)

@@ -30,13 +30,16 @@ intercept_scaling : float or "auto", default="auto"
     The bias is the weight of a constant feature of this value, regularized
     like the other weights, as in scikit-learn's ``LinearSVC``: its penalty
     is ``alpha / intercept_scaling**2`` times ``b**2``, so a larger value
-    shrinks the bias less. ``"auto"`` is 1 when ``alpha`` is a number
-    (SVMlin's objective, the bias regularized like a weight) and
-    ``10 * sqrt(mean_i |x_i|^2)``, with the mean over {rows}, when
-    ``alpha="auto"``: the bias is then practically not regularized, as in
-    ``LogisticRegression``, and a class imbalance or a one-vs-rest problem
-    gets the bias it needs. The value used is stored in
-    ``intercept_scaling_``."""
+    shrinks the bias less. ``"auto"`` is 1 (SVMlin's objective, the bias
+    regularized like a weight: the score at the origin is pulled towards
+    0) when ``alpha`` is a number, and with ``alpha="auto"`` on rows whose
+    mean is off the origin (tf-idf, counts, pixels, where the origin means
+    "no evidence"). With ``alpha="auto"`` on centred rows (standardized
+    features: the mean within a tenth of the rows' root mean squared norm
+    of the origin, over {rows}), it is ``10 * sqrt(mean_i |x_i|^2)``: the
+    bias is then practically not regularized, as in ``LogisticRegression``,
+    and a class imbalance or a one-vs-rest problem gets the bias it needs.
+    The value used is stored in ``intercept_scaling_``."""
 
 _INITIAL_TEMPERATURE = """\
 initial_temperature : float, default=10.0

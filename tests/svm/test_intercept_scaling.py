@@ -16,8 +16,8 @@ ALL = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterminist
 SEMI_SUPERVISED = [TransductiveSVC, DeterministicAnnealingSVC]
 
 
-def _problem(seed, n=80, d=5, imbalance=0.8, sparse=False, n_classes=2):
-    """Rows whose classes are unbalanced and far from the origin: the bias matters."""
+def _problem(seed, n=80, d=5, imbalance=0.8, sparse=False, n_classes=2, centred=False):
+    """Rows whose classes are unbalanced, far from the origin or (``centred``) standardized: the bias matters."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) * rng.uniform(0.5, 3.0, size=d) + rng.normal(0.0, 2.0, size=d)
     score = X[:, 0] - np.quantile(X[:, 0], imbalance) + 0.3 * rng.normal(size=n)
@@ -26,6 +26,8 @@ def _problem(seed, n=80, d=5, imbalance=0.8, sparse=False, n_classes=2):
         y = y + (X[:, 1] > np.quantile(X[:, 1], 0.7)).astype(np.int64) * (y == 0) * 2
     y_semi = np.where(rng.random(n) < 0.35, y, -1)
     y_semi[:n_classes] = np.arange(n_classes)
+    if centred:
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
     return (sp.csr_matrix(X) if sparse else X), y_semi
 
 
@@ -102,9 +104,9 @@ def test_linear_l2svc_is_sklearns_linearsvc_at_the_same_intercept_scaling(seed, 
 
 @pytest.mark.parametrize("Est", ALL)
 @pytest.mark.parametrize("sparse", [False, True])
-def test_auto_is_one_for_a_given_alpha_and_ten_root_mean_squared_norms_for_auto_alpha(Est, sparse):
+def test_auto_is_one_for_a_given_alpha_and_ten_root_mean_squared_norms_for_auto_alpha_on_centred_rows(Est, sparse):
     n_classes = 3 if Est is PottsDeterministicAnnealingSVC else 2
-    X, y_semi = _problem(1, sparse=sparse, n_classes=n_classes)
+    X, y_semi = _problem(1, sparse=sparse, n_classes=n_classes, centred=True)
     extra = {} if Est is LinearL2SVC else {"safeguard": None}
     # A given alpha: SVMlin's objective, the bias regularized like a weight, the same model as intercept_scaling=1.
     given = Est(alpha=0.05, **extra).fit(X, y_semi)
@@ -112,12 +114,19 @@ def test_auto_is_one_for_a_given_alpha_and_ten_root_mean_squared_norms_for_auto_
     svmlin = Est(alpha=0.05, intercept_scaling=1.0, **extra).fit(X, y_semi)
     np.testing.assert_array_equal(given.coef_, svmlin.coef_)
     np.testing.assert_array_equal(given.intercept_, svmlin.intercept_)
-    # alpha="auto": AUTO_INTERCEPT_FACTOR times the root mean squared norm of the rows alpha's mean runs over.
+    # alpha="auto": on centred rows AUTO_INTERCEPT_FACTOR times the root mean squared norm of the rows alpha's mean
+    # runs over (LinearL2SVC's labeled rows need not be centred: then 1).
     auto = Est(**extra).fit(X, y_semi)
     rows = (y_semi != -1) if Est is LinearL2SVC else slice(None)
     dense = X.toarray() if sparse else X
-    expected = AUTO_INTERCEPT_FACTOR * np.sqrt(np.mean(np.sum(dense[rows] ** 2, axis=1)))
-    assert auto.intercept_scaling_ == pytest.approx(expected, rel=1e-12)
+    mean_row = dense[rows].mean(axis=0)
+    mean_norm = np.mean(np.sum(dense[rows] ** 2, axis=1))
+    n_rows = dense[rows].shape[0]
+    if mean_row @ mean_row <= (0.01 + 1.0 / n_rows) * mean_norm:
+        assert auto.intercept_scaling_ == pytest.approx(AUTO_INTERCEPT_FACTOR * np.sqrt(mean_norm), rel=1e-12)
+    else:
+        assert auto.intercept_scaling_ == 1.0
+    assert Est is LinearL2SVC or auto.intercept_scaling_ > 1.0
     assert auto.alpha_ == pytest.approx(
         auto_alpha(X, y_semi != -1, unlabeled_weight=0.0 if Est is LinearL2SVC else 1.0), rel=1e-12
     )
@@ -125,10 +134,10 @@ def test_auto_is_one_for_a_given_alpha_and_ten_root_mean_squared_norms_for_auto_
 
 @pytest.mark.parametrize("Est", ALL)
 def test_the_auto_model_does_not_depend_on_the_scale_of_x(Est):
-    # alpha_ grows with c**2 and intercept_scaling_ with c: scaling X by c divides the weights by c and leaves the
-    # bias and every prediction as they were.
+    # alpha_ grows with c**2 and intercept_scaling_ with c (centred rows): scaling X by c divides the weights by c
+    # and leaves the bias and every prediction as they were.
     n_classes = 3 if Est is PottsDeterministicAnnealingSVC else 2
-    X, y_semi = _problem(2, n_classes=n_classes)
+    X, y_semi = _problem(2, n_classes=n_classes, centred=True)
     extra = {} if Est is LinearL2SVC else {"safeguard": None}
     a = Est(**extra).fit(X, y_semi)
     b = Est(**extra).fit(100.0 * X, y_semi)
@@ -149,9 +158,9 @@ def test_the_reported_objective_regularizes_the_bias_at_alpha_over_scaling_squar
 
 
 def test_a_lighter_bias_penalty_fits_an_unbalanced_problem_better():
-    # Far from the origin, with 80% of the rows in one class, the bias regularized like a weight is pulled to 0;
-    # the "auto" scaling lets it take the value the data need (the labeled rows' hinge loss falls).
-    X, y_semi = _problem(4, imbalance=0.8)
+    # Standardized rows with 80% of them in one class: the bias regularized like a weight is pulled to 0; the
+    # "auto" scaling lets it take the value the data need (the labeled rows' hinge loss falls).
+    X, y_semi = _problem(4, imbalance=0.8, centred=True)
     lab = y_semi != -1
     svmlin = LinearL2SVC(intercept_scaling=1.0).fit(X, y_semi)
     auto = LinearL2SVC().fit(X, y_semi)
@@ -169,3 +178,19 @@ def test_a_bad_intercept_scaling_is_refused_by_name(bad):
     X, y_semi = _problem(5)
     with pytest.raises(ValueError, match="intercept_scaling"):
         TransductiveSVC(intercept_scaling=bad).fit(X, y_semi)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_auto_keeps_svmlins_penalty_on_rows_whose_mean_is_off_the_origin(seed, sparse):
+    # Counts, tf-idf and pixels: the origin means "no evidence" and SVMlin's penalty on the score there is kept.
+    rng = np.random.default_rng(seed)
+    X = rng.random((60, 8)) * (rng.random((60, 8)) < 0.5)  # non-negative, like tf-idf or pixels
+    y_semi = np.where(rng.random(60) < 0.3, (X[:, 0] > 0.2).astype(int), -1)
+    y_semi[:2] = [0, 1]
+    X = sp.csr_matrix(X) if sparse else X
+    for Est in (LinearL2SVC, TransductiveSVC):
+        assert Est().fit(X, y_semi).intercept_scaling_ == 1.0
+    # The same rows centred: the bias is freed.
+    dense = X.toarray() if sparse else X
+    assert TransductiveSVC().fit(dense - dense.mean(axis=0), y_semi).intercept_scaling_ > 1.0

@@ -111,8 +111,11 @@ _SAME_AS_THE_FAMILY = "expected to fail for every linear S3VM; reason in tests/t
 _EXPECTED = {
     name: _SAME_AS_THE_FAMILY
     for name in (
+        "check_class_weight_classifiers",
         "check_class_weight_balanced_linear_classifier",
         "check_classifiers_classes",
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
     )
 }
 
