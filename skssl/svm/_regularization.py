@@ -113,7 +113,6 @@ __all__ = [
     "auto_alpha",
     "auto_alpha_from_sums",
     "auto_intercept_scaling",
-    "resolve_alpha",
     "resolve_regularization",
 ]
 
@@ -166,7 +165,8 @@ def auto_alpha(X, labeled, sample_weight=None, *, unlabeled_weight=1.0):
     >>> auto_alpha(X, np.array([True, False, False, False]), unlabeled_weight=0.0)
     1.0
     """
-    return auto_alpha_from_sums(*_row_sums(X, labeled, sample_weight, unlabeled_weight), unlabeled_weight)
+    weights = _row_weights(X, labeled, sample_weight, unlabeled_weight)
+    return auto_alpha_from_sums(*_row_sums(X, weights, labeled), unlabeled_weight)
 
 
 def _row_weights(X, labeled, sample_weight, unlabeled_weight):
@@ -174,13 +174,11 @@ def _row_weights(X, labeled, sample_weight, unlabeled_weight):
     return np.where(labeled, weights, 0.0) if unlabeled_weight == 0 else weights
 
 
-def _row_sums(X, labeled, sample_weight, unlabeled_weight):
+def _row_sums(X, weights, labeled):
     """``(sum s_i |x_i|^2, sum s_i, n_labeled, n_unlabeled)`` over the rows of :func:`auto_alpha`'s mean."""
-    norms = _squared_row_norms(X)
-    weights = _row_weights(X, labeled, sample_weight, unlabeled_weight)
     n_labeled = float(weights[labeled].sum())
     n_unlabeled = float(weights[~labeled].sum())
-    return float(np.dot(weights, norms)), float(weights.sum()), n_labeled, n_unlabeled
+    return float(np.dot(weights, _squared_row_norms(X))), float(weights.sum()), n_labeled, n_unlabeled
 
 
 def _mean_squared_norm(norm_sum, weight_sum):
@@ -210,13 +208,6 @@ def auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled
     if not n_unlabeled > 0:
         return mean_norm / n_labeled
     return mean_norm * (1.0 + unlabeled_weight) / (n_labeled + unlabeled_weight * n_unlabeled)
-
-
-def resolve_alpha(alpha, X, labeled, sample_weight=None, *, unlabeled_weight=1.0):
-    """The ``alpha`` a fit uses: :func:`auto_alpha` for ``"auto"``, else ``alpha`` itself as a float."""
-    if isinstance(alpha, str):  # "auto", the only string the parameter constraints let through
-        return auto_alpha(X, labeled, sample_weight, unlabeled_weight=unlabeled_weight)
-    return float(alpha)
 
 
 def auto_intercept_scaling(norm_sum, weight_sum, column_sum):
@@ -267,10 +258,10 @@ def resolve_regularization(alpha, intercept_scaling, X, labeled, sample_weight=N
     """
     if not isinstance(alpha, str):  # "auto" is the only string the parameter constraints let through
         return float(alpha), (1.0 if isinstance(intercept_scaling, str) else float(intercept_scaling))
-    norm_sum, weight_sum, n_labeled, n_unlabeled = _row_sums(X, labeled, sample_weight, unlabeled_weight)
+    weights = _row_weights(X, labeled, sample_weight, unlabeled_weight)
+    norm_sum, weight_sum, n_labeled, n_unlabeled = _row_sums(X, weights, labeled)
     alpha_ = auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled_weight)
     if not isinstance(intercept_scaling, str):
         return alpha_, float(intercept_scaling)
-    weights = _row_weights(X, labeled, sample_weight, unlabeled_weight)
     column_sum = np.asarray(X.T @ weights, dtype=np.float64).ravel()  # O(nnz) for CSR
     return alpha_, auto_intercept_scaling(norm_sum, weight_sum, column_sum)

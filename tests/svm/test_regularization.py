@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._regularization import auto_alpha, resolve_alpha
+from skssl.svm._regularization import auto_alpha, resolve_regularization
 
 ALL = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
@@ -74,8 +74,9 @@ def test_auto_alpha_of_all_zero_rows_uses_the_bias_scale():
 
 def test_a_given_alpha_is_used_as_it_is():
     X, y_semi = _problem(0)
-    assert resolve_alpha(0.25, X, y_semi != -1) == 0.25
-    assert resolve_alpha(1, X, y_semi != -1) == 1.0
+    # With SVMlin's penalty on the bias: intercept_scaling "auto" is 1 for a given alpha.
+    assert resolve_regularization(0.25, "auto", X, y_semi != -1) == (0.25, 1.0)
+    assert resolve_regularization(1, 3, X, y_semi != -1) == (1.0, 3.0)
 
 
 @pytest.mark.parametrize("Est", ALL)
