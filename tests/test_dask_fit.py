@@ -116,6 +116,15 @@ def test_fit_on_a_dask_array_is_the_in_memory_fit(client, estimator, params, n_c
         np.testing.assert_array_equal(transduction.compute(), in_memory.transduction_)
 
 
+def test_auto_start_on_dask_is_svmlins_hot_start(client):
+    # initial_temperature="auto" runs its label check in memory only (skssl.svm._annealing_start).
+    X, y = _problem(2, True)
+    on_dask = DeterministicAnnealingSVC(safeguard=None, max_iter=2).fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    assert on_dask.initial_temperature_ == 10.0
+    in_memory = DeterministicAnnealingSVC(safeguard=None, max_iter=2, initial_temperature=10.0).fit(X, y)
+    _assert_same_model(on_dask, in_memory, X)
+
+
 @pytest.mark.parametrize(
     "estimator, params", CASES, ids=[c[0].__name__ + ("-cold" if len(c[1]) > 2 else "") for c in CASES]
 )

@@ -300,6 +300,7 @@ class _LinearFitMixin:
                 class_weight=self._encoded_class_weight(),
                 safeguard=None,
                 verbose=0,
+                **self._resolved_parameters(),
             )
             predictions.append(candidate.fit(X, y_enc, sample_weight=sample_weight)._predicted_indices(X)[unlabeled])
         agree = candidates_agree(predictions)
@@ -339,6 +340,10 @@ class _LinearFitMixin:
                 f"[{type(self).__name__}] safeguard: the three candidates agree on {self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
+
+    def _resolved_parameters(self):
+        """Parameters resolved from the data in this fit, as the values a clone of it must take (none here)."""
+        return {}
 
     @property
     def _alpha_b(self):
@@ -521,6 +526,10 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     the same :class:`~skssl.svm._problem.S3VMProblem`.
     """
 
+    #: Whether a fit stopped by a cap warns; the internal fits of a label check set it False on their instance,
+    #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
+    _warns_on_caps = True
+
     #: Fields of a result that must be finite, by the name used in the error message.
     _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}
 
@@ -530,6 +539,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
 
             return fit_on_dask(self, X, y, sample_weight)
         data = self._prepare_fit(X, y, sample_weight)
+        self._resolve_from_data(data, sample_weight)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
         n_classes = self.classes_.shape[0]
         fractions = data.fractions[1:] if n_classes == 2 else data.fractions
@@ -557,6 +567,9 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         self._apply_safeguard(data, sample_weight)
         return self
 
+    def _resolve_from_data(self, data, sample_weight):
+        """Resolve the parameters that depend on the validated data before the solve (none by default)."""
+
     def _store_results(self, results, stacklevel):
         """Check the binary problems' results and store the model, its objectives and counts; warn if capped.
 
@@ -571,7 +584,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         self.objective_ = np.array([res.objective for res in results])
         self.n_iter_ = int(max(res.n_iter for res in results))
         for res in results:
-            for message in self._convergence_messages(res):
+            for message in self._convergence_messages(res) if self._warns_on_caps else ():
                 warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=stacklevel)
         self._store_extra(results)
 
@@ -600,6 +613,6 @@ _TSVM_CONSTRAINTS = {
 #: The parameters of both annealing estimators (binary DA and Potts DA).
 _ANNEALING_CONSTRAINTS = {
     **_SEMI_SUPERVISED_CONSTRAINTS,
-    "initial_temperature": [Interval(Real, 0, None, closed="neither")],
+    "initial_temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "max_inner_iter": [Interval(Integral, 1, None, closed="left")],
 }

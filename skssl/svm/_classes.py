@@ -71,7 +71,8 @@ from ._base import (
 )
 from ..utils._dask import is_dask_array
 from ._callback import current_callback
-from ._da import DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
+from ._annealing_start import HOT_START, choose_initial_temperature
+from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._dask_da import dask_deterministic_annealing
 from ._dask_mfn import dask_mfn
 from ._dask_problem import new_states
@@ -365,7 +366,7 @@ class _AnnealingParameters:
         unlabeled_weight=1.0,
         positive_fraction=None,
         safeguard="agreement",
-        initial_temperature=DA_INIT_TEMP,
+        initial_temperature="auto",
         tol=1e-6,
         max_iter=DA_OUTER_ITERMAX,
         max_inner_iter=DA_INNER_ITERMAX,
@@ -385,6 +386,11 @@ class _AnnealingParameters:
         self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
+
+
+def _given_or_hot(initial_temperature):
+    """A given ``initial_temperature`` as a float; ``"auto"`` without the label check: SVMlin's hot start."""
+    return HOT_START if initial_temperature == "auto" else float(initial_temperature)
 
 
 @fill_doc
@@ -434,6 +440,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     ----------
     %(model_one_vs_rest)s
     %(safeguard_agreement)s
+    %(initial_temperature_used)s
     objective_ : ndarray of shape (n_problems,)
         SVMlin's ``transductive_cost`` of each binary problem (the lowest
         seen along the annealing path).
@@ -457,6 +464,20 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
 
     _checked_results = {**_BaseLinearSVC._checked_results, "beliefs": "p"}
 
+    def _fit(self, X, y, sample_weight=None):
+        if is_dask_array(X):  # the label check would be four more fits on the cluster: SVMlin's start
+            self.initial_temperature_ = _given_or_hot(self.initial_temperature)
+        return super()._fit(X, y, sample_weight)
+
+    def _resolve_from_data(self, data, sample_weight):
+        if self.initial_temperature == "auto":
+            self.initial_temperature_ = choose_initial_temperature(self, data, sample_weight)
+        else:
+            self.initial_temperature_ = float(self.initial_temperature)
+
+    def _resolved_parameters(self):
+        return {"initial_temperature": self.initial_temperature_}
+
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
         return deterministic_annealing(
@@ -465,7 +486,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
             labeled,
             tol=self.tol,
             max_inner_iter=self.max_inner_iter,
-            initial_temperature=self.initial_temperature,
+            initial_temperature=self.initial_temperature_,
             **shared,
         )
 
@@ -475,7 +496,8 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
             "tol": self.tol,
             "max_iter": self.max_iter,
             "max_inner_iter": self.max_inner_iter,
-            "initial_temperature": self.initial_temperature,
+            # A candidate of the safeguard is a fresh clone: the same start as the fit it belongs to.
+            "initial_temperature": getattr(self, "initial_temperature_", _given_or_hot(self.initial_temperature)),
         }
         return dask_deterministic_annealing(
             rows,
@@ -570,6 +592,7 @@ class PottsDeterministicAnnealingSVC(
         Labels of the training rows: the label of a labeled row, the most
         probable class of ``label_distributions_`` for an unlabeled one.
     %(safeguard_agreement)s
+    %(initial_temperature_used)s
     objective_ : float
         The zero-temperature multi-class objective of the returned model
         (for two classes, SVMlin's ``transductive_cost``).
@@ -615,6 +638,8 @@ class PottsDeterministicAnnealingSVC(
                 "unlabeled row); use DeterministicAnnealingSVC (one-vs-rest) or compute X first."
             )
         data = self._prepare_fit(X, y, sample_weight)
+        # "auto": SVMlin's hot start; the label check of the binary DA is not run for a multi-class problem.
+        self.initial_temperature_ = _given_or_hot(self.initial_temperature)
         X, y_enc, mask = data.X, data.y_enc, data.mask
         n_classes = self.classes_.shape[0]
         fractions = data.fractions
@@ -634,7 +659,7 @@ class PottsDeterministicAnnealingSVC(
                 tol=self.tol,
                 max_iter=self.max_iter,
                 max_inner_iter=self.max_inner_iter,
-                initial_temperature=self.initial_temperature,
+                initial_temperature=self.initial_temperature_,
                 n_threads=self.n_jobs,
                 verbose=self.verbose,
                 sample_weight=data.sample_weight,
@@ -669,6 +694,9 @@ class PottsDeterministicAnnealingSVC(
         self.n_iter_ = int(max(res.n_temperatures, 1))
         self._apply_safeguard(data, sample_weight)
         return self
+
+    def _resolved_parameters(self):
+        return {"initial_temperature": self.initial_temperature_}
 
     def _apply_safeguard(self, data, sample_weight):
         super()._apply_safeguard(data, sample_weight)

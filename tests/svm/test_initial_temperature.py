@@ -1,10 +1,17 @@
-"""initial_temperature of the annealing estimators: the first temperature over unlabeled_weight (SVMlin's 10)."""
+"""initial_temperature of the annealing estimators: the first temperature over unlabeled_weight.
+
+A number is used as it is (SVMlin's 10 is the hot start); ``"auto"`` lets a
+binary DA fit choose between the hot and the cold start by hiding half of
+its labels in turn (:mod:`skssl.svm._annealing_start`).
+"""
 
 import numpy as np
 import pytest
 
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC
+from skssl.svm import _annealing_start
 from skssl.svm._annealing import DA_INIT_TEMP
+from skssl.svm._annealing_start import COLD_START, HOT_START, label_check_halves, start_from_counts
 from skssl.svm._callback import solver_callback
 
 ANNEALING = [DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
@@ -37,13 +44,14 @@ def _first_temperature(estimator, X, y_semi):
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_every_annealing_path_starts_at_initial_temperature_times_unlabeled_weight(Est, n_classes):
     X, y_semi = _problem(n_classes, n_classes)
-    default = Est(alpha=0.05, unlabeled_weight=0.5, safeguard=None)
-    assert Est().initial_temperature == DA_INIT_TEMP == 10.0
-    assert set(_first_temperature(default, X, y_semi)) == {10.0 * 0.5}
-    explicit = Est(alpha=0.05, unlabeled_weight=0.5, initial_temperature=10.0, safeguard=None).fit(X, y_semi)
-    np.testing.assert_array_equal(explicit.coef_, default.coef_)
+    assert Est().initial_temperature == "auto"
+    assert HOT_START == DA_INIT_TEMP == 10.0
+    hot = Est(alpha=0.05, unlabeled_weight=0.5, initial_temperature=10.0, safeguard=None)
+    assert set(_first_temperature(hot, X, y_semi)) == {10.0 * 0.5}
+    assert hot.initial_temperature_ == 10.0
     cold = Est(alpha=0.05, unlabeled_weight=0.5, initial_temperature=0.1, safeguard=None)
     assert set(_first_temperature(cold, X, y_semi)) == {0.05}
+    assert cold.initial_temperature_ == 0.1
     # A cold start needs fewer temperatures than a hot one before the beliefs harden.
     hot_path = Est(alpha=0.05, unlabeled_weight=0.5, safeguard=None).fit(X, y_semi).n_iter_
     cold_path = cold.fit(X, y_semi).n_iter_
@@ -51,8 +59,135 @@ def test_every_annealing_path_starts_at_initial_temperature_times_unlabeled_weig
 
 
 @pytest.mark.parametrize("Est", ANNEALING)
-@pytest.mark.parametrize("bad", [0.0, -1.0, "auto"])
+@pytest.mark.parametrize("bad", [0.0, -1.0, "hot", np.inf * 0])
 def test_a_bad_initial_temperature_is_refused_by_name(Est, bad):
     X, y_semi = _problem(0)
     with pytest.raises(ValueError, match="initial_temperature"):
         Est(initial_temperature=bad).fit(X, y_semi)
+
+
+# ---------------------------------------------------------------- "auto"
+
+
+@pytest.mark.parametrize("Est, n_classes", [(DeterministicAnnealingSVC, 3), (PottsDeterministicAnnealingSVC, 2)])
+def test_auto_is_svmlins_hot_start_without_the_check_for_multi_class_and_potts(Est, n_classes):
+    X, y_semi = _problem(5, n_classes)
+    seen = _first_temperature(Est(alpha=0.05), X, y_semi)
+    assert set(seen) == {HOT_START}  # no cold fit ran: no check
+    auto = Est(alpha=0.05).fit(X, y_semi)
+    assert auto.initial_temperature_ == HOT_START
+    np.testing.assert_array_equal(auto.coef_, Est(alpha=0.05, initial_temperature=10.0).fit(X, y_semi).coef_)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_auto_fits_the_model_of_the_start_it_chose_with_the_safeguard_at_that_start(seed):
+    X, y_semi = _problem(seed, n=90)
+    X[:, 0] *= np.random.default_rng(seed).uniform(0.5, 4.0)  # clusters of several shapes
+    auto = DeterministicAnnealingSVC().fit(X, y_semi)
+    assert auto.initial_temperature_ in (HOT_START, COLD_START)
+    explicit = DeterministicAnnealingSVC(initial_temperature=auto.initial_temperature_).fit(X, y_semi)
+    np.testing.assert_array_equal(auto.coef_, explicit.coef_)
+    np.testing.assert_array_equal(auto.intercept_, explicit.intercept_)
+    assert auto.safeguard_agreement_ == explicit.safeguard_agreement_
+
+
+def _counts_by_hand(X, y_semi):
+    """The check's counts from the public API alone: hide each half's labels, fit from each start, count."""
+    labeled = np.flatnonzero(y_semi != -1)
+    fraction = float(np.mean(y_semi[labeled] == 1))
+    correct = {HOT_START: 0, COLD_START: 0}
+    for rows in label_check_halves(y_semi, labeled, X):
+        y_check = y_semi.copy()
+        y_check[rows] = -1
+        for start in correct:
+            model = DeterministicAnnealingSVC(initial_temperature=start, positive_fraction=fraction, safeguard=None)
+            correct[start] += int(np.sum(model.fit(X, y_check).predict(X[rows]) == y_semi[rows]))
+    return correct
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("more_needed", [-1000, 1000])
+def test_auto_takes_the_start_that_the_counts_and_the_margin_give(monkeypatch, seed, more_needed):
+    X, y_semi = _problem(seed, n=90)
+    recorded = []
+    counter = _annealing_start.count_correct_on_hidden_halves
+    monkeypatch.setattr(
+        _annealing_start, "count_correct_on_hidden_halves", lambda *a: recorded.append(counter(*a)) or recorded[-1]
+    )
+    monkeypatch.setattr(_annealing_start, "MIN_MORE_CORRECT", more_needed)
+    auto = DeterministicAnnealingSVC().fit(X, y_semi)
+    assert recorded == [_counts_by_hand(X, y_semi)]  # one check, the counts of an independent re-implementation
+    assert auto.initial_temperature_ == (COLD_START if more_needed < 0 else HOT_START)
+
+
+def test_start_from_counts_keeps_the_hot_start_unless_the_cold_one_labels_two_more_rows_right():
+    assert start_from_counts(None) == HOT_START
+    assert start_from_counts({HOT_START: 40, COLD_START: 40}) == HOT_START
+    assert start_from_counts({HOT_START: 40, COLD_START: 41}) == HOT_START
+    assert start_from_counts({HOT_START: 40, COLD_START: 42}) == COLD_START
+    assert start_from_counts({HOT_START: 0, COLD_START: 50}) == COLD_START
+
+
+def test_label_check_halves_are_stratified_disjoint_and_cover_the_labeled_rows():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n = int(rng.integers(4, 200))
+        y = rng.integers(0, 2, n)
+        y[:2], y[2:4] = 0, 1
+        labeled = np.sort(rng.choice(n, size=int(rng.integers(4, n + 1)), replace=False))
+        labeled = np.union1d(labeled, np.arange(4))
+        first, second = label_check_halves(y, labeled)
+        assert np.intersect1d(first, second).size == 0
+        np.testing.assert_array_equal(np.sort(np.concatenate([first, second])), labeled)
+        for k in (0, 1):
+            assert abs(np.sum(y[first] == k) - np.sum(y[second] == k)) <= 1
+        again = label_check_halves(y, labeled)
+        np.testing.assert_array_equal(again[0], first)
+
+
+def test_the_check_is_skipped_with_one_labeled_row_of_a_class_or_no_unlabeled_row():
+    X, y_semi = _problem(1, n=60)
+    one = y_semi.copy()
+    one[(one == 1) & (np.arange(60) > 1)] = -1  # a single labeled row of class 1
+    assert label_check_halves(one, np.flatnonzero(one != -1)) == []
+    assert set(_first_temperature(DeterministicAnnealingSVC(), X, one)) == {HOT_START}
+    X_lab, y_lab = X[y_semi != -1], y_semi[y_semi != -1]
+    assert DeterministicAnnealingSVC().fit(X_lab, y_lab).initial_temperature_ == HOT_START
+
+
+def test_a_given_alpha_keeps_svmlins_start_without_the_check(monkeypatch):
+    X, y_semi = _problem(2, n=90)
+    monkeypatch.setattr(_annealing_start, "MIN_MORE_CORRECT", -1000)  # the check, if run, would take the cold start
+    assert set(_first_temperature(DeterministicAnnealingSVC(alpha=0.05), X, y_semi)) == {HOT_START}
+    assert DeterministicAnnealingSVC().fit(X, y_semi).initial_temperature_ == COLD_START
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_auto_gives_the_same_halves_and_model_for_the_rows_in_any_order(monkeypatch, sparse, seed):
+    import scipy.sparse as sp
+
+    X, y_semi = _problem(seed, n=90)
+    X = sp.csr_matrix(X * (np.abs(X) > 0.3)) if sparse else X
+    perm = np.random.default_rng(seed).permutation(90)
+    labeled = np.flatnonzero(y_semi != -1)
+    halves = label_check_halves(y_semi, labeled, X)
+    moved = label_check_halves(y_semi[perm], np.flatnonzero(y_semi[perm] != -1), X[perm])
+    for half, moved_half in zip(halves, moved):
+        np.testing.assert_array_equal(np.sort(perm[moved_half]), half)
+    for more_needed in (-1000, 1000, _annealing_start.MIN_MORE_CORRECT):
+        monkeypatch.setattr(_annealing_start, "MIN_MORE_CORRECT", more_needed)
+        a = DeterministicAnnealingSVC().fit(X, y_semi)
+        b = DeterministicAnnealingSVC().fit(X[perm], y_semi[perm])
+        assert a.initial_temperature_ == b.initial_temperature_
+        np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-5, atol=1e-5 * np.abs(a.coef_).max())
+
+
+def test_auto_neither_changes_y_nor_depends_on_a_previous_fit():
+    X, y_semi = _problem(3, n=90)
+    before = y_semi.copy()
+    est = DeterministicAnnealingSVC()
+    first = est.fit(X, y_semi).coef_.copy()
+    np.testing.assert_array_equal(y_semi, before)
+    est.set_params(initial_temperature=0.1).fit(X, y_semi)
+    np.testing.assert_array_equal(est.set_params(initial_temperature="auto").fit(X, y_semi).coef_, first)
