@@ -235,4 +235,11 @@ def choose_initial_temperature(estimator, data, sample_weight):
     -------
     initial_temperature : float
     """
-    return start_from_counts(count_correct_on_hidden_halves(estimator, data, sample_weight))
+    correct = count_correct_on_hidden_halves(estimator, data, sample_weight)
+    start = start_from_counts(correct)
+    if estimator.verbose and correct is not None:
+        print(
+            f"[{type(estimator).__name__}] start: with half of the labels hidden in turn, the hot start labels "
+            f"{correct[HOT_START]} of them right, the cold start {correct[COLD_START]}; initial_temperature={start}"
+        )
+    return start

@@ -191,3 +191,10 @@ def test_auto_neither_changes_y_nor_depends_on_a_previous_fit():
     np.testing.assert_array_equal(y_semi, before)
     est.set_params(initial_temperature=0.1).fit(X, y_semi)
     np.testing.assert_array_equal(est.set_params(initial_temperature="auto").fit(X, y_semi).coef_, first)
+
+
+def test_verbose_reports_the_check(capsys):
+    X, y_semi = _problem(4, n=90)
+    est = DeterministicAnnealingSVC(verbose=1).fit(X, y_semi)
+    out = capsys.readouterr().out
+    assert f"initial_temperature={est.initial_temperature_}" in out and "the cold start" in out
