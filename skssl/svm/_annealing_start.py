@@ -75,6 +75,7 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
 from ._annealing import DA_INIT_TEMP
+from ._base import rows_of_positive_weight
 
 __all__ = [
     "COLD_START",
@@ -173,10 +174,10 @@ def count_correct_on_hidden_halves(estimator, data, sample_weight):
     y_enc, mask = data.y_enc, data.mask
     if estimator.classes_.shape[0] != 2 or not isinstance(estimator.alpha, str):
         return None
-    weights = np.ones(mask.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if not np.any(~mask & (weights > 0)):
+    _, labeled, unlabeled = rows_of_positive_weight(data.X, mask, sample_weight)
+    if unlabeled.size == 0:
         return None
-    halves = label_check_halves(y_enc, np.flatnonzero(mask & (weights > 0)), data.X)
+    halves = label_check_halves(y_enc, labeled, data.X)
     if not halves:
         return None
     fraction = estimator.positive_fraction if estimator.positive_fraction is not None else float(data.fractions[1])

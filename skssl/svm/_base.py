@@ -283,14 +283,10 @@ class _LinearFitMixin:
         if getattr(self, "safeguard", None) is None or self.positive_fraction is not None:
             return  # given class fractions are known, not estimated: nothing for the candidates to vary
         X, y_enc, mask = data.X, data.y_enc, data.mask
-        weights = np.ones(X.shape[0])
-        if sample_weight is not None:
-            weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        unlabeled = np.flatnonzero(~mask & (weights > 0))
+        weights, labeled, unlabeled = rows_of_positive_weight(X, mask, sample_weight)
         if unlabeled.size == 0:
             return
         n_classes = self.classes_.shape[0]
-        labeled = np.flatnonzero(mask & (weights > 0))
         # Predictions on all rows, then indexed: slicing X by the unlabeled rows would copy most of it.
         predictions = [self._predicted_indices(X)[unlabeled]]
         for fractions in candidate_fractions(data.fractions, weights[labeled].sum()):
@@ -450,6 +446,16 @@ class _LinearFitMixin:
             if np.all(sw == 1.0):
                 sw = None  # the rest is unweighted: the same arithmetic as a fit without those rows
         return _FitData(X, y_enc, mask, fractions, sw, keep)
+
+
+def rows_of_positive_weight(X, mask, sample_weight):
+    """``(weights, labeled, unlabeled)``: the row weights (ones for ``None``) and the labeled and unlabeled rows of
+    positive weight, the rows that take part in a fit."""
+    weights = np.ones(X.shape[0])
+    if sample_weight is not None:
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    positive = weights > 0
+    return weights, np.flatnonzero(mask & positive), np.flatnonzero(~mask & positive)
 
 
 @dataclass

@@ -387,6 +387,10 @@ class _AnnealingParameters:
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    def _resolved_parameters(self):
+        """The safeguard's candidates start where this fit started."""
+        return {"initial_temperature": self.initial_temperature_}
+
 
 def _given_or_hot(initial_temperature):
     """A given ``initial_temperature`` as a float; ``"auto"`` without the label check: SVMlin's hot start."""
@@ -473,10 +477,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
         if self.initial_temperature == "auto":
             self.initial_temperature_ = choose_initial_temperature(self, data, sample_weight)
         else:
-            self.initial_temperature_ = float(self.initial_temperature)
-
-    def _resolved_parameters(self):
-        return {"initial_temperature": self.initial_temperature_}
+            self.initial_temperature_ = _given_or_hot(self.initial_temperature)
 
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
@@ -496,8 +497,8 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
             "tol": self.tol,
             "max_iter": self.max_iter,
             "max_inner_iter": self.max_inner_iter,
-            # A candidate of the safeguard is a fresh clone: the same start as the fit it belongs to.
-            "initial_temperature": getattr(self, "initial_temperature_", _given_or_hot(self.initial_temperature)),
+            # On Dask "auto" is always the hot start (no label check), for the fit and its safeguard's clones alike.
+            "initial_temperature": _given_or_hot(self.initial_temperature),
         }
         return dask_deterministic_annealing(
             rows,
@@ -694,9 +695,6 @@ class PottsDeterministicAnnealingSVC(
         self.n_iter_ = int(max(res.n_temperatures, 1))
         self._apply_safeguard(data, sample_weight)
         return self
-
-    def _resolved_parameters(self):
-        return {"initial_temperature": self.initial_temperature_}
 
     def _apply_safeguard(self, data, sample_weight):
         super()._apply_safeguard(data, sample_weight)

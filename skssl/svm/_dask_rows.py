@@ -71,6 +71,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils.validation import check_sparse_structure
+from ._regularization import weighted_column_sum
 from ._validation import MAX_ABS_VALUE
 
 __all__ = ["BlockActor", "BlockLost", "BlockStats", "CheckedBlock", "DaskRows", "StateRef", "dask_client"]
@@ -98,11 +99,6 @@ def dask_client():
             "Fitting on a Dask array runs on the cluster of the current distributed.Client; none is running. "
             "Start one first, e.g. `from distributed import Client; client = Client()`."
         ) from exc
-
-
-def _weighted_column_sum(X, weights):
-    """``weights @ X`` as a dense vector (``X.T @ weights`` for CSR: cost O(nnz))."""
-    return np.asarray(X.T @ weights, dtype=np.float64).ravel()
 
 
 class BlockStats:
@@ -205,8 +201,8 @@ def _check_block(X, y, sw, index):
         sw_unlabeled=float(sw[~labeled].sum()),
         norms_labeled=float(np.dot(sw[labeled], norms[labeled])),
         norms_unlabeled=float(np.dot(sw[~labeled], norms[~labeled])),
-        columns_labeled=_weighted_column_sum(X, np.where(labeled, sw, 0.0)),
-        columns_unlabeled=_weighted_column_sum(X, np.where(labeled, 0.0, sw)),
+        columns_labeled=weighted_column_sum(X, np.where(labeled, sw, 0.0)),
+        columns_unlabeled=weighted_column_sum(X, np.where(labeled, 0.0, sw)),
         all_unit=bool(np.all(sw[positive] == 1.0)),
     )
     return CheckedBlock(X, y, sw, stats)

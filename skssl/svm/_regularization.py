@@ -114,6 +114,7 @@ __all__ = [
     "auto_alpha_from_sums",
     "auto_intercept_scaling",
     "resolve_regularization",
+    "weighted_column_sum",
 ]
 
 #: ``intercept_scaling="auto"`` with ``alpha="auto"`` on centred rows: this many times their root mean squared norm.
@@ -181,6 +182,11 @@ def _row_sums(X, weights, labeled):
     return float(np.dot(weights, _squared_row_norms(X))), float(weights.sum()), n_labeled, n_unlabeled
 
 
+def weighted_column_sum(X, weights):
+    """``sum_i weights_i x_i`` as a dense vector (``X.T @ weights``: O(nnz) for CSR)."""
+    return np.asarray(X.T @ weights, dtype=np.float64).ravel()
+
+
 def _mean_squared_norm(norm_sum, weight_sum):
     mean_norm = norm_sum / weight_sum
     return mean_norm if mean_norm > 0 else 1.0  # only all-zero rows: the bias's constant feature sets the scale
@@ -236,9 +242,9 @@ def auto_intercept_scaling(norm_sum, weight_sum, column_sum):
     >>> auto_intercept_scaling(40000.0, 400.0, np.array([2000.0, 0.0, 0.0]))  # their mean 5 from the origin
     1.0
     """
-    mean_norm = _mean_squared_norm(norm_sum, weight_sum)
     if not weight_sum > 0:
         return 1.0
+    mean_norm = _mean_squared_norm(norm_sum, weight_sum)
     mean_row = np.asarray(column_sum, dtype=np.float64) / weight_sum
     if float(np.dot(mean_row, mean_row)) > (CENTRED_TOLERANCE + 1.0 / weight_sum) * mean_norm:
         return 1.0
@@ -263,5 +269,4 @@ def resolve_regularization(alpha, intercept_scaling, X, labeled, sample_weight=N
     alpha_ = auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled_weight)
     if not isinstance(intercept_scaling, str):
         return alpha_, float(intercept_scaling)
-    column_sum = np.asarray(X.T @ weights, dtype=np.float64).ravel()  # O(nnz) for CSR
-    return alpha_, auto_intercept_scaling(norm_sum, weight_sum, column_sum)
+    return alpha_, auto_intercept_scaling(norm_sum, weight_sum, weighted_column_sum(X, weights))
