@@ -126,6 +126,9 @@ from ._regularization import resolve_regularization
 from ._rowblocks import share_threads
 from ._safeguard import candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
+from ._weston_watkins import data_curvature as weston_watkins_curvature
+from ._weston_watkins import data_term as weston_watkins_term
+from ._weston_watkins import fit_weston_watkins
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
@@ -212,6 +215,10 @@ class _LinearFitMixin:
     #: Whether a binary problem also takes ``positive_fraction`` as a pair
     #: (one fraction per class); the one-vs-rest family takes one number.
     _binary_fraction_pair = False
+
+    #: Whether a fit stopped by a cap warns; the internal fits of a label check set it False on their instance,
+    #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
+    _warns_on_caps = True
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -323,12 +330,21 @@ class _LinearFitMixin:
         y_refit[refit_weights == 0] = -1  # disputed rows and rows of weight 0 stay out
         # (Never below ALPHA_MIN, which only an alpha_ within a factor 1 + unlabeled_weight of it reaches.)
         refit_alpha = max(self.alpha_ / (1.0 + share), ALPHA_MIN)
-        from ._classes import LinearL2SVC  # the refit's estimator, itself built on this base
+        if n_classes > 2:  # all classes jointly (skssl.svm._weston_watkins), starting from the candidates' model
+            rows = np.flatnonzero(refit_weights > 0)
+            X_rows, y_rows, costs = X[rows], y_refit[rows], refit_weights[rows]
+            self._refit_jointly(
+                partial(weston_watkins_term, X_rows, y_rows, costs),
+                partial(weston_watkins_curvature, X_rows, y_rows, costs),
+                refit_alpha,
+            )
+        else:
+            from ._classes import LinearL2SVC  # the refit's estimator, itself built on this base
 
-        refit = LinearL2SVC(alpha=refit_alpha, intercept_scaling=self.intercept_scaling_, n_jobs=self.n_jobs)
-        refit.fit(X, y_refit, sample_weight=refit_weights)
-        self.coef_ = refit.coef_
-        self.intercept_ = refit.intercept_
+            refit = LinearL2SVC(alpha=refit_alpha, intercept_scaling=self.intercept_scaling_, n_jobs=self.n_jobs)
+            refit.fit(X, y_refit, sample_weight=refit_weights)
+            self.coef_ = refit.coef_
+            self.intercept_ = refit.intercept_
         self._set_transduction(y_enc, self._predicted_indices(X))
         self.safeguard_agreement_ = float(np.mean(agree))
         if self.verbose:
@@ -336,6 +352,22 @@ class _LinearFitMixin:
                 f"[{type(self).__name__}] safeguard: the three candidates agree on {self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
+
+    def _refit_jointly(self, data_terms, data_curvatures, refit_alpha):
+        """The multi-class refit: the Weston-Watkins l2-SVM of the rows behind ``data_terms``, from this model."""
+        # Twice the penalty: with two classes the joint loss is then the binary l2-SVM at refit_alpha.
+        alpha = 2.0 * refit_alpha
+        coef, intercept, converged = fit_weston_watkins(
+            data_terms, data_curvatures, self.coef_, self.intercept_, alpha, alpha / self.intercept_scaling_**2
+        )
+        if not converged and self._warns_on_caps:
+            warnings.warn(
+                f"{type(self).__name__}: the safeguard's multi-class refit stopped at its cap on Newton iterations "
+                "before meeting its tolerance.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        self.coef_, self.intercept_ = coef, intercept
 
     def _resolved_parameters(self):
         """Parameters resolved from the data in this fit, as the values a clone of it must take (none here)."""
@@ -531,10 +563,6 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     ``_fit`` of :class:`_LinearFitMixin` itself, and each class's w-step uses
     the same :class:`~skssl.svm._problem.S3VMProblem`.
     """
-
-    #: Whether a fit stopped by a cap warns; the internal fits of a label check set it False on their instance,
-    #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
-    _warns_on_caps = True
 
     #: Fields of a result that must be finite, by the name used in the error message.
     _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}

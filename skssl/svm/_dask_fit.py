@@ -23,8 +23,11 @@ Decisions
   prediction); computing it scores ``X`` on the workers.
 * **The safeguard** fits its two extra candidates on the cluster too,
   counts their agreement on the unlabeled rows block by block, and refits
-  :class:`~skssl.svm.LinearL2SVC` on lazily derived labels and weights:
-  the in-memory safeguard's model, with only counts and sums travelling.
+  on lazily derived labels and weights (:class:`~skssl.svm.LinearL2SVC`
+  for two classes; for more, the joint l2-SVM of
+  :mod:`skssl.svm._weston_watkins`, each evaluation of its loss, gradient
+  or curvature one round that sums the blocks' parts): the in-memory safeguard's model,
+  with only counts and sums travelling.
 * **Not on Dask:** :class:`~skssl.svm.PottsDeterministicAnnealingSVC`
   (its transport problem couples all rows), and labels that are not
   numbers (a Dask ``y`` must use -1 for unlabeled rows).
@@ -32,6 +35,8 @@ Decisions
 
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
+
+from functools import partial
 
 import numpy as np
 from sklearn.base import clone
@@ -43,6 +48,8 @@ from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
 from ._regularization import auto_alpha_from_sums, auto_intercept_scaling
 from ._safeguard import candidate_fractions
+from ._weston_watkins import data_curvature as weston_watkins_curvature
+from ._weston_watkins import data_term as weston_watkins_term
 
 __all__ = ["fit_on_dask"]
 
@@ -224,6 +231,13 @@ def _refit_rows(block, models, classes, cw, lab_sum, agreed_sum, share):
     return y_refit, weights
 
 
+def _weston_watkins_block(block, block_term, classes, *model):
+    """``block_term`` (the joint refit's data term or curvature) on one block's rows of positive weight."""
+    keep = block.sw > 0  # the others are the refit's -1: disputed rows and rows of weight 0
+    y = np.searchsorted(classes, block.y[keep])
+    return block_term(block.X[keep], y, block.sw[keep], *model)
+
+
 def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
     """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (see the module's decisions)."""
     from ._classes import LinearL2SVC
@@ -244,9 +258,19 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
     share = estimator.unlabeled_weight if n_agree else 0.0
     refit_rows = DaskRows.derived(rows, _refit_rows, models, estimator.classes_, cw, lab_sum, agreed_sum, share)
     refit_alpha = max(estimator.alpha_ / (1.0 + share), ALPHA_MIN)
-    refit = _fit_rows(LinearL2SVC(alpha=refit_alpha, intercept_scaling=estimator.intercept_scaling_), refit_rows)
-    estimator.coef_ = refit.coef_
-    estimator.intercept_ = refit.intercept_
+    if n_classes > 2:  # the joint refit (skssl.svm._weston_watkins): each evaluation sums the blocks' terms
+
+        def summed(block_term, *model):
+            parts = refit_rows.query(_weston_watkins_block, refit_rows.blocks, block_term, estimator.classes_, *model)
+            return tuple(sum(part[k] for part in parts) for k in range(len(parts[0])))
+
+        estimator._refit_jointly(
+            partial(summed, weston_watkins_term), partial(summed, weston_watkins_curvature), refit_alpha
+        )
+    else:
+        refit = _fit_rows(LinearL2SVC(alpha=refit_alpha, intercept_scaling=estimator.intercept_scaling_), refit_rows)
+        estimator.coef_ = refit.coef_
+        estimator.intercept_ = refit.intercept_
     estimator.safeguard_agreement_ = float(n_agree / n_unl)
     if estimator.verbose:
         print(

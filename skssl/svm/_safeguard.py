@@ -23,7 +23,10 @@ the class fractions:
    agreed unlabeled rows with these labels: the semi-supervised objective
    with the labels fixed (the same ``alpha``, ``unlabeled_weight``, sample
    and class weights, the unlabeled mean over the agreed rows), one
-   supervised solve.
+   supervised solve. With more than two classes that solve fits all
+   classes jointly (the squared loss of Weston & Watkins,
+   :mod:`skssl.svm._weston_watkins`) rather than one class against the
+   rest, so that a class lying between two others keeps its rows.
 
 Where the low-density separator is well determined, the candidates agree
 almost everywhere and the model is the semi-supervised one; where it
