@@ -126,9 +126,7 @@ from ._regularization import resolve_regularization
 from ._rowblocks import share_threads
 from ._safeguard import candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
-from ._weston_watkins import data_curvature as weston_watkins_curvature
-from ._weston_watkins import data_term as weston_watkins_term
-from ._weston_watkins import fit_weston_watkins
+from ._weston_watkins import JointLoss, fit_weston_watkins
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
@@ -332,12 +330,8 @@ class _LinearFitMixin:
         refit_alpha = max(self.alpha_ / (1.0 + share), ALPHA_MIN)
         if n_classes > 2:  # all classes jointly (skssl.svm._weston_watkins), starting from the candidates' model
             rows = np.flatnonzero(refit_weights > 0)
-            X_rows, y_rows, costs = X[rows], y_refit[rows], refit_weights[rows]
-            self._refit_jointly(
-                partial(weston_watkins_term, X_rows, y_rows, costs),
-                partial(weston_watkins_curvature, X_rows, y_rows, costs),
-                refit_alpha,
-            )
+            joint = JointLoss(X[rows], y_refit[rows], refit_weights[rows])
+            self._refit_jointly(joint.terms, joint.curvature, refit_alpha)
         else:
             from ._classes import LinearL2SVC  # the refit's estimator, itself built on this base
 

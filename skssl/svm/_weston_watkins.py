@@ -72,13 +72,14 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse.linalg
 
-__all__ = ["GRADIENT_TOLERANCE", "MAX_ITER", "data_curvature", "data_term", "fit_weston_watkins"]
+__all__ = ["GRADIENT_TOLERANCE", "MAX_ITER", "JointLoss", "data_curvature", "data_term", "fit_weston_watkins"]
 
 #: Stop when the gradient's norm is below this fraction of its norm at ``W = 0, b = 0``.
 GRADIENT_TOLERANCE = 1e-10
 #: Cap on Newton iterations.
 MAX_ITER = 100
-#: Relative residual at which conjugate gradients stop solving for a Newton step, and their cap on iterations.
+#: The smallest relative residual at which conjugate gradients stop solving for a Newton step (the residual asked
+#: for is ``sqrt(|gradient| / |gradient at 0|)``, at most 0.1, no less than this), and their cap on iterations.
 CG_TOLERANCE, CG_MAX_ITER = 1e-10, 1000
 #: A step length is exact when the slope there is below this fraction of the slope at the start.
 SLOPE_TOLERANCE = 1e-12
@@ -147,14 +148,54 @@ def data_curvature(X, y, costs, coef, intercept, direction_coef, direction_inter
     curvature_coef : ndarray of shape (n_classes, n_features)
     curvature_intercept : ndarray of shape (n_classes,)
     """
+    return _curvature_product(X, y, _active_costs(X, y, costs, coef, intercept), direction_coef, direction_intercept)
+
+
+def _active_costs(X, y, costs, coef, intercept):
+    """``c_i`` on the pairs ``(i, k)`` missing their margin at ``(coef, intercept)``, else 0; (n_rows, n_classes)."""
     rows = np.arange(X.shape[0])
     scores = np.asarray(X @ coef.T) + intercept
     active = 1.0 - scores[rows, y][:, None] + scores > 0.0
     active[rows, y] = False
+    return np.where(active, costs[:, None], 0.0)
+
+
+def _curvature_product(X, y, active_costs, direction_coef, direction_intercept):
+    rows = np.arange(X.shape[0])
     moved = np.asarray(X @ direction_coef.T) + direction_intercept
-    weighted = np.where(active, costs[:, None] * (moved - moved[rows, y][:, None]), 0.0)
+    weighted = active_costs * (moved - moved[rows, y][:, None])
     weighted[rows, y] = -weighted.sum(axis=1)
     return np.asarray(X.T @ weighted).T, weighted.sum(axis=0)
+
+
+class JointLoss:
+    """:func:`data_term` and :func:`data_curvature` of rows in memory, the margins in force kept between products.
+
+    A Newton step multiplies the generalized Hessian at one point by many
+    directions (its conjugate-gradient iterations); keeping the pairs that
+    miss their margin at that point saves one product with ``X`` in each.
+
+    Parameters
+    ----------
+    X, y, costs
+        As in :func:`data_term`.
+    """
+
+    def __init__(self, X, y, costs):
+        self.X, self.y, self.costs = X, y, costs
+        self._point, self._active_costs = None, None
+
+    def terms(self, coef, intercept):
+        """:func:`data_term` at ``(coef, intercept)``."""
+        return data_term(self.X, self.y, self.costs, coef, intercept)
+
+    def curvature(self, coef, intercept, direction_coef, direction_intercept):
+        """:func:`data_curvature` at ``(coef, intercept)`` along a direction."""
+        point = (coef.tobytes(), intercept.tobytes())
+        if point != self._point:
+            self._point = point
+            self._active_costs = _active_costs(self.X, self.y, self.costs, coef, intercept)
+        return _curvature_product(self.X, self.y, self._active_costs, direction_coef, direction_intercept)
 
 
 def fit_weston_watkins(data_terms, data_curvatures, start_coef, start_intercept, alpha, alpha_b):
@@ -216,7 +257,9 @@ def fit_weston_watkins(data_terms, data_curvatures, start_coef, start_intercept,
         hessian = scipy.sparse.linalg.LinearOperator(
             (theta.size, theta.size), matvec=partial(curvature, theta), dtype=np.float64
         )
-        step, _ = scipy.sparse.linalg.cg(hessian, -grad, rtol=CG_TOLERANCE, maxiter=CG_MAX_ITER)
+        # Inexact Newton: a rough step far from the minimum, an ever more exact one near it (superlinear).
+        forcing = max(CG_TOLERANCE, min(0.1, np.sqrt(np.linalg.norm(grad) / scale)))
+        step, _ = scipy.sparse.linalg.cg(hessian, -grad, rtol=forcing, maxiter=CG_MAX_ITER)
         length = _exact_step_length(objective, theta, step, float(grad @ step))
         if length * np.linalg.norm(step) <= np.finfo(np.float64).eps * np.linalg.norm(theta):
             converged = True  # at the floating-point floor: no step changes the model any more
