@@ -25,9 +25,10 @@ Decisions
   counts their agreement on the unlabeled rows block by block, and refits
   on lazily derived labels and weights (:class:`~skssl.svm.LinearL2SVC`
   for two classes; for more, the joint l2-SVM of
-  :mod:`skssl.svm._weston_watkins`, each evaluation of its loss, gradient
-  or curvature one round that sums the blocks' parts): the in-memory safeguard's model,
-  with only counts and sums travelling.
+  :mod:`skssl.svm._weston_watkins`, each evaluation of its loss and
+  gradient, and each product with its Hessian, one round that sums the
+  blocks' parts): the in-memory safeguard's model, with only counts and
+  sums travelling.
 * **Not on Dask:** :class:`~skssl.svm.PottsDeterministicAnnealingSVC`
   (its transport problem couples all rows), and labels that are not
   numbers (a Dask ``y`` must use -1 for unlabeled rows).
@@ -35,7 +36,6 @@ Decisions
 
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
-
 from functools import partial
 
 import numpy as np

@@ -66,6 +66,7 @@ Decisions
   (:mod:`skssl.svm._dask_fit`) and gets the in-memory model.
 """
 
+import inspect
 from functools import partial
 
 import numpy as np
@@ -81,6 +82,9 @@ MAX_ITER = 100
 #: The smallest relative residual at which conjugate gradients stop solving for a Newton step (the residual asked
 #: for is ``sqrt(|gradient| / |gradient at 0|)``, at most 0.1, no less than this), and their cap on iterations.
 CG_TOLERANCE, CG_MAX_ITER = 1e-10, 1000
+# scipy 1.12 renamed cg's relative tolerance from ``tol`` to ``rtol`` (and 1.14 removed ``tol``); skssl supports
+# scipy from 1.9.2, so the keyword is looked up once.
+_CG_RELATIVE_TOLERANCE = "rtol" if "rtol" in inspect.signature(scipy.sparse.linalg.cg).parameters else "tol"
 #: A step length is exact when the slope there is below this fraction of the slope at the start.
 SLOPE_TOLERANCE = 1e-12
 
@@ -259,7 +263,9 @@ def fit_weston_watkins(data_terms, data_curvatures, start_coef, start_intercept,
         )
         # Inexact Newton: a rough step far from the minimum, an ever more exact one near it (superlinear).
         forcing = max(CG_TOLERANCE, min(0.1, np.sqrt(np.linalg.norm(grad) / scale)))
-        step, _ = scipy.sparse.linalg.cg(hessian, -grad, rtol=forcing, maxiter=CG_MAX_ITER)
+        step, _ = scipy.sparse.linalg.cg(
+            hessian, -grad, atol=0.0, maxiter=CG_MAX_ITER, **{_CG_RELATIVE_TOLERANCE: forcing}
+        )
         length = _exact_step_length(objective, theta, step, float(grad @ step))
         if length * np.linalg.norm(step) <= np.finfo(np.float64).eps * np.linalg.norm(theta):
             converged = True  # at the floating-point floor: no step changes the model any more
