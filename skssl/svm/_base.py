@@ -122,7 +122,7 @@ from ..utils._dask import is_dask_array, map_row_blocks
 from ..utils.validation import check_sparse_structure
 from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
-from ._regularization import resolve_regularization
+from ._regularization import fit_rows_are_centred, resolve_regularization
 from ._rowblocks import share_threads
 from ._safeguard import candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
@@ -328,7 +328,8 @@ class _LinearFitMixin:
         y_refit[refit_weights == 0] = -1  # disputed rows and rows of weight 0 stay out
         # (Never below ALPHA_MIN, which only an alpha_ within a factor 1 + unlabeled_weight of it reaches.)
         refit_alpha = max(self.alpha_ / (1.0 + share), ALPHA_MIN)
-        if n_classes > 2:  # all classes jointly (skssl.svm._weston_watkins), starting from the candidates' model
+        if n_classes > 2 and fit_rows_are_centred(X, sample_weight):
+            # Standardized rows: all classes jointly (skssl.svm._weston_watkins), from the candidates' model.
             rows = np.flatnonzero(refit_weights > 0)
             joint = JointLoss(X[rows], y_refit[rows], refit_weights[rows])
             self._refit_jointly(joint.terms, joint.curvature, refit_alpha)

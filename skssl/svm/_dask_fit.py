@@ -46,7 +46,7 @@ from ._base import ALPHA_MIN, _alpha_error, _check_alpha
 from ._dask_rows import BlockLost, DaskRows
 from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
-from ._regularization import auto_alpha_from_sums, auto_intercept_scaling
+from ._regularization import auto_alpha_from_sums, auto_intercept_scaling, rows_are_centred
 from ._safeguard import candidate_fractions
 from ._weston_watkins import data_curvature as weston_watkins_curvature
 from ._weston_watkins import data_term as weston_watkins_term
@@ -258,7 +258,13 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
     share = estimator.unlabeled_weight if n_agree else 0.0
     refit_rows = DaskRows.derived(rows, _refit_rows, models, estimator.classes_, cw, lab_sum, agreed_sum, share)
     refit_alpha = max(estimator.alpha_ / (1.0 + share), ALPHA_MIN)
-    if n_classes > 2:  # the joint refit (skssl.svm._weston_watkins): each evaluation sums the blocks' terms
+    weight_sum = rows.sums("sw_labeled") + rows.sums("sw_unlabeled")
+    centred = rows_are_centred(
+        rows.sums("norms_labeled") + rows.sums("norms_unlabeled"),
+        weight_sum,
+        rows.sums("columns_labeled") + rows.sums("columns_unlabeled"),
+    )
+    if n_classes > 2 and centred:  # the joint refit (skssl.svm._weston_watkins), blocks' sums in each evaluation
 
         def summed(block_term, *model):
             parts = refit_rows.query(_weston_watkins_block, refit_rows.blocks, block_term, estimator.classes_, *model)

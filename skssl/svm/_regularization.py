@@ -113,7 +113,9 @@ __all__ = [
     "auto_alpha",
     "auto_alpha_from_sums",
     "auto_intercept_scaling",
+    "fit_rows_are_centred",
     "resolve_regularization",
+    "rows_are_centred",
     "weighted_column_sum",
 ]
 
@@ -242,13 +244,36 @@ def auto_intercept_scaling(norm_sum, weight_sum, column_sum):
     >>> auto_intercept_scaling(40000.0, 400.0, np.array([2000.0, 0.0, 0.0]))  # their mean 5 from the origin
     1.0
     """
-    if not weight_sum > 0:
+    if not rows_are_centred(norm_sum, weight_sum, column_sum):
         return 1.0
+    return AUTO_INTERCEPT_FACTOR * float(np.sqrt(_mean_squared_norm(norm_sum, weight_sum)))
+
+
+def rows_are_centred(norm_sum, weight_sum, column_sum):
+    """Whether the rows' mean lies within a tenth of their root mean squared norm of the origin (standardized rows).
+
+    ``|mean_i x_i|^2 <= (CENTRED_TOLERANCE + 1 / weight_sum) mean_i |x_i|^2``, the means weighted; the arguments
+    are those of :func:`auto_intercept_scaling`. No row of positive weight: not centred.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm._regularization import rows_are_centred
+    >>> rows_are_centred(40000.0, 400.0, np.zeros(3)), rows_are_centred(40000.0, 400.0, np.array([2000.0, 0, 0]))
+    (True, False)
+    """
+    if not weight_sum > 0:
+        return False
     mean_norm = _mean_squared_norm(norm_sum, weight_sum)
     mean_row = np.asarray(column_sum, dtype=np.float64) / weight_sum
-    if float(np.dot(mean_row, mean_row)) > (CENTRED_TOLERANCE + 1.0 / weight_sum) * mean_norm:
-        return 1.0
-    return AUTO_INTERCEPT_FACTOR * float(np.sqrt(mean_norm))
+    return bool(float(np.dot(mean_row, mean_row)) <= (CENTRED_TOLERANCE + 1.0 / weight_sum) * mean_norm)
+
+
+def fit_rows_are_centred(X, sample_weight=None):
+    """:func:`rows_are_centred` over all rows of ``X`` (weighted by ``sample_weight``; O(nnz) for CSR)."""
+    weights = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    norm_sum = float(np.dot(weights, _squared_row_norms(X)))
+    return rows_are_centred(norm_sum, float(weights.sum()), weighted_column_sum(X, weights))
 
 
 def resolve_regularization(alpha, intercept_scaling, X, labeled, sample_weight=None, *, unlabeled_weight=1.0):

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm import _weston_watkins
+from skssl.svm._regularization import fit_rows_are_centred
 from skssl.svm._safeguard import candidate_fractions, candidates_agree
 from skssl.svm._weston_watkins import data_curvature, data_term, fit_weston_watkins
 
@@ -152,7 +153,8 @@ def _middle_class(seed, n_per_class=30):
     """Three classes along one direction, the second between the others: no line separates it from the rest."""
     rng = np.random.default_rng(seed)
     y = np.repeat([0, 1, 2], n_per_class)
-    X = np.column_stack([3.0 * y + rng.normal(scale=0.5, size=y.size), rng.normal(size=y.size)])
+    X = np.column_stack([3.0 * (y - 1) + rng.normal(scale=0.5, size=y.size), rng.normal(size=y.size)])
+    X -= X.mean(axis=0)  # standardized-like rows: the joint refit applies
     y_semi = np.full(y.size, -1)
     for k in range(3):
         y_semi[rng.choice(np.flatnonzero(y == k), 2, replace=False)] = k
@@ -239,3 +241,30 @@ def test_a_capped_refit_warns(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         quiet.fit(X, y_semi)
+
+
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
+@pytest.mark.parametrize("seed", range(3))
+def test_rows_off_the_origin_keep_the_one_vs_rest_refit(Est, seed):
+    # TF-IDF-like rows (non-negative, their mean far from the origin): the refit is one LinearL2SVC per class.
+    X, _, y_semi = _middle_class(seed, n_per_class=12)
+    X = np.abs(X) + 1.0
+    assert not fit_rows_are_centred(X)
+    est = Est(alpha=0.05).fit(X, y_semi)
+    labeled = y_semi != -1
+    fractions = np.bincount(y_semi[labeled], minlength=3) / labeled.sum()
+    base = clone(est).set_params(safeguard=None)
+    predictions = [base.fit(X, y_semi).predict(X[~labeled])]
+    for moved in candidate_fractions(fractions, labeled.sum()):
+        predictions.append(clone(base).set_params(positive_fraction=moved).fit(X, y_semi).predict(X[~labeled]))
+    agree = candidates_agree(predictions)
+    y_fixed = y_semi.copy()
+    y_fixed[np.flatnonzero(~labeled)[agree]] = predictions[0][agree]
+    costs = np.zeros(X.shape[0])
+    costs[labeled] = 1.0 / labeled.sum()
+    agreed = np.flatnonzero(~labeled)[agree]
+    costs[agreed] = 1.0 / max(agreed.size, 1)
+    y_fixed[costs == 0] = -1
+    share = 1.0 if agreed.size else 0.0
+    by_hand = LinearL2SVC(alpha=0.05 / (1 + share)).fit(X, y_fixed, sample_weight=costs)
+    np.testing.assert_allclose(est.coef_, by_hand.coef_, rtol=1e-7, atol=1e-9)
