@@ -69,8 +69,8 @@ safeguard : {"agreement"} or None, default="agreement"
     error of their estimate from the labeled rows; the returned model is
     the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
     label all three agree (the same objective, labels fixed; with more
-    than two classes, one joint l2-SVM over all classes instead of one
-    per class); the disputed rows are left out. It costs about 3 times the CPU of a fit
+    than two classes on standardized rows, one joint l2-SVM over all
+    classes instead of one per class); the disputed rows are left out. It costs about 3 times the CPU of a fit
     without it. It acts only when ``positive_fraction`` is estimated
     (``None``): a given fraction is taken as known. ``None`` returns the
     semi-supervised fit itself, as SVMlin does."""

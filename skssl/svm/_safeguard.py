@@ -23,8 +23,8 @@ the class fractions:
    agreed unlabeled rows with these labels: the semi-supervised objective
    with the labels fixed (the same ``alpha``, ``unlabeled_weight``, sample
    and class weights, the unlabeled mean over the agreed rows), one
-   supervised solve. With more than two classes that solve fits all
-   classes jointly (the squared loss of Weston & Watkins,
+   supervised solve. With more than two classes on centred
+   (standardized) rows that solve fits all classes jointly (the squared loss of Weston & Watkins,
    :mod:`skssl.svm._weston_watkins`) rather than one class against the
    rest, so that a class lying between two others keeps its rows.
 
