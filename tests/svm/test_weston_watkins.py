@@ -38,6 +38,16 @@ def _loss_by_loops(X, y, costs, coef, intercept):
     return total
 
 
+def _problem_and_model(seed, sparse):
+    """A random problem of 2 to 5 classes, its rows (CSR or dense), a random model and a random direction."""
+    X, y, costs = _problem(seed, n_classes=2 + seed % 4)
+    n_classes, d = int(y.max()) + 1, X.shape[1]
+    rng = np.random.default_rng(100 + seed)
+    model = rng.normal(scale=0.5, size=(n_classes, d)), rng.normal(scale=0.5, size=n_classes)
+    direction = rng.normal(size=(n_classes, d)), rng.normal(size=n_classes)
+    return X, y, costs, (sp.csr_matrix(X) if sparse else X), model, direction
+
+
 def _numerical_gradient(f, theta, step=1e-6):
     """Central differences of ``f``: near 0 at the minimum of a strongly convex ``f`` (then
     ``|theta - theta*| <= |grad| / alpha``)."""
@@ -52,11 +62,8 @@ def _numerical_gradient(f, theta, step=1e-6):
 @pytest.mark.parametrize("seed", range(20))
 @pytest.mark.parametrize("sparse", [False, True])
 def test_data_term_is_the_loss_and_its_gradient(seed, sparse):
-    X, y, costs = _problem(seed, n_classes=2 + seed % 4)
-    n_classes, d = int(y.max()) + 1, X.shape[1]
-    rng = np.random.default_rng(100 + seed)
-    coef, intercept = rng.normal(scale=0.5, size=(n_classes, d)), rng.normal(scale=0.5, size=n_classes)
-    rows = sp.csr_matrix(X) if sparse else X
+    X, y, costs, rows, (coef, intercept), _ = _problem_and_model(seed, sparse)
+    n_classes, d = coef.shape
     loss, grad_coef, grad_intercept = data_term(rows, y, costs, coef, intercept)
     assert loss == pytest.approx(_loss_by_loops(X, y, costs, coef, intercept), rel=1e-12)
 
@@ -76,12 +83,7 @@ def test_data_term_is_the_loss_and_its_gradient(seed, sparse):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_data_curvature_is_the_change_of_the_gradient(seed, sparse):
     # Between the kinks the loss is quadratic: a step small enough to cross none changes the gradient by H d.
-    X, y, costs = _problem(seed, n_classes=2 + seed % 4)
-    n_classes, d = int(y.max()) + 1, X.shape[1]
-    rng = np.random.default_rng(200 + seed)
-    coef, intercept = rng.normal(scale=0.5, size=(n_classes, d)), rng.normal(scale=0.5, size=n_classes)
-    along_coef, along_intercept = rng.normal(size=(n_classes, d)), rng.normal(size=n_classes)
-    rows = sp.csr_matrix(X) if sparse else X
+    _, y, costs, rows, (coef, intercept), (along_coef, along_intercept) = _problem_and_model(seed, sparse)
     step = 1e-7
     _, g0c, g0i = data_term(rows, y, costs, coef, intercept)
     _, g1c, g1i = data_term(rows, y, costs, coef + step * along_coef, intercept + step * along_intercept)
@@ -184,13 +186,8 @@ def test_a_class_between_two_others_is_found(seed):
     assert np.mean(joint == y) >= 0.9 > np.mean(one_vs_rest == y)
 
 
-@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
-@pytest.mark.parametrize("seed", range(4))
-def test_the_safe_multiclass_model_minimizes_the_joint_objective_over_the_agreed_rows(Est, seed):
-    # Rebuild the candidates and the refit's rows from public pieces, then check the model against scipy.
-    X, y, y_semi = _middle_class(seed, n_per_class=12)
-    X[:, 1] *= 3.0  # a second direction that the candidates can dispute
-    est = Est(alpha=0.05, unlabeled_weight=0.7).fit(X, y_semi)
+def _refit_rows_by_hand(est, X, y_semi):
+    """The safeguard's refit rows rebuilt from public pieces: labels, costs and the agreed rows' share."""
     labeled = y_semi != -1
     fractions = np.bincount(y_semi[labeled], minlength=3) / labeled.sum()
     base = clone(est).set_params(safeguard=None)
@@ -200,12 +197,23 @@ def test_the_safe_multiclass_model_minimizes_the_joint_objective_over_the_agreed
     agree = candidates_agree(predictions)
     assert est.safeguard_agreement_ == pytest.approx(agree.mean())
     labels = y_semi.copy()
-    labels[np.flatnonzero(~labeled)[agree]] = predictions[0][agree]
+    agreed = np.flatnonzero(~labeled)[agree]
+    labels[agreed] = predictions[0][agree]
+    share = est.unlabeled_weight if agreed.size else 0.0
     costs = np.zeros(X.shape[0])
     costs[labeled] = 1.0 / labeled.sum()
-    agreed = np.flatnonzero(~labeled)[agree]
-    share = 0.7 if agreed.size else 0.0
     costs[agreed] = share / max(agreed.size, 1)
+    return labels, costs, share
+
+
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_safe_multiclass_model_minimizes_the_joint_objective_over_the_agreed_rows(Est, seed):
+    # Rebuild the candidates and the refit's rows from public pieces, then check the model against scipy.
+    X, y, y_semi = _middle_class(seed, n_per_class=12)
+    X[:, 1] *= 3.0  # a second direction that the candidates can dispute
+    est = Est(alpha=0.05, unlabeled_weight=0.7).fit(X, y_semi)
+    labels, costs, share = _refit_rows_by_hand(est, X, y_semi)
     alpha = 2 * 0.05 / (1 + share)  # the refit's alpha, doubled (the module's decisions)
     scaling = est.intercept_scaling_
     keep = costs > 0
@@ -251,20 +259,7 @@ def test_rows_off_the_origin_keep_the_one_vs_rest_refit(Est, seed):
     X = np.abs(X) + 1.0
     assert not fit_rows_are_centred(X)
     est = Est(alpha=0.05).fit(X, y_semi)
-    labeled = y_semi != -1
-    fractions = np.bincount(y_semi[labeled], minlength=3) / labeled.sum()
-    base = clone(est).set_params(safeguard=None)
-    predictions = [base.fit(X, y_semi).predict(X[~labeled])]
-    for moved in candidate_fractions(fractions, labeled.sum()):
-        predictions.append(clone(base).set_params(positive_fraction=moved).fit(X, y_semi).predict(X[~labeled]))
-    agree = candidates_agree(predictions)
-    y_fixed = y_semi.copy()
-    y_fixed[np.flatnonzero(~labeled)[agree]] = predictions[0][agree]
-    costs = np.zeros(X.shape[0])
-    costs[labeled] = 1.0 / labeled.sum()
-    agreed = np.flatnonzero(~labeled)[agree]
-    costs[agreed] = 1.0 / max(agreed.size, 1)
+    y_fixed, costs, share = _refit_rows_by_hand(est, X, y_semi)
     y_fixed[costs == 0] = -1
-    share = 1.0 if agreed.size else 0.0
     by_hand = LinearL2SVC(alpha=0.05 / (1 + share)).fit(X, y_fixed, sample_weight=costs)
     np.testing.assert_allclose(est.coef_, by_hand.coef_, rtol=1e-7, atol=1e-9)
