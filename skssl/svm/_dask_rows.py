@@ -84,6 +84,17 @@ def _lost_worker_errors():
     return (CommClosedError, OSError, ConnectionError)
 
 
+def _actor_lost(actor):
+    """Whether an actor's handle refuses calls because its worker is gone (its future no longer live).
+
+    ``distributed`` raises a plain ``RuntimeError`` then, before any call is sent, where a call already in
+    flight fails with one of :func:`_lost_worker_errors`; which one a fit sees depends on when the
+    scheduler notices the loss.
+    """
+    future = getattr(actor, "_future", None)
+    return future is not None and future.status not in ("finished", "pending")
+
+
 def dask_client():
     """The current ``distributed.Client``; a ``ValueError`` that says how to start one if there is none."""
     try:
@@ -488,23 +499,33 @@ class DaskRows:
             forget, gone = [], self._forget[s.block]
             while gone:  # popleft, like the finalizers' append, is atomic: no id is lost to another thread
                 forget.append(gone.popleft())
-            calls.append(self._actors[s.block].call(steps, forget, final))
+            actor = self._actors[s.block]
+            try:
+                calls.append(actor.call(steps, forget, final))
+            except RuntimeError as error:
+                # The scheduler already knows the worker is gone: the handle refuses the call itself.
+                if not _actor_lost(actor):
+                    raise
+                raise self._block_lost(s, what, error) from error
         answers = []
         for s, c in zip(states, calls):
             try:
                 answers.append(c.result())
             except _lost_worker_errors() as error:
-                i, start, n = self.block_rows[s.block]
-                raise BlockLost(
-                    f"The worker holding row block {i} (rows {start}-{start + n - 1}) was lost while running "
-                    f"{what}: {type(error).__name__}: {error}",
-                    [self.block_rows[s.block]],
-                ) from error
+                raise self._block_lost(s, what, error) from error
         for refs in held:
             for ref in refs:
                 ref.recipe = None  # made on its worker: later round trips need not send its step again
         self.n_rounds += 1
         return answers
+
+    def _block_lost(self, state, what, error):
+        i, start, n = self.block_rows[state.block]
+        return BlockLost(
+            f"The worker holding row block {i} (rows {start}-{start + n - 1}) was lost while running "
+            f"{what}: {type(error).__name__}: {error}",
+            [self.block_rows[state.block]],
+        )
 
     def _gather(self, futures, what, *related):
         """Gather ``futures`` (one per block); a ``RuntimeError`` naming the blocks if Dask gives up on one."""

@@ -68,3 +68,41 @@ def test_a_block_that_travelled_is_transposed_without_a_copy():
         np.testing.assert_array_equal(checked.toarray(), X.toarray())
     X = sp.random(30, 8, density=0.3, format="csr", random_state=0)
     assert _check_block(X, np.r_[0, 1, [-1] * 28], None, 0).X.data is X.data  # a block that stayed is not copied
+
+
+class _RefusingActor:
+    """An actor handle whose worker the scheduler already knows is gone: it refuses the call itself."""
+
+    class _Future:
+        status = "error"
+
+    _future = _Future()
+
+    def call(self, *args):
+        raise RuntimeError("Worker holding Actor was lost.  Status: error")
+
+
+class _PendingState:
+    block = 0
+
+    def pending(self):
+        return [], []
+
+
+def test_an_actor_refused_for_a_lost_worker_is_a_lost_block():
+    # Which error a lost worker gives depends on when the scheduler notices; both must restart the fit.
+    from collections import deque
+
+    from skssl.svm._dask_rows import BlockLost, DaskRows
+
+    rows = DaskRows.__new__(DaskRows)
+    rows._actors, rows._forget, rows.block_rows, rows.n_rounds = [_RefusingActor()], [deque()], [(0, 0, 20)], 0
+    with pytest.raises(BlockLost, match="row block 0 \\(rows 0-19\\) was lost while running probe"):
+        rows._call([_PendingState()], [None], "probe")
+    _RefusingActor._Future.status = "finished"  # a live actor's RuntimeError is a real error, not a lost block
+    try:
+        with pytest.raises(RuntimeError, match="Worker holding Actor") as raised:
+            rows._call([_PendingState()], [None], "probe")
+        assert not isinstance(raised.value, BlockLost)
+    finally:
+        _RefusingActor._Future.status = "error"
