@@ -218,6 +218,10 @@ class _LinearFitMixin:
     #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
     _warns_on_caps = True
 
+    #: Whether the safeguard also asks TSVM (True for deterministic annealing): a second optimizer of the
+    #: same objective, whose local minima differ from the annealing's (see skssl.svm._safeguard).
+    _safeguard_asks_tsvm = False
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model; rows with ``y == -1`` are unlabeled.
@@ -294,15 +298,10 @@ class _LinearFitMixin:
         n_classes = self.classes_.shape[0]
         # Predictions on all rows, then indexed: slicing X by the unlabeled rows would copy most of it.
         predictions = [self._predicted_indices(X)[unlabeled]]
-        for fractions in candidate_fractions(data.fractions, weights[labeled].sum()):
-            # The candidates and the supervised model are fitted on the encoded labels 0 .. n_classes - 1.
-            candidate = clone(self).set_params(
-                positive_fraction=float(fractions[1]) if n_classes == 2 else fractions,
-                class_weight=self._encoded_class_weight(),
-                safeguard=None,
-                verbose=0,
-                **self._resolved_parameters(),
-            )
+        # The candidates are fitted on the encoded labels 0 .. n_classes - 1.
+        for candidate in self._safeguard_candidates(
+            data.fractions, weights[labeled].sum(), self._encoded_class_weight(), self._resolved_parameters()
+        ):
             predictions.append(candidate.fit(X, y_enc, sample_weight=sample_weight)._predicted_indices(X)[unlabeled])
         agree = candidates_agree(predictions)
         labels = predictions[0]
@@ -344,9 +343,57 @@ class _LinearFitMixin:
         self.safeguard_agreement_ = float(np.mean(agree))
         if self.verbose:
             print(
-                f"[{type(self).__name__}] safeguard: the three candidates agree on {self.safeguard_agreement_:.1%} "
+                f"[{type(self).__name__}] safeguard: the {len(predictions)} candidates agree on "
+                f"{self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
+
+    def _safeguard_candidates(self, fractions, n_labeled_weight, class_weight, resolved):
+        """The safeguard's extra candidates, unfitted: this estimator at the moved class fractions, then TSVM.
+
+        Parameters
+        ----------
+        fractions : ndarray of shape (n_classes,)
+            The class fractions of this fit (estimated from the labeled rows).
+        n_labeled_weight : float
+            Number (or total weight) of the labeled rows behind them.
+        class_weight : dict, "balanced" or None
+            The candidates' ``class_weight`` (keyed as the labels they are fitted on).
+        resolved : dict
+            Parameters this fit resolved from the data (:meth:`_resolved_parameters`).
+
+        Returns
+        -------
+        candidates : list of estimators
+            Two of this estimator's kind, and a :class:`TransductiveSVC` when
+            ``_safeguard_asks_tsvm``; none with a safeguard of its own.
+        """
+        n_classes = fractions.shape[0]
+
+        def as_parameter(f):
+            return float(f[1]) if n_classes == 2 else f
+
+        candidates = [
+            clone(self).set_params(
+                positive_fraction=as_parameter(moved), class_weight=class_weight, safeguard=None, verbose=0, **resolved
+            )
+            for moved in candidate_fractions(fractions, n_labeled_weight)
+        ]
+        if self._safeguard_asks_tsvm:
+            from ._classes import TransductiveSVC  # a subclass of this module's base
+
+            candidates.append(
+                TransductiveSVC(
+                    alpha=self.alpha_,
+                    intercept_scaling=self.intercept_scaling_,
+                    unlabeled_weight=self.unlabeled_weight,
+                    positive_fraction=as_parameter(fractions),
+                    safeguard=None,
+                    class_weight=class_weight,
+                    n_jobs=self.n_jobs,
+                )
+            )
+        return candidates
 
     def _refit_jointly(self, data_terms, data_curvatures, refit_alpha):
         """The multi-class refit: the Weston-Watkins l2-SVM of the rows behind ``data_terms``, from this model."""

@@ -358,6 +358,10 @@ class _AnnealingParameters:
 
     _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
 
+    # The safeguard's candidates include TSVM: where the annealing and TSVM's label switching end in different
+    # minima of the same objective, the rows they dispute are left out (skssl.svm._safeguard).
+    _safeguard_asks_tsvm = True
+
     def __init__(
         self,
         alpha="auto",

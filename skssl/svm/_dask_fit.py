@@ -39,7 +39,6 @@ from contextvars import copy_context
 from functools import partial
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.utils.class_weight import compute_class_weight
 
 from ._base import ALPHA_MIN, _alpha_error, _check_alpha
@@ -47,7 +46,6 @@ from ._dask_rows import BlockLost, DaskRows
 from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
 from ._regularization import auto_alpha_from_sums, auto_intercept_scaling, rows_are_centred
-from ._safeguard import candidate_fractions
 from ._weston_watkins import data_curvature as weston_watkins_curvature
 from ._weston_watkins import data_term as weston_watkins_term
 
@@ -243,10 +241,7 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
     from ._classes import LinearL2SVC
 
     n_classes = estimator.classes_.size
-    candidates = [
-        clone(estimator).set_params(positive_fraction=float(f[1]) if n_classes == 2 else f, safeguard=None, verbose=0)
-        for f in candidate_fractions(fractions, n_labeled_weight)
-    ]
+    candidates = estimator._safeguard_candidates(fractions, n_labeled_weight, estimator.class_weight, {})
     with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
         for job in [pool.submit(copy_context().run, _fit_rows, c, rows) for c in candidates]:
             job.result()
@@ -280,7 +275,7 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
     estimator.safeguard_agreement_ = float(n_agree / n_unl)
     if estimator.verbose:
         print(
-            f"[{type(estimator).__name__}] safeguard: the three candidates agree on "
+            f"[{type(estimator).__name__}] safeguard: the {len(models)} candidates agree on "
             f"{estimator.safeguard_agreement_:.1%} of the unlabeled rows; the other {int(n_unl - n_agree)} are "
             "left out of the refit"
         )

@@ -550,12 +550,13 @@ def test_weighted_objective_never_increases_within_a_temperature(seed):
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("data", ["blobs4", "sparse3"])
 def test_integer_weights_equal_duplicated_rows(seed, data):
+    # The annealing alone: the safeguard's TSVM candidate moves rows, not weights (skssl.svm._safeguard).
     X, _, y_semi = _blobs(n_classes=4, seed=seed) if data == "blobs4" else _sparse(seed)
     sw = _weights(seed, X.shape[0])
     repeats = sw.astype(int)
-    weighted = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X, y_semi, sample_weight=sw)
+    weighted = PottsDeterministicAnnealingSVC(alpha=1e-2, safeguard=None).fit(X, y_semi, sample_weight=sw)
     X_dup = X[np.repeat(np.arange(X.shape[0]), repeats)]
-    duplicated = PottsDeterministicAnnealingSVC(alpha=1e-2).fit(X_dup, np.repeat(y_semi, repeats))
+    duplicated = PottsDeterministicAnnealingSVC(alpha=1e-2, safeguard=None).fit(X_dup, np.repeat(y_semi, repeats))
     assert weighted.objective_ == pytest.approx(duplicated.objective_, rel=1e-7)
     np.testing.assert_allclose(weighted.coef_, duplicated.coef_, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(weighted.intercept_, duplicated.intercept_, rtol=1e-6, atol=1e-6)

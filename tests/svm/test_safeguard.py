@@ -83,6 +83,9 @@ def test_the_safe_binary_model_minimizes_the_objective_over_the_agreed_rows(Est,
     predictions = [base.fit(X, y_semi).predict(X[~labeled])]
     for moved in candidate_fractions(np.array([1 - fraction, fraction]), labeled.sum()):
         predictions.append(clone(base).set_params(positive_fraction=moved[1]).fit(X, y_semi).predict(X[~labeled]))
+    if Est is DeterministicAnnealingSVC:  # the annealing's safeguard asks TSVM too
+        tsvm = TransductiveSVC(alpha=0.05, unlabeled_weight=0.7, positive_fraction=fraction, safeguard=None)
+        predictions.append(tsvm.fit(X, y_semi).predict(X[~labeled]))
     agree = candidates_agree(predictions)
     assert est.safeguard_agreement_ == pytest.approx(agree.mean())
     y_pm = np.where(y_semi == 1, 1.0, -1.0)
