@@ -175,3 +175,16 @@ def test_the_safeguard_is_deterministic_and_sparse_equals_dense(Est):
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_allclose(a.coef_, c.coef_, rtol=1e-7, atol=1e-9)
     np.testing.assert_array_equal(a.transduction_, c.transduction_)
+
+
+@pytest.mark.parametrize("Est", [DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
+def test_the_annealing_safeguard_also_leaves_out_the_rows_tsvm_disputes(Est):
+    # On this problem TSVM's label switching and the annealing end on different sides of a few rows.
+    X, _, y_semi = _blobs(0, spread=2.5, per_class=3)
+    est = Est(alpha=0.05, unlabeled_weight=0.7).fit(X, y_semi)
+    without_tsvm = Est(alpha=0.05, unlabeled_weight=0.7)
+    without_tsvm._safeguard_asks_tsvm = False
+    without_tsvm.fit(X, y_semi)
+    assert est.safeguard_agreement_ < without_tsvm.safeguard_agreement_
+    # TSVM's own safeguard does not ask the annealing.
+    assert not TransductiveSVC._safeguard_asks_tsvm
