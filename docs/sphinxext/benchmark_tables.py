@@ -31,7 +31,6 @@ RESULTS = (
     "user_value_safeguard",
     "user_value_unseen",
     "user_value_unseen_before",
-    "user_value_multiclass",
 )
 
 
