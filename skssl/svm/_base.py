@@ -218,10 +218,6 @@ class _LinearFitMixin:
     #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
     _warns_on_caps = True
 
-    #: Whether the safeguard also asks TSVM (True for deterministic annealing): a second optimizer of the
-    #: same objective, whose local minima differ from the annealing's (see skssl.svm._safeguard).
-    _safeguard_asks_tsvm = False
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model; rows with ``y == -1`` are unlabeled.
@@ -349,7 +345,7 @@ class _LinearFitMixin:
             )
 
     def _safeguard_candidates(self, fractions, n_labeled_weight, class_weight, resolved):
-        """The safeguard's extra candidates, unfitted: this estimator at the moved class fractions, then TSVM.
+        """The safeguard's extra candidates, unfitted: this estimator at moved class fractions, a second opinion.
 
         Parameters
         ----------
@@ -365,35 +361,31 @@ class _LinearFitMixin:
         Returns
         -------
         candidates : list of estimators
-            Two of this estimator's kind, and a :class:`TransductiveSVC` when
-            ``_safeguard_asks_tsvm``; none with a safeguard of its own.
+            Two of this estimator's kind and its :meth:`_second_opinion`, if
+            any; none with a safeguard of its own.
         """
-        n_classes = fractions.shape[0]
-
-        def as_parameter(f):
-            return float(f[1]) if n_classes == 2 else f
-
+        binary = fractions.shape[0] == 2
         candidates = [
             clone(self).set_params(
-                positive_fraction=as_parameter(moved), class_weight=class_weight, safeguard=None, verbose=0, **resolved
+                positive_fraction=float(moved[1]) if binary else moved,
+                class_weight=class_weight,
+                safeguard=None,
+                verbose=0,
+                **resolved,
             )
             for moved in candidate_fractions(fractions, n_labeled_weight)
         ]
-        if self._safeguard_asks_tsvm:
-            from ._classes import TransductiveSVC  # a subclass of this module's base
+        second = self._second_opinion(fractions, class_weight)
+        return candidates + ([] if second is None else [second])
 
-            candidates.append(
-                TransductiveSVC(
-                    alpha=self.alpha_,
-                    intercept_scaling=self.intercept_scaling_,
-                    unlabeled_weight=self.unlabeled_weight,
-                    positive_fraction=as_parameter(fractions),
-                    safeguard=None,
-                    class_weight=class_weight,
-                    n_jobs=self.n_jobs,
-                )
-            )
-        return candidates
+    def _second_opinion(self, fractions, class_weight):
+        """The safeguard's candidate from a second optimizer of the same objective, unfitted.
+
+        Deterministic annealing asks :class:`TransductiveSVC` at ``fractions``;
+        TSVM asks itself without SVMlin's annealing of ``lam_u`` (see
+        :mod:`skssl.svm._safeguard`). ``None`` (here): no such candidate.
+        """
+        return None
 
     def _refit_jointly(self, data_terms, data_curvatures, refit_alpha):
         """The multi-class refit: the Weston-Watkins l2-SVM of the rows behind ``data_terms``, from this model."""

@@ -53,7 +53,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 
@@ -287,6 +287,9 @@ class TransductiveSVC(_BaseLinearSVC):
 
     _parameter_constraints: dict = _TSVM_CONSTRAINTS
 
+    #: SVMlin's annealing of ``lam_u`` from a small value; the safeguard's second TSVM candidate turns it off.
+    _anneals_unlabeled_weight = True
+
     def __init__(
         self,
         alpha="auto",
@@ -316,7 +319,15 @@ class TransductiveSVC(_BaseLinearSVC):
 
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
-        return tsvm(X, y, labeled, max_switches=self.max_switches, rel_tol=self.tol, **shared)
+        return tsvm(
+            X,
+            y,
+            labeled,
+            max_switches=self.max_switches,
+            rel_tol=self.tol,
+            anneal_unlabeled_weight=self._anneals_unlabeled_weight,
+            **shared,
+        )
 
     def _solve_dask(self, rows, spec, positive_fraction):
         """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
@@ -336,7 +347,14 @@ class TransductiveSVC(_BaseLinearSVC):
             max_iter=self.max_iter,
             verbose=self.verbose,
             callback=callback,
+            anneal_unlabeled_weight=self._anneals_unlabeled_weight,
         )
+
+    def _second_opinion(self, fractions, class_weight):
+        """The safeguard's TSVM without SVMlin's annealing of ``lam_u`` (:mod:`skssl.svm._safeguard`)."""
+        candidate = clone(self).set_params(class_weight=class_weight, safeguard=None, verbose=0)
+        candidate._anneals_unlabeled_weight = False
+        return candidate
 
     def _convergence_messages(self, res):
         return [
@@ -358,9 +376,17 @@ class _AnnealingParameters:
 
     _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
 
-    # The safeguard's candidates include TSVM: where the annealing and TSVM's label switching end in different
-    # minima of the same objective, the rows they dispute are left out (skssl.svm._safeguard).
-    _safeguard_asks_tsvm = True
+    def _second_opinion(self, fractions, class_weight):
+        """The safeguard's TSVM at this fit's class fractions (:mod:`skssl.svm._safeguard`)."""
+        return TransductiveSVC(
+            alpha=self.alpha_,
+            intercept_scaling=self.intercept_scaling_,
+            unlabeled_weight=self.unlabeled_weight,
+            positive_fraction=float(fractions[1]) if fractions.shape[0] == 2 else fractions,
+            safeguard=None,
+            class_weight=class_weight,
+            n_jobs=self.n_jobs,
+        )
 
     def __init__(
         self,

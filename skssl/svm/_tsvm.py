@@ -144,6 +144,7 @@ def tsvm(
     n_threads=1,
     sample_weight=None,
     callback=None,
+    anneal_unlabeled_weight=True,
 ):
     """Transductive l2-SVM-MFN with multiple switching on one binary problem.
 
@@ -176,6 +177,10 @@ def tsvm(
         ``n_switched`` (pairs switched), ``unlabeled_weight`` (the current
         ``lam_u``) and ``n_solves`` (l2-SVM-MFN solves so far); and every
         l2-SVM-MFN solve's events (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
+    anneal_unlabeled_weight : bool, default=True
+        SVMlin's schedule: ``lam_u`` starts at ``TSVM_LAMBDA_SMALL`` and grows
+        by ``TSVM_ANNEALING_RATE`` to ``unlabeled_weight``. ``False`` starts
+        at ``unlabeled_weight`` (the safeguard's second TSVM candidate).
 
     Returns
     -------
@@ -204,6 +209,7 @@ def tsvm(
             max_iter=max_iter,
             verbose=verbose,
             callback=callback,
+            anneal_unlabeled_weight=anneal_unlabeled_weight,
         )
 
 
@@ -280,7 +286,17 @@ class _TSVMArrays:
         return self._labels
 
 
-def tsvm_loop(rows, *, unlabeled_weight, positive_fraction, max_switches, max_iter, verbose, callback):
+def tsvm_loop(
+    rows,
+    *,
+    unlabeled_weight,
+    positive_fraction,
+    max_switches,
+    max_iter,
+    verbose,
+    callback,
+    anneal_unlabeled_weight=True,
+):
     """TSVM's loop (SVMlin's ``TSVM_MFN``) on ``rows``: the solves, the switches and the annealing of ``lam_u``.
 
     ``rows`` holds the data, the temporary labels and the costs, in memory
@@ -295,7 +311,7 @@ def tsvm_loop(rows, *, unlabeled_weight, positive_fraction, max_switches, max_it
     ----------
     rows : object
         The rows interface.
-    unlabeled_weight, positive_fraction, max_switches, max_iter, verbose, callback
+    unlabeled_weight, positive_fraction, max_switches, max_iter, verbose, callback, anneal_unlabeled_weight
         As for :func:`tsvm` (``callback`` already resolved).
 
     Returns
@@ -309,7 +325,7 @@ def tsvm_loop(rows, *, unlabeled_weight, positive_fraction, max_switches, max_it
         outputs, F = rows.supervised_result(res)
         return TSVMResult(res.w, res.b, outputs, F, rows.labels(), 0, n_iter, True, mfn_ok)
     rows.start_labels(res, n_positive(positive_fraction, rows.n_unl))
-    lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight)
+    lam0 = min(TSVM_LAMBDA_SMALL, unlabeled_weight) if anneal_unlabeled_weight else unlabeled_weight
     rows.set_unlabeled_cost(lam0)
     capped = n_iter >= max_iter
     if not capped:

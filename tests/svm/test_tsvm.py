@@ -123,3 +123,31 @@ def test_final_model_is_the_mfn_optimum_for_its_labels_at_lam_u(lam_u):
     ref = l2_svm_mfn(X, res.labels, cost, alpha=1e-2)  # from scratch
     F = mfn_objective(res.w, res.b, res.outputs, res.labels, cost, 1e-2)
     assert F == pytest.approx(ref.objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("anneal", [True, False])
+def test_the_schedule_of_lam_u_with_and_without_annealing(anneal):
+    # SVMlin's schedule starts lam_u at TSVM_LAMBDA_SMALL; the safeguard's second TSVM starts at unlabeled_weight.
+    X, y, labeled = _blobs(4)
+    seen = []
+
+    def record(event):
+        if event.stage == "switch":
+            seen.append(event.unlabeled_weight)
+
+    res = tsvm(
+        X,
+        y,
+        labeled,
+        alpha=1e-2,
+        unlabeled_weight=0.7,
+        positive_fraction=0.5,
+        callback=record,
+        anneal_unlabeled_weight=anneal,
+    )
+    assert seen[0] == (_tsvm.TSVM_LAMBDA_SMALL if anneal else 0.7)
+    assert seen[-1] == 0.7
+    assert anneal or set(seen) == {0.7}
+    cost = np.where(labeled, 1.0 / labeled.sum(), 0.7 / (~labeled).sum())
+    ref = l2_svm_mfn(X, res.labels, cost, alpha=1e-2)  # the end point is the optimum for its labels either way
+    assert mfn_objective(res.w, res.b, res.outputs, res.labels, cost, 1e-2) == pytest.approx(ref.objective, rel=1e-7)
