@@ -21,7 +21,7 @@ Decisions
 * **transduction_** is a lazy Dask array with the row chunks of ``X``
   (labeled rows keep their label, the others get the final model's
   prediction); computing it scores ``X`` on the workers.
-* **The safeguard** fits its extra candidates (DA's include TSVM) on the cluster too,
+* **The safeguard** fits its extra candidates (a second optimizer's among them) on the cluster too,
   counts their agreement on the unlabeled rows block by block, and refits
   on lazily derived labels and weights (:class:`~skssl.svm.LinearL2SVC`
   for two classes; for more, the joint l2-SVM of

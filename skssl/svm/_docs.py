@@ -70,11 +70,12 @@ safeguard : {"agreement"} or None, default="agreement"
     the l2-SVM fitted to the labeled rows and the unlabeled rows on whose
     label all three agree (the same objective, labels fixed; with more
     than two classes on standardized rows, one joint l2-SVM over all
-    classes instead of one per class); the disputed rows are left out. The
-    annealing estimators also ask ``TransductiveSVC`` with the same
-    parameters, a second optimizer of the same objective, and leave out
-    the rows where it disagrees. It costs about 3 times the CPU of a fit
-    without it (plus one TSVM fit for the annealing). It acts only when ``positive_fraction`` is estimated
+    classes instead of one per class); the disputed rows are left out. A
+    fourth candidate reaches the same objective by a second optimizer
+    (the annealing estimators: ``TransductiveSVC`` with the same
+    parameters; ``TransductiveSVC``: itself without SVMlin's annealing of
+    the unlabeled weight), and the rows where it disagrees are left out
+    too. It costs about 3 times the CPU of a fit without it. It acts only when ``positive_fraction`` is estimated
     (``None``): a given fraction is taken as known. ``None`` returns the
     semi-supervised fit itself, as SVMlin does."""
 
@@ -125,8 +126,7 @@ dask_rounds_ : int
 _SAFEGUARD_AGREEMENT = """\
 safeguard_agreement_ : float or None
     With the safeguard: the fraction of the unlabeled rows on which the
-    candidates agree (three; four for the annealing estimators, whose
-    candidates include TSVM; the others were left out of the refit).
+    four candidates agree (the others were left out of the refit).
     ``None`` when it did not act: ``safeguard=None``, a given
     ``positive_fraction``, or no unlabeled rows.
     ``coef_``, ``intercept_`` and ``transduction_`` are those of the
