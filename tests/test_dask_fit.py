@@ -147,7 +147,7 @@ def test_class_weight_and_alpha_on_dask(client):
 
 
 def test_the_safeguard_on_dask_is_the_in_memory_one(client):
-    """alpha="auto", the estimated class fraction and the safeguard (three fits and a refit) on the cluster."""
+    """alpha="auto", the estimated class fraction and the safeguard (four fits and a refit) on the cluster."""
     X, y = _problem(2, False)
     X = X - X.mean(axis=0)  # centred rows: intercept_scaling="auto" frees the bias
     in_memory = TransductiveSVC(max_iter=4).fit(X, y)

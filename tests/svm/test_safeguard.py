@@ -9,6 +9,8 @@ from sklearn.base import clone
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm._safeguard import FRACTION_FLOOR, candidate_fractions, candidates_agree
 
+from ._candidates import second_opinion
+
 SEMI = [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
 
@@ -83,7 +85,7 @@ def test_the_safe_binary_model_minimizes_the_objective_over_the_agreed_rows(Est,
     predictions = [base.fit(X, y_semi).predict(X[~labeled])]
     for moved in candidate_fractions(np.array([1 - fraction, fraction]), labeled.sum()):
         predictions.append(clone(base).set_params(positive_fraction=moved[1]).fit(X, y_semi).predict(X[~labeled]))
-    predictions.append(_second_opinion(est, fraction).fit(X, y_semi).predict(X[~labeled]))
+    predictions.append(second_opinion(est, fraction).fit(X, y_semi).predict(X[~labeled]))
     agree = candidates_agree(predictions)
     assert est.safeguard_agreement_ == pytest.approx(agree.mean())
     y_pm = np.where(y_semi == 1, 1.0, -1.0)
@@ -97,20 +99,6 @@ def test_the_safe_binary_model_minimizes_the_objective_over_the_agreed_rows(Est,
     np.testing.assert_allclose(ours, reference.x, atol=1e-4)
 
 
-def _second_opinion(est, fraction):
-    """The safeguard's fourth candidate, built from public pieces (but TSVM's private schedule switch)."""
-    tsvm = TransductiveSVC(
-        alpha=est.alpha_,
-        intercept_scaling=est.intercept_scaling_,
-        unlabeled_weight=est.unlabeled_weight,
-        positive_fraction=fraction,
-        safeguard=None,
-    )
-    if isinstance(est, TransductiveSVC):  # TSVM asks itself, without the annealing of lam_u
-        tsvm._anneals_unlabeled_weight = False
-    return tsvm
-
-
 def test_disputed_rows_take_no_part_in_the_model():
     # Moving a disputed row anywhere leaves the safe model unchanged; moving an agreed one changes it.
     X, _, y_semi = _blobs(7, spread=3.0, per_class=3)
@@ -121,7 +109,7 @@ def test_disputed_rows_take_no_part_in_the_model():
     predictions = [clone(base).fit(X, y_semi).predict(X[~labeled])]
     for moved in candidate_fractions(np.array([1 - fraction, fraction]), labeled.sum()):
         predictions.append(clone(base).set_params(positive_fraction=moved[1]).fit(X, y_semi).predict(X[~labeled]))
-    predictions.append(_second_opinion(est, fraction).fit(X, y_semi).predict(X[~labeled]))
+    predictions.append(second_opinion(est, fraction).fit(X, y_semi).predict(X[~labeled]))
     agree = candidates_agree(predictions)
     assert 0 < agree.mean() < 1, "the problem must have disputed rows"
     weights = np.ones(X.shape[0])

@@ -15,6 +15,8 @@ from skssl.svm._regularization import fit_rows_are_centred
 from skssl.svm._safeguard import candidate_fractions, candidates_agree
 from skssl.svm._weston_watkins import data_curvature, data_term, fit_weston_watkins
 
+from ._candidates import second_opinion
+
 SEMI = [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
 
@@ -194,16 +196,7 @@ def _refit_rows_by_hand(est, X, y_semi):
     predictions = [base.fit(X, y_semi).predict(X[~labeled])]
     for moved in candidate_fractions(fractions, labeled.sum()):
         predictions.append(clone(base).set_params(positive_fraction=moved).fit(X, y_semi).predict(X[~labeled]))
-    # The fourth candidate: TSVM for the annealing, TSVM without its annealing of lam_u for TSVM.
-    tsvm = TransductiveSVC(
-        alpha=est.alpha_,
-        intercept_scaling=est.intercept_scaling_,
-        unlabeled_weight=est.unlabeled_weight,
-        positive_fraction=fractions,
-        safeguard=None,
-    )
-    tsvm._anneals_unlabeled_weight = not isinstance(est, TransductiveSVC)
-    predictions.append(tsvm.fit(X, y_semi).predict(X[~labeled]))
+    predictions.append(second_opinion(est, fractions).fit(X, y_semi).predict(X[~labeled]))
     agree = candidates_agree(predictions)
     assert est.safeguard_agreement_ == pytest.approx(agree.mean())
     labels = y_semi.copy()
