@@ -124,7 +124,7 @@ from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
 from ._regularization import fit_rows_are_centred, resolve_regularization
 from ._rowblocks import share_threads
-from ._safeguard import candidate_fractions, candidates_agree
+from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 from ._weston_watkins import JointLoss, fit_weston_watkins
 
@@ -364,10 +364,9 @@ class _LinearFitMixin:
             Two of this estimator's kind and its :meth:`_second_opinion`, if
             any; none with a safeguard of its own.
         """
-        binary = fractions.shape[0] == 2
         candidates = [
             clone(self).set_params(
-                positive_fraction=float(moved[1]) if binary else moved,
+                positive_fraction=as_positive_fraction(moved),
                 class_weight=class_weight,
                 safeguard=None,
                 verbose=0,

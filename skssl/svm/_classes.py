@@ -79,6 +79,7 @@ from ._dask_problem import new_states
 from ._dask_tsvm import DaskTSVMRows
 from ._docs import fill_doc
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
+from ._safeguard import as_positive_fraction
 from ._potts import potts_annealing
 from ._problem import S3VMProblem
 from ._rowblocks import fit_threads
@@ -382,7 +383,7 @@ class _AnnealingParameters:
             alpha=self.alpha_,
             intercept_scaling=self.intercept_scaling_,
             unlabeled_weight=self.unlabeled_weight,
-            positive_fraction=float(fractions[1]) if fractions.shape[0] == 2 else fractions,
+            positive_fraction=as_positive_fraction(fractions),
             safeguard=None,
             class_weight=class_weight,
             n_jobs=self.n_jobs,

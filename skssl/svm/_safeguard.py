@@ -114,7 +114,7 @@ Decisions
 
 import numpy as np
 
-__all__ = ["candidate_fractions", "candidates_agree"]
+__all__ = ["candidate_fractions", "candidates_agree", "as_positive_fraction"]
 
 #: Class fractions of the candidates are kept within [FRACTION_FLOOR, 1 - FRACTION_FLOOR].
 FRACTION_FLOOR = 1e-3
@@ -153,6 +153,19 @@ def candidate_fractions(fractions, n_labeled):
             moved = np.clip(fractions + sign * spread, FRACTION_FLOOR, 1.0 - FRACTION_FLOOR)
             out.append(moved / moved.sum())
     return out
+
+
+def as_positive_fraction(fractions):
+    """Class fractions as an estimator's ``positive_fraction``: the positive class's for two classes, else all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm._safeguard import as_positive_fraction
+    >>> as_positive_fraction(np.array([0.6, 0.4]))
+    0.4
+    """
+    return float(fractions[1]) if fractions.shape[0] == 2 else fractions
 
 
 def candidates_agree(candidate_predictions):
