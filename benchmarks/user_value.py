@@ -28,15 +28,20 @@ on *all* training rows for every method; the supervised baselines then fit their
 only (``LabeledRowsOnly``). That needs no semi-supervised learner, so the gain reported is the gain of the
 semi-supervised *algorithm*, not of the preprocessing.
 
-Caps (a full run in about 45 CPU minutes on 2 cores): tabular sets are subsampled to 6,000 rows (stratified,
-seed 0: adult's 48,842 and mammography's 11,183 rows); MNIST to 4,000 training and 2,000 test images
-(stratified, seed 0); 20 Newsgroups (20 groups) to 4,000 of its 11,314 training documents (stratified, seed 0)
-and its whole test split. Skipped: ``LabelSpreading()`` above 6,000 training rows (its dense ``n x n``
-kernel); skssl's deterministic annealing (``da``, ``potts``) on MNIST (with 200 labels a default fit took
-about 200 CPU s for one-vs-rest DA and 120 for Potts against 24 for TSVM; ``results/dense_multiclass_cost.md``
-compares them there) and on 20 Newsgroups with 20 groups (170 to 330 CPU s per fit on the full training split;
-``results/potts_newsgroups.md`` compares them there). A skipped fit is part of the protocol (the table says
+Caps: tabular sets are subsampled to 6,000 rows (stratified, seed 0: adult's 48,842 and mammography's 11,183
+rows); MNIST to 4,000 training and 2,000 test images (stratified, seed 0); 20 Newsgroups (20 groups) to 4,000 of
+its 11,314 training documents (stratified, seed 0) and its whole test split. Skipped: ``LabelSpreading()`` above
+6,000 training rows (its dense ``n x n`` kernel). Every skssl estimator is fitted on every set. The fits of a full
+run take about 100 CPU minutes, 43 of them deterministic annealing (``da``, ``potts``) on MNIST and on 20
+Newsgroups with 20 groups: about 230 CPU s per one-vs-rest DA fit and 190 to 220 per Potts DA fit there, against
+30 to 37 for TSVM. On a 2-core machine run it as two processes on halves of the sets (``--only``, ``--out``) and
+merge their logs. A skipped fit is part of the protocol (the table says
 so); a fit that raises is a failure and makes the run partial.
+
+**Label draws** (``--label-draw``): stratified by default, so that the labeled class fractions are the true
+ones up to rounding; ``uniform`` draws the labeled rows uniformly at random (redrawn until every class has one),
+as a user who labels rows as they come gets them, and the class fractions the estimators read from the labels
+then scatter around the true ones (``results/user_value_uniform.md``).
 
 Groups (``--group``), fixed in ``DATASETS``: the **development** sets, used so far to develop and tune skssl
 (pcmac, 20 Newsgroups, digits, most tabular and text sets); the **held-out** sets, kept aside to judge a change
@@ -57,11 +62,22 @@ A complete run writes ``results/user_value.md`` and its ``.jsonl`` (``benchmarks
 """
 
 import argparse
+import json
 import warnings
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
-from _harness import RESULTS_DIR, ResultsFile, append_jsonl, markdown_table, provenance, reductions, timed
+from _harness import (
+    RESULTS_DIR,
+    ResultsFile,
+    append_jsonl,
+    command_line,
+    markdown_table,
+    provenance,
+    reductions,
+    timed,
+)
 from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -96,6 +112,7 @@ MNIST_TRAIN, MNIST_TEST = 4000, 2000
 NG20_TRAIN = 4000
 TEST_SIZE = 0.3
 
+DRAW_TEXT = dict(stratified="stratified", uniform="uniformly at random, at least one per class")
 SUPERVISED = ("logreg", "linearsvc")
 METHODS = ("logreg", "linearsvc", "selftraining", "labelspreading", "tsvm", "da", "potts", "cl")
 LABELS = dict(logreg="LogReg", linearsvc="LinearSVC", selftraining="SelfTraining", labelspreading="LabelSpreading")
@@ -158,10 +175,27 @@ def _split(data, draw):
     return X_train, y_train, X_test, y_test
 
 
-def tabular_split(data, draw, labeled_fraction=0.1):
+def draw_labels(y_train, n_labeled, draw, stratified=True):
+    """``y_train`` with all but ``n_labeled`` labels hidden: a stratified draw, or a uniform one.
+
+    The uniform draw (``stratified=False``) is what a user gets who labels rows as they come: the labeled
+    class fractions then scatter around the true ones. It is redrawn from the same seeded generator until
+    every class has a labeled row, as the stratified draw guarantees.
+    """
+    if stratified:
+        return make_semi_supervised(y_train, n_labeled, random_state=draw)
+    rng = np.random.RandomState(draw)
+    n_classes = np.unique(y_train).shape[0]
+    while True:
+        y_semi = make_semi_supervised(y_train, n_labeled, random_state=rng, stratify=False)
+        if np.unique(y_semi[y_semi != -1]).shape[0] == n_classes:
+            return y_semi
+
+
+def tabular_split(data, draw, labeled_fraction=0.1, stratified=True):
     """Stratified 70/30 split, 10% of the training labels kept, impute + one-hot + ``StandardScaler``."""
     X_train, y_train, X_test, y_test = _split(data, draw)
-    y_semi = make_semi_supervised(y_train, labeled_fraction, random_state=draw)
+    y_semi = draw_labels(y_train, labeled_fraction, draw, stratified)
     categorical = list(data.categorical)
     numeric = [c for c in X_train.columns if c not in categorical]
     one_hot = make_pipeline(
@@ -171,10 +205,10 @@ def tabular_split(data, draw, labeled_fraction=0.1):
     return Split(X_train, y_semi, X_test, y_test, [encode, StandardScaler()])
 
 
-def text_split(data, draw, n_labels):
+def text_split(data, draw, n_labels, stratified=True):
     """The set's own split (else stratified 70/30), ``n_labels`` labels, ``TfidfVectorizer(min_df=2)``."""
     X_train, y_train, X_test, y_test = _split(data, draw)
-    y_semi = make_semi_supervised(y_train, n_labels, random_state=draw)
+    y_semi = draw_labels(y_train, n_labels, draw, stratified)
     vectorized = not isinstance(X_train, np.ndarray) or X_train.dtype != object
     return Split(X_train, y_semi, X_test, y_test, [] if vectorized else [TfidfVectorizer(min_df=2)])
 
@@ -184,10 +218,10 @@ def scale_pixels(X, top):
     return np.asarray(X, dtype=np.float64) / top
 
 
-def image_split(data, draw, n_labels):
+def image_split(data, draw, n_labels, stratified=True):
     """The set's own split (else stratified 70/30), ``n_labels`` labels, pixels scaled to [0, 1]."""
     X_train, y_train, X_test, y_test = _split(data, draw)
-    y_semi = make_semi_supervised(y_train, n_labels, random_state=draw)
+    y_semi = draw_labels(y_train, n_labels, draw, stratified)
     return Split(X_train, y_semi, X_test, y_test, [FunctionTransformer(scale_pixels, kw_args={"top": data.top})])
 
 
@@ -276,11 +310,11 @@ def _tab(name, group, load=None):
 
 
 def _txt(name, group, load, n_labels):
-    return Dataset(name, "text", group, load, lambda data, draw: text_split(data, draw, n_labels))
+    return Dataset(name, "text", group, load, lambda data, draw, **kw: text_split(data, draw, n_labels, **kw))
 
 
 def _img(name, group, load, n_labels):
-    return Dataset(name, "images", group, load, lambda data, draw: image_split(data, draw, n_labels))
+    return Dataset(name, "images", group, load, lambda data, draw, **kw: image_split(data, draw, n_labels, **kw))
 
 
 _DEV_TABULAR = "adult banknote mammography oil-spill winequality-red ecoli wheat-seeds haberman horse-colic"
@@ -311,21 +345,15 @@ DATASETS = [
     _txt("ng-guns-mideast", "unseen", _ng_pair("talk.politics.guns", "talk.politics.mideast"), 50),
 ]
 BY_NAME = {d.name: d for d in DATASETS}
-_NG20_DA = "20-class deterministic annealing on 20 Newsgroups: 170-330 CPU s per fit (potts_newsgroups.md)"
-_MNIST_DA = (
-    "dense 10-class deterministic annealing on MNIST: about 120-200 CPU s per default fit against TSVM's 24 "
-    "(dense_multiclass_cost.md)"
-)
-SKIPS = {(name, m): why for name, why in (("20ng-20", _NG20_DA), ("mnist-4k", _MNIST_DA)) for m in ("da", "potts")}
 
 
-def skip_reason(dataset, method, n_train, n_classes):
+def skip_reason(method, n_train, n_classes):
     """Why ``method`` is not fitted on this set (``None``: it is fitted)."""
     if method == "potts" and n_classes == 2:
         return "binary"
     if method == "labelspreading" and n_train > MAX_ROWS_LABELSPREADING:
         return f"{n_train} training rows > {MAX_ROWS_LABELSPREADING} (dense n x n kernel)"
-    return SKIPS.get((dataset, method))
+    return None
 
 
 # ---------------------------------------------------------------- the table
@@ -430,33 +458,87 @@ def render(records, methods, header):
     return "\n".join(parts)
 
 
+def protocol_note(draws, label_draw):
+    """The paragraphs under a table's provenance: the protocol in brief and how to read a cell."""
+    return (
+        f"Protocol in the script's docstring: defaults only, {draws} label draws ({DRAW_TEXT[label_draw]}), tabular "
+        "sets keep 10% of the training labels, text and image sets 50 to 400 labels; the preprocessing is fitted "
+        "on all training rows for every method.\n\n"
+        "Each cell is the mean test accuracy (%) over the draws; for a semi-supervised method, in brackets, its "
+        "gain in points over the better supervised baseline (LogReg or LinearSVC fitted on the labeled rows only). "
+        f"A gain above +{TIE:g} point is a win, below -{TIE:g} a loss, else a tie. `·`: not applicable (Potts DA "
+        "on a binary set, where it is the binary DA); `skip`: not fitted, reason below. CPU seconds are those of "
+        "`fit` on a 2-core machine shared with other jobs: indicative only.\n"
+    )
+
+
+def merge_logs(args, argv=None):
+    """``--merge``: one table from the logs of several runs; complete only when they cover the full run."""
+    records = {}
+    for log in args.merge:
+        for line in Path(log).read_text().splitlines():
+            rec = json.loads(line)
+            records[(rec["dataset"], rec["draw"], rec["method"])] = rec
+    order = {d.name: i for i, d in enumerate(DATASETS)}
+    records = sorted(records.values(), key=lambda r: (order[r["dataset"]], r["draw"], METHODS.index(r["method"])))
+    label_draws = {r.get("label_draw", "stratified") for r in records}
+    if len(label_draws) > 1:
+        raise SystemExit(f"--merge: the logs mix label draws ({', '.join(sorted(label_draws))})")
+    present = {(r["dataset"], r["method"], r["draw"]) for r in records}
+    missing = {(d, m, k) for d in order for m in METHODS for k in range(DRAWS)} - present
+    reduced = [f"the logs lack {len(missing)} (data set, method, draw) cells"] if missing else []
+    runs = []
+    for log in args.merge:
+        table = Path(log).with_suffix(".md")
+        first = table.read_text().split("\n\n")[1] if table.exists() else f"log `{log}`"
+        runs.append(f"- {first}")
+    header = (
+        "# Does unlabeled data help with the defaults?\n\n"
+        f"The logs of {len(args.merge)} runs, merged (`{command_line(argv)}`); a later run's cell replaces an "
+        "earlier one's:\n\n" + "\n".join(runs) + "\n\n" + protocol_note(DRAWS, label_draws.pop())
+    )
+    results = ResultsFile(RESULTS, args.out, reduced=reduced)
+    written = results.finish(render(records, list(METHODS), header))
+    with open(written.with_suffix(".jsonl"), "w") as out:
+        out.writelines(json.dumps(rec) + "\n" for rec in records)
+    print(written.read_text())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--group", choices=["dev", "heldout", "unseen", "all"], default="all")
     parser.add_argument("--only", nargs="+", choices=list(BY_NAME), metavar="NAME", help="these data sets only")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"label draws per data set (default {DRAWS})")
+    parser.add_argument(
+        "--label-draw",
+        choices=["stratified", "uniform"],
+        default="stratified",
+        help="how the labeled rows are drawn: keeping the class fractions (default), or uniformly at random",
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="LOG",
+        help="fit nothing: render the JSON lines of these logs (of runs on parts of the sets, side by side) as one "
+        "table; a later log's cell replaces an earlier one's",
+    )
     parser.add_argument("--out", help="write a run reduced on purpose to this file (and .jsonl beside it)")
     args = parser.parse_args(argv)
     if args.draws < 1:
         parser.error("--draws must be at least 1")
+    if args.merge:
+        merge_logs(args, argv)
+        return
     methods = [m for m in METHODS if m in args.methods]
     datasets = [d for d in DATASETS if args.group in ("all", d.group) and (not args.only or d.name in args.only)]
-    reduced = reductions(args, group="all", only=None, methods=list(METHODS), draws=DRAWS)
+    reduced = reductions(args, group="all", only=None, methods=list(METHODS), draws=DRAWS, label_draw="stratified")
     results = ResultsFile(RESULTS, args.out, reduced=reduced)
     log_path = results.partial.with_suffix(".jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("")
-    header = (
-        f"# Does unlabeled data help with the defaults?\n\n{provenance(argv)}\n\n"
-        f"Protocol in the script's docstring: defaults only, {args.draws} label draws, tabular sets keep 10% of the "
-        "training labels, text and image sets 50 to 400 labels; the preprocessing is fitted on all training rows "
-        "for every method.\n\n"
-        "Each cell is the mean test accuracy (%) over the draws; for a semi-supervised method, in brackets, its "
-        "gain in points over the better supervised baseline (LogReg or LinearSVC fitted on the labeled rows only). "
-        f"A gain above +{TIE:g} point is a win, below -{TIE:g} a loss, else a tie. `·`: not applicable (Potts DA "
-        "on a binary set, where it is the binary DA); `skip`: not fitted, reason below. CPU seconds are those of "
-        "`fit` on a 2-core machine shared with other jobs: indicative only.\n"
+    header = f"# Does unlabeled data help with the defaults?\n\n{provenance(argv)}\n\n" + protocol_note(
+        args.draws, args.label_draw
     )
     warnings.filterwarnings("ignore")  # convergence and division warnings of the defaults; accuracy tells
     records = []
@@ -467,14 +549,15 @@ def main(argv=None):
         if data is None:
             continue
         for draw in range(args.draws):
-            split = dataset.protocol(data, draw)
+            split = dataset.protocol(data, draw, stratified=args.label_draw == "stratified")
             n_train, labeled = len(split.y_semi), split.y_semi[split.y_semi != -1]
             n_classes = len(np.unique(labeled))
             base = dict(dataset=dataset.name, kind=dataset.kind, group=dataset.group, draw=draw, n_train=n_train)
+            base.update(label_draw=args.label_draw)
             base.update(n_labeled=len(labeled), n_test=len(split.y_test), n_classes=n_classes)
             for method in methods:
                 rec = dict(base, method=method)
-                why = skip_reason(dataset.name, method, n_train, n_classes)
+                why = skip_reason(method, n_train, n_classes)
                 if why:
                     rec.update(status="skipped", reason=why)
                 else:

@@ -91,6 +91,24 @@ def test_text_and_image_splits_draw_the_asked_number_of_labels(uv):
     assert scaled.min() >= 0 and scaled.max() <= 1
 
 
+def test_uniform_label_draws_scatter_the_class_fractions_and_keep_every_class(uv):
+    """``--label-draw uniform``: seeded, every class labeled, labeled fractions that differ from the true ones."""
+    y = np.repeat([0, 1, 2], [70, 20, 10])
+    fractions = []
+    for draw in range(20):
+        y_semi = uv.draw_labels(y, 10, draw, stratified=False)
+        np.testing.assert_array_equal(y_semi, uv.draw_labels(y, 10, draw, stratified=False))
+        labeled = y_semi[y_semi != -1]
+        assert labeled.size == 10 and set(labeled) == {0, 1, 2}
+        np.testing.assert_array_equal(labeled, y[y_semi != -1])
+        fractions.append(np.bincount(labeled, minlength=3) / 10)
+        stratified = uv.draw_labels(y, 10, draw)
+        assert np.abs(np.bincount(stratified[stratified != -1]) - [7, 2, 1]).max() <= 1
+    assert np.abs(np.array(fractions) - [0.7, 0.2, 0.1]).max() >= 0.2  # the uniform draws scatter
+    split = uv.tabular_split(_tabular(0), 0, stratified=False)
+    assert np.sum(split.y_semi != -1) == round(0.1 * len(split.y_semi))
+
+
 def _records(accuracies, draws=2):
     out = []
     for (dataset, method), acc in accuracies.items():
@@ -130,11 +148,12 @@ def test_a_failed_draw_leaves_no_mean_and_no_gain(uv):
 
 
 def test_skip_rules(uv):
-    assert uv.skip_reason("iris", "potts", 100, 2) == "binary"
-    assert uv.skip_reason("iris", "potts", 100, 3) is None
-    assert "6000" in uv.skip_reason("x", "labelspreading", 6001, 2)
-    assert uv.skip_reason("x", "labelspreading", 6000, 2) is None
-    assert uv.skip_reason("mnist-4k", "da", 4000, 10)
+    assert uv.skip_reason("potts", 100, 2) == "binary"
+    assert uv.skip_reason("potts", 100, 3) is None
+    assert "6000" in uv.skip_reason("labelspreading", 6001, 2)
+    assert uv.skip_reason("labelspreading", 6000, 2) is None
+    # Every skssl estimator is fitted on every set, the costly multi-class annealing cells too.
+    assert all(uv.skip_reason(m, 11314, 20) is None for m in ("tsvm", "da", "potts", "cl"))
 
 
 def test_groups_are_fixed_and_cover_every_kind(uv):
@@ -180,3 +199,35 @@ def test_the_mnist_subsample_holds_every_class_in_train_and_test(uv):
     for y in (data.y_train, data.y_test):
         counts = np.bincount(y, minlength=10)
         assert counts.min() > 0.5 * counts.mean(), counts
+
+
+def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, monkeypatch):
+    """``--merge``: a later log's cell replaces an earlier one's; complete only when every cell is there."""
+    toys = [uv.Dataset(name, "tabular", "dev", lambda: _tabular(2), uv.tabular_split) for name in ("toy1", "toy2")]
+    monkeypatch.setattr(uv, "DATASETS", toys)
+    monkeypatch.setattr(uv, "BY_NAME", {d.name: d for d in toys})
+    results = tmp_path / "results" / "user_value.md"
+    monkeypatch.setattr(uv, "RESULTS", results)
+    rows = [
+        {"dataset": name, "kind": "tabular", "group": "dev", "draw": draw, "n_train": 70, "n_labeled": 7,
+         "n_test": 30, "n_classes": 2, "method": method, "status": "ok", "accuracy": 0.5, "fit_cpu_s": 0.1}
+        for name in ("toy1", "toy2") for draw in range(uv.DRAWS) for method in uv.METHODS
+    ]  # fmt: skip
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(json.dumps(r) + "\n" for r in rows if r["dataset"] == "toy1"))
+    second.write_text("".join(json.dumps(r) + "\n" for r in rows if r["dataset"] == "toy2"))
+    uv.main(["--merge", str(first)])
+    assert not results.exists()  # toy2 is missing: a partial table
+    assert "lack" in results.with_name("user_value.partial.md").read_text()
+    better = [dict(r, accuracy=0.9) for r in rows if r["dataset"] == "toy1" and r["method"] == "tsvm"]
+    third = tmp_path / "c.jsonl"
+    third.write_text("".join(json.dumps(r) + "\n" for r in better))
+    uv.main(["--merge", str(first), str(second), str(third)])
+    merged = [json.loads(x) for x in results.with_suffix(".jsonl").read_text().splitlines()]
+    assert len(merged) == len(rows)
+    assert {r["accuracy"] for r in merged if r["dataset"] == "toy1" and r["method"] == "tsvm"} == {0.9}
+    assert "| toy1 |" in results.read_text() and "(+40.0)" in results.read_text()
+    uniform = tmp_path / "d.jsonl"
+    uniform.write_text(json.dumps(dict(rows[0], label_draw="uniform")) + "\n")
+    with pytest.raises(SystemExit, match="mix label draws"):
+        uv.main(["--merge", str(first), str(uniform)])
