@@ -498,7 +498,8 @@ def merge_logs(args, argv=None):
         "earlier one's:\n\n" + "\n".join(runs) + "\n\n" + protocol_note(DRAWS, label_draws.pop())
     )
     results = ResultsFile(RESULTS, args.out, reduced=reduced)
-    written = results.finish(render(records, list(METHODS), header))
+    methods = [m for m in METHODS if any(r["method"] == m for r in records)]
+    written = results.finish(render(records, methods, header))
     with open(written.with_suffix(".jsonl"), "w") as out:
         out.writelines(json.dumps(rec) + "\n" for rec in records)
     print(written.read_text())

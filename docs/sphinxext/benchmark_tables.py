@@ -31,6 +31,7 @@ RESULTS = (
     "user_value_safeguard",
     "user_value_unseen",
     "user_value_unseen_before",
+    "user_value_uniform",
 )
 
 
