@@ -35,7 +35,7 @@ its 11,314 training documents (stratified, seed 0) and its whole test split. Ski
 run take about 100 CPU minutes, 43 of them deterministic annealing (``da``, ``potts``) on MNIST and on 20
 Newsgroups with 20 groups: about 230 CPU s per one-vs-rest DA fit and 190 to 220 per Potts DA fit there, against
 30 to 37 for TSVM. On a 2-core machine run it as two processes on halves of the sets (``--only``, ``--out``) and
-merge their logs. A skipped fit is part of the protocol (the table says
+merge their logs with ``--merge``. A skipped fit is part of the protocol (the table says
 so); a fit that raises is a failure and makes the run partial.
 
 **Label draws** (``--label-draw``): stratified by default, so that the labeled class fractions are the true
@@ -57,6 +57,7 @@ line per (data set, draw, method) goes to ``results/user_value.jsonl``. The comm
 
     python benchmarks/user_value.py                                  # full run
     python benchmarks/user_value.py --draws 1 --only iris pcmac      # a smoke test
+    python benchmarks/user_value.py --merge half_a.jsonl half_b.jsonl   # one table from two runs' logs
 
 A complete run writes ``results/user_value.md`` and its ``.jsonl`` (``benchmarks/README.md``).
 """
@@ -529,6 +530,9 @@ def main(argv=None):
     if args.draws < 1:
         parser.error("--draws must be at least 1")
     if args.merge:
+        chosen = args.only or args.group != "all" or list(args.methods) != list(METHODS) or args.draws != DRAWS
+        if chosen or args.label_draw != "stratified":
+            parser.error("--merge fits nothing and takes --out only (the logs say what was run)")
         merge_logs(args, argv)
         return
     methods = [m for m in METHODS if m in args.methods]

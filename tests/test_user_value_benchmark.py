@@ -201,7 +201,7 @@ def test_the_mnist_subsample_holds_every_class_in_train_and_test(uv):
         assert counts.min() > 0.5 * counts.mean(), counts
 
 
-def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, monkeypatch):
+def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, monkeypatch, capsys):
     """``--merge``: a later log's cell replaces an earlier one's; complete only when every cell is there."""
     toys = [uv.Dataset(name, "tabular", "dev", lambda: _tabular(2), uv.tabular_split) for name in ("toy1", "toy2")]
     monkeypatch.setattr(uv, "DATASETS", toys)
@@ -231,3 +231,6 @@ def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, 
     uniform.write_text(json.dumps(dict(rows[0], label_draw="uniform")) + "\n")
     with pytest.raises(SystemExit, match="mix label draws"):
         uv.main(["--merge", str(first), str(uniform)])
+    with pytest.raises(SystemExit):  # options of a run make no sense for a merge
+        uv.main(["--merge", str(first), "--only", "toy1"])
+    assert "takes --out only" in capsys.readouterr().err
