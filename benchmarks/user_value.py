@@ -480,6 +480,8 @@ def merge_logs(args, argv=None):
         for line in Path(log).read_text().splitlines():
             rec = json.loads(line)
             records[(rec["dataset"], rec["draw"], rec["method"])] = rec
+    if not records:
+        raise SystemExit(f"--merge: the logs hold no results ({', '.join(args.merge)})")
     order = {d.name: i for i, d in enumerate(DATASETS)}
     records = sorted(records.values(), key=lambda r: (order[r["dataset"]], r["draw"], METHODS.index(r["method"])))
     label_draws = {r.get("label_draw", "stratified") for r in records}

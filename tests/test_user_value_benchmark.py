@@ -234,3 +234,7 @@ def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, 
     with pytest.raises(SystemExit):  # options of a run make no sense for a merge
         uv.main(["--merge", str(first), "--only", "toy1"])
     assert "takes --out only" in capsys.readouterr().err
+    empty = tmp_path / "e.jsonl"
+    empty.write_text("")
+    with pytest.raises(SystemExit, match="hold no results"):
+        uv.main(["--merge", str(empty)])
