@@ -16,7 +16,10 @@ Sections (each can be run alone with ``--only``):
 
 Run with one thread (the CPU is shared)::
 
-    OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv]
+    OMP_NUM_THREADS=1 python benchmarks/when_to_use.py [--only pcmac 20ng digits tuning cv] [--out FILE]
+
+``--out`` writes elsewhere than the committed ``results/when_to_use.md`` (to check a figure without
+replacing it).
 """
 
 import argparse
@@ -188,9 +191,10 @@ SECTIONS = {name: globals()[f"section_{name}"] for name in ("pcmac", "20ng", "di
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), help="run these sections only")
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/when_to_use.md")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
-    results = ResultsFile(RESULTS)
+    results = ResultsFile(RESULTS, args.out)
     done = {}
     for key in args.only or list(SECTIONS):
         with results.skipping(f"section {key}"):
