@@ -238,3 +238,16 @@ def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, 
     empty.write_text("")
     with pytest.raises(SystemExit, match="hold no results"):
         uv.main(["--merge", str(empty)])
+
+
+@pytest.mark.parametrize("table, label_draw", [("user_value.md", "stratified"), ("user_value_uniform.md", "uniform")])
+def test_committed_tables_say_how_their_labels_were_drawn(uv, table, label_draw):
+    """Each committed table's log records its label draw, and its protocol paragraph names the same one.
+
+    A log without the field is taken as stratified by ``--merge``, so a uniform log that lacks it would be
+    rendered under a stratified protocol.
+    """
+    md = uv.RESULTS.with_name(table)
+    records = [json.loads(line) for line in md.with_suffix(".jsonl").read_text().splitlines()]
+    assert {r.get("label_draw", "stratified") for r in records} == {label_draw}
+    assert f"label draws ({uv.DRAW_TEXT[label_draw]})" in md.read_text()
