@@ -124,6 +124,7 @@ from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
 from ._regularization import fit_rows_are_centred, resolve_regularization
 from ._rowblocks import share_threads
+from ._cluster_fractions import fractions_from_clusters
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 from ._weston_watkins import JointLoss, fit_weston_watkins
@@ -498,6 +499,14 @@ class _LinearFitMixin:
         check_design_scale(X)
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
         fractions = self._class_fractions(y_enc, mask, estimate_weights)
+        if self._uses_unlabeled_rows and getattr(self, "positive_fraction", None) is None:
+            labels_say = fractions
+            fractions = fractions_from_clusters(X, y_enc, mask, fractions, estimate_weights)
+            if self.verbose and fractions is not labels_say:
+                print(
+                    f"[{type(self).__name__}] class fractions from clusters of the rows: "
+                    f"{np.round(fractions, 3).tolist()} (the labeled rows say {np.round(labels_say, 3).tolist()})"
+                )
         unlabeled_weight = getattr(self, "unlabeled_weight", 1.0) if self._uses_unlabeled_rows else 0.0
         self.alpha_, self.intercept_scaling_ = resolve_regularization(
             self.alpha, self.intercept_scaling, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight

@@ -245,6 +245,10 @@ class TransductiveSVC(_BaseLinearSVC):
         ``r`` (SVMlin ``-R``): fraction of unlabeled rows labeled positive.
         ``None`` estimates it from the labeled rows; a multi-class model
         takes one fraction per class.
+        With ``None``, where the rows form one cluster per class (k-means,
+        90% of the labeled rows in their class's cluster) and the labels'
+        fractions lie over one standard error from the clusters' sizes, the
+        clusters' sizes are used instead.
     %(safeguard)s
     max_switches : int, default=10000
         ``S`` (SVMlin ``-S``): pairs switched per round at most; 1 gives
@@ -450,6 +454,10 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     positive_fraction : float or array-like of shape (n_classes,), default=None
         ``r`` (SVMlin ``-R``): the mean of ``p``. ``None`` estimates it from
         the labeled rows; a multi-class model takes one fraction per class.
+        With ``None``, where the rows form one cluster per class (k-means,
+        90% of the labeled rows in their class's cluster) and the labels'
+        fractions lie over one standard error from the clusters' sizes, the
+        clusters' sizes are used instead.
     %(safeguard)s
     %(initial_temperature)s
     tol : float, default=1e-6
@@ -582,6 +590,10 @@ class PottsDeterministicAnnealingSVC(
         (positive, summing to 1). ``None`` estimates them from the labeled
         rows; a binary problem also takes one float, the fraction of
         ``classes_[1]``.
+        With ``None``, where the rows form one cluster per class (k-means,
+        90% of the labeled rows in their class's cluster) and the labels'
+        fractions lie over one standard error from the clusters' sizes, the
+        clusters' sizes are used instead.
     %(safeguard)s
     %(initial_temperature)s
     tol : float, default=1e-6

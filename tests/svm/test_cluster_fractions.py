@@ -1,0 +1,127 @@
+"""Class fractions from clusters of the rows (skssl.svm._cluster_fractions)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skssl.svm import _base as svm_base
+from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+from skssl.svm._cluster_fractions import MIN_LABELED, fractions_from_clusters
+
+
+def _blobs(sizes, n_features=2, spread=1.0, distance=8.0, seed=0):
+    """Well-separated Gaussian blobs, one per class, of the given sizes."""
+    rng = np.random.RandomState(seed)
+    centres = rng.randn(len(sizes), n_features)
+    centres *= distance / np.linalg.norm(centres[0] - centres[1])
+    X = np.vstack([rng.randn(n, n_features) * spread + c for n, c in zip(sizes, centres)])
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    return X, y
+
+
+def _label(y, per_class, seed=0):
+    """A mask with ``per_class[k]`` labeled rows of class ``k``."""
+    rng = np.random.RandomState(seed)
+    mask = np.zeros(y.shape[0], dtype=bool)
+    for k, n in enumerate(per_class):
+        mask[rng.choice(np.flatnonzero(y == k), n, replace=False)] = True
+    return mask
+
+
+def _labels_say(y, mask):
+    return np.bincount(y[mask], minlength=y.max() + 1) / mask.sum()
+
+
+def test_skewed_labels_on_rows_that_cluster_by_class_take_the_clusters_shares():
+    X, y = _blobs([150, 150])
+    mask = _label(y, [16, 4])  # the labels say 0.8 / 0.2 for a balanced set
+    out = fractions_from_clusters(X, y, mask, _labels_say(y, mask))
+    truth = np.bincount(y[~mask]) / (~mask).sum()
+    np.testing.assert_allclose(out, truth, atol=0.01)
+
+
+def test_labels_within_one_standard_error_of_the_clusters_are_kept():
+    X, y = _blobs([150, 150])
+    mask = _label(y, [11, 9])  # 0.55 / 0.45: the standard error of 20 labels is 0.11
+    said = _labels_say(y, mask)
+    assert fractions_from_clusters(X, y, mask, said) is said
+
+
+def test_clusters_that_are_not_the_classes_are_ignored():
+    X, y = _blobs([150, 150])
+    rng = np.random.RandomState(1)
+    y_random = rng.randint(0, 2, y.shape[0])  # the rows cluster, but not by these labels
+    mask = _label(y_random, [16, 4])
+    said = _labels_say(y_random, mask)
+    assert fractions_from_clusters(X, y_random, mask, said) is said
+
+
+def test_too_few_labeled_rows_are_no_evidence():
+    X, y = _blobs([150, 150])
+    mask = _label(y, [MIN_LABELED - 2, 1])
+    said = _labels_say(y, mask)
+    assert fractions_from_clusters(X, y, mask, said) is said
+
+
+def test_sparse_rows_with_64_bit_indices_give_the_dense_answer():
+    X, y = _blobs([120, 80, 100], n_features=4)
+    X = X - X.min() + 0.1  # positive, so that the CSR holds every value
+    mask = _label(y, [14, 2, 4])
+    said = _labels_say(y, mask)
+    dense = fractions_from_clusters(X, y, mask, said)
+    X_sparse = sp.csr_matrix(X)
+    X_sparse.indices = X_sparse.indices.astype(np.int64)
+    X_sparse.indptr = X_sparse.indptr.astype(np.int64)
+    np.testing.assert_allclose(fractions_from_clusters(X_sparse, y, mask, said), dense)
+    assert X_sparse.indices.dtype == np.int64  # the caller's matrix is left as it was
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_any_problem_gives_the_labels_or_positive_fractions_summing_to_one(seed):
+    """Random blobs, overlapping or not, random label counts and weights: never a malformed vector."""
+    rng = np.random.RandomState(seed)
+    n_classes = rng.randint(2, 5)
+    sizes = rng.randint(5, 60, n_classes)
+    X, y = _blobs(sizes, n_features=rng.randint(1, 4), spread=rng.choice([0.3, 1.0, 5.0]), seed=seed)
+    per_class = [rng.randint(1, n + 1) for n in sizes]
+    mask = _label(y, per_class, seed)
+    if mask.all():
+        mask[0] = False
+    said = _labels_say(y, mask)
+    weight = None if rng.rand() < 0.5 else rng.randint(0, 3, y.shape[0]) + 0.5
+    out = fractions_from_clusters(X, y, mask, said, weight)
+    assert out is said or (out.shape == said.shape and np.all(out > 0) and np.isclose(out.sum(), 1.0))
+
+
+@pytest.mark.parametrize("Estimator", [TransductiveSVC, DeterministicAnnealingSVC])
+def test_estimators_enforce_the_clusters_shares_and_leave_a_given_fraction_alone(Estimator, monkeypatch):
+    X, y = _blobs([150, 150])
+    mask = _label(y, [16, 4])
+    y_semi = np.where(mask, y, -1)
+    fitted = Estimator().fit(X, y_semi)
+    predicted_positive = np.mean(fitted.predict(X[~mask]) == 1)
+    assert abs(predicted_positive - 0.5) < 0.05  # the labels' 0.2 would have been enforced
+
+    def consulted(*args, **kwargs):
+        raise AssertionError("a given positive_fraction must be used as given")
+
+    monkeypatch.setattr(svm_base, "fractions_from_clusters", consulted)
+    Estimator(positive_fraction=0.2).fit(X, y_semi)
+    with pytest.raises(AssertionError, match="used as given"):
+        Estimator().fit(X, y_semi)  # the patch is where the estimators look
+
+
+def test_potts_takes_the_clusters_shares_of_several_classes():
+    X, y = _blobs([100, 100, 100])
+    mask = _label(y, [10, 3, 3])
+    y_semi = np.where(mask, y, -1)
+    fitted = PottsDeterministicAnnealingSVC().fit(X, y_semi)
+    shares = np.bincount(fitted.predict(X[~mask]), minlength=3) / (~mask).sum()
+    np.testing.assert_allclose(shares, 1 / 3, atol=0.05)
+
+
+def test_verbose_says_when_the_clusters_replace_the_labels(capsys):
+    X, y = _blobs([150, 150])
+    mask = _label(y, [16, 4])
+    TransductiveSVC(verbose=1).fit(X, np.where(mask, y, -1))
+    assert "class fractions from clusters of the rows" in capsys.readouterr().out
