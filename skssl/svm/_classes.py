@@ -246,7 +246,7 @@ class TransductiveSVC(_BaseLinearSVC):
         ``None`` estimates it from the labeled rows; a multi-class model
         takes one fraction per class.
         With ``None``, where the rows form one cluster per class (k-means,
-        90% of the labeled rows in their class's cluster) and the labels'
+        90% of the labeled weight in its class's cluster) and the labels'
         fractions lie over one standard error from the clusters' sizes, the
         clusters' sizes are used instead.
     %(safeguard)s
@@ -455,7 +455,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
         ``r`` (SVMlin ``-R``): the mean of ``p``. ``None`` estimates it from
         the labeled rows; a multi-class model takes one fraction per class.
         With ``None``, where the rows form one cluster per class (k-means,
-        90% of the labeled rows in their class's cluster) and the labels'
+        90% of the labeled weight in its class's cluster) and the labels'
         fractions lie over one standard error from the clusters' sizes, the
         clusters' sizes are used instead.
     %(safeguard)s
@@ -591,7 +591,7 @@ class PottsDeterministicAnnealingSVC(
         rows; a binary problem also takes one float, the fraction of
         ``classes_[1]``.
         With ``None``, where the rows form one cluster per class (k-means,
-        90% of the labeled rows in their class's cluster) and the labels'
+        90% of the labeled weight in its class's cluster) and the labels'
         fractions lie over one standard error from the clusters' sizes, the
         clusters' sizes are used instead.
     %(safeguard)s

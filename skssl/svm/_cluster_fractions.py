@@ -16,7 +16,8 @@ The rule (:func:`fractions_from_clusters`):
 2. clusters matched to classes so that most labeled rows fall in their own
    class's cluster (the Hungarian assignment on the cluster x class counts);
 3. the clusters are taken as the classes only when at least
-   ``MIN_PURITY`` (90%) of the labeled weight falls in its class's cluster;
+   ``MIN_PURITY`` (90%) of the labeled weight falls in its class's cluster,
+   and more than half of every class's labeled weight does;
 4. and their shares of the unlabeled rows replace the labels' fractions only
    when they differ from them by more than one standard error of the labels'
    estimate (``sqrt(f (1 - f) / l)``) for some class: within that, the
@@ -48,8 +49,14 @@ Decisions
   cluster (the threshold was set after a first version had shown 45 there)
   and the clusters say 0.498 (the test set: 0.498): TSVM 89.9% -> 93.4%,
   DA 89.7% -> 94.4% (``benchmarks/when_to_use.py --only pcmac``).
+* **More than half of every class in its own cluster**, besides 90%
+  overall: a class with a tenth of the labels could otherwise sit wholly
+  outside its cluster, matched to a few outlying rows, and get a share
+  near 0 (a case a review found: 18 and 2 labels, 3 outliers).
 * **At least ``MIN_LABELED`` (10) labeled rows**, and twice as many as
-  there are classes: the purity of fewer is no evidence.
+  there are classes, rows counted by their weight as everywhere in the fit
+  (so the rule depends on the scale of ``sample_weight``, as the
+  safeguard's spread does): the purity of fewer is no evidence.
 * **k-means++ on a canonical sample of the distinct rows**, then Lloyd's
   iterations on all rows: k-means++ draws rows by position, so run on the
   rows as given it would make the fit depend on their order and on whether
@@ -57,7 +64,12 @@ Decisions
   their content (two fixed random projections), with a repeated row's
   weights summed, it does not. Not k-means started at the labeled rows'
   class means: that stops in the partition those few rows suggest (on
-  pcmac at 0.35 against the truth's 0.50, 96% pure).
+  pcmac at 0.35 against the truth's 0.50, 96% pure). Dense rows are
+  deduplicated exactly; sparse rows by a projection that scipy computes
+  row by row. scikit-learn's k-means runs its own OpenMP threads (all
+  cores, whatever ``n_jobs``) and limits BLAS to one thread while it runs;
+  its per-thread sums can make two runs differ in the last bits of a
+  centre, which changes a row's cluster only on an exact tie.
 * **Cost.** On 20 Newsgroups binary (11,314 TF-IDF rows, 1.5M non-zeros)
   the rule takes 0.6 CPU s, against about 6 for a default TSVM fit. On
   dense rows scikit-learn's k-means works on a centred copy of ``X`` for
@@ -73,12 +85,14 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
 
-__all__ = ["fractions_from_clusters", "MIN_PURITY", "MIN_LABELED"]
+__all__ = ["fractions_from_clusters", "MIN_PURITY", "MIN_LABELED", "MIN_CLASS_SHARE"]
 
 #: Least share of the labeled weight in its own class's cluster for the clusters to count as the classes.
 MIN_PURITY = 0.9
-#: Least number of labeled rows (and at least two per class).
+#: Least labeled weight (rows count by their weight), and at least twice the number of classes.
 MIN_LABELED = 10
+#: Least share of each class's labeled weight in its own cluster.
+MIN_CLASS_SHARE = 0.5
 #: k-means++ restarts and seed, and the most distinct rows it starts from.
 N_INIT, SEED, SAMPLE = 3, 0, 2000
 
@@ -125,6 +139,8 @@ def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
     n_labeled, n_unlabeled = weight[labeled].sum(), weight[unlabeled].sum()
     if n_labeled < max(MIN_LABELED, 2 * n_classes) or n_unlabeled < 2 * n_classes:
         return fractions
+    if sp.issparse(X) and X.nnz >= np.iinfo(np.int32).max:
+        return fractions  # scikit-learn's k-means takes 32-bit sparse indices only
     clusters = _kmeans_labels(X, n_classes, weight)
     counts = np.zeros((n_classes, n_classes))
     np.add.at(counts, (clusters[labeled], y_enc[labeled]), weight[labeled])
@@ -132,8 +148,10 @@ def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
     as_class = np.empty(n_classes, dtype=np.intp)
     as_class[rows] = cols
     purity = counts[rows, cols].sum() / counts.sum()
-    if purity < MIN_PURITY:
-        return fractions
+    class_weight = counts.sum(axis=0)
+    own_share = np.divide(counts[rows, cols], class_weight[cols], out=np.zeros(n_classes), where=class_weight[cols] > 0)
+    if purity < MIN_PURITY or not np.all(own_share > MIN_CLASS_SHARE):
+        return fractions  # not the classes, or a class (a small one, say) mostly outside its own cluster
     shares = np.bincount(as_class[clusters[unlabeled]], weights=weight[unlabeled], minlength=n_classes)
     shares = shares / shares.sum()
     if not np.all(shares > 0):
@@ -148,21 +166,15 @@ def _kmeans_labels(X, n_clusters, weight):
     """Cluster of every row: k-means++ on a canonical sample of the distinct rows, then Lloyd on all rows.
 
     The start must not depend on where the rows are or on whether a row is repeated or weighted: k-means++
-    draws rows at random by position. So the rows are put in an order of their content (two fixed random
-    projections, sorted), repeated rows merge into one of summed weight, and k-means++ (``N_INIT`` restarts,
-    seed ``SEED``) runs on at most ``SAMPLE`` of them drawn from that order; its centres then start Lloyd's
-    iterations on every row with its weight, which no order or repetition of the rows changes.
+    draws rows at random by position. So the distinct rows are put in an order of their content, a repeated
+    row's weights summed, and k-means++ (``N_INIT`` restarts, seed ``SEED``) runs on at most ``SAMPLE`` of them
+    drawn from that order; its centres start Lloyd's iterations on every row with its weight, run until no row
+    changes cluster (``tol=0``: scikit-learn's default tolerance scales with the unweighted variance of the
+    rows, which repeating a row changes).
     """
     X = _int32_indices(X)
-    projections = np.random.RandomState(SEED).standard_normal((X.shape[1], 2))
-    fingerprints = np.asarray(X @ projections)
-    order = np.lexsort(fingerprints.T[::-1])
-    fingerprints = fingerprints[order]
-    first = np.ones(order.shape[0], dtype=bool)
-    first[1:] = np.any(fingerprints[1:] != fingerprints[:-1], axis=1)
-    group = np.cumsum(first) - 1
-    distinct = order[first]
-    distinct_weight = np.bincount(group, weights=weight[order])
+    distinct, group = _distinct_rows(X)
+    distinct_weight = np.bincount(group, weights=weight, minlength=distinct.shape[0])
     if distinct.shape[0] > SAMPLE:
         keep = np.sort(np.random.RandomState(SEED).choice(distinct.shape[0], SAMPLE, replace=False))
         distinct, distinct_weight = distinct[keep], distinct_weight[keep]
@@ -171,11 +183,35 @@ def _kmeans_labels(X, n_clusters, weight):
     if distinct.shape[0] < n_clusters:
         return np.zeros(X.shape[0], dtype=np.intp)  # fewer distinct rows than classes: one cluster, no purity
     start = KMeans(n_clusters, n_init=N_INIT, random_state=SEED).fit(X[distinct], sample_weight=distinct_weight)
-    return KMeans(n_clusters, init=start.cluster_centers_, n_init=1).fit(X, sample_weight=weight).labels_
+    final = KMeans(n_clusters, init=start.cluster_centers_, n_init=1, tol=0.0)
+    return final.fit(X, sample_weight=weight).labels_
+
+
+def _distinct_rows(X):
+    """One row index per distinct row, in an order of the rows' content, and each row's group in that list.
+
+    Dense rows are compared exactly (``np.unique`` over rows, in lexicographic order). Sparse rows by two
+    fixed random projections, computed by scipy's row-by-row products, which give identical rows identical
+    bits; two different rows that project alike (no such pair is known to matter) would share a group.
+    """
+    if not sp.issparse(X):
+        _, first, group = np.unique(np.asarray(X), axis=0, return_index=True, return_inverse=True)
+        return first, group.ravel()
+    if not X.has_sorted_indices:
+        X = X.sorted_indices()
+    projections = np.random.RandomState(SEED).standard_normal((X.shape[1], 2))
+    fingerprints = np.asarray(X @ projections)
+    order = np.lexsort(fingerprints.T[::-1])
+    ordered = fingerprints[order]
+    starts = np.ones(order.shape[0], dtype=bool)
+    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    group = np.empty(order.shape[0], dtype=np.intp)
+    group[order] = np.cumsum(starts) - 1
+    return order[starts], group
 
 
 def _int32_indices(X):
     """``X`` with 32-bit sparse indices, which scikit-learn's k-means needs: a new index structure, values shared."""
-    if sp.issparse(X) and X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
+    if sp.issparse(X) and X.indices.dtype != np.int32:
         return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
     return X

@@ -11,7 +11,8 @@ the same with candidates that differ in what the labeled rows know least,
 the class fractions:
 
 1. The semi-supervised fit at the class fractions ``f`` estimated from the
-   labeled rows (``positive_fraction=None``), and two more fits at ``f`` moved by one
+   labeled rows (``positive_fraction=None``; or the clusters' shares, where
+   :mod:`skssl.svm._cluster_fractions` takes them), and two more fits at ``f`` moved by one
    standard error of that estimate, ``s_k = sqrt(f_k (1 - f_k) / l)``
    (``l`` labeled rows): ``f + s`` and ``f - s`` for a binary problem (the
    fraction of the positive class); for several classes the two vectors

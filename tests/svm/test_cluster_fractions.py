@@ -125,3 +125,48 @@ def test_verbose_says_when_the_clusters_replace_the_labels(capsys):
     mask = _label(y, [16, 4])
     TransductiveSVC(verbose=1).fit(X, np.where(mask, y, -1))
     assert "class fractions from clusters of the rows" in capsys.readouterr().out
+
+
+def test_a_small_class_outside_its_own_cluster_does_not_pass_on_overall_purity():
+    """90% overall is not enough: every class must have most of its labels in its own cluster."""
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.randn(270, 2), rng.randn(30, 2) * 0.3 + [6, 0], rng.randn(3, 2) * 0.1 + [0, 60]])
+    y = np.repeat([0, 1, 1], [270, 30, 3])
+    mask = np.zeros(303, dtype=bool)
+    mask[:18] = mask[270:272] = True
+    said = _labels_say(y, mask)
+    assert fractions_from_clusters(X, y, mask, said) is said
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_neither_the_order_of_the_rows_nor_repeating_instead_of_weighting_changes_the_answer(sparse):
+    X, y = _blobs([150, 150])
+    X = np.round(X, 1)  # repeated rows
+    mask = _label(y, [16, 4], seed=3)
+    X, y, mask = np.vstack([X, X[:40]]), np.concatenate([y, y[:40]]), np.concatenate([mask, mask[:40]])
+    said = _labels_say(y, mask)
+    as_given = (lambda A: sp.csr_matrix(A)) if sparse else (lambda A: A)
+    first = fractions_from_clusters(as_given(X + 20), y, mask, said)
+    assert first is not said
+    order = np.random.RandomState(1).permutation(y.shape[0])
+    np.testing.assert_array_equal(fractions_from_clusters(as_given(X[order] + 20), y[order], mask[order], said), first)
+    # Rows 300..339 repeat rows 0..39: drop the copies and give the originals weight 2 instead.
+    weight = np.ones(300)
+    weight[:40] = 2.0
+    np.testing.assert_allclose(
+        fractions_from_clusters(as_given(X[:300] + 20), y[:300], mask[:300], said, weight), first, rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_callers_rows_are_left_as_they_were(sparse):
+    X, y = _blobs([150, 150])
+    X = X + 20
+    mask = _label(y, [16, 4])
+    X_in = sp.csr_matrix(X) if sparse else X.copy()
+    before = X_in.copy()
+    fractions_from_clusters(X_in, y, mask, _labels_say(y, mask))
+    if sparse:
+        assert (X_in != before).nnz == 0 and X_in.indices.dtype == before.indices.dtype
+    else:
+        np.testing.assert_array_equal(X_in, before)
