@@ -99,9 +99,8 @@ def section_pcmac():
     labeled = data.y_train[data.y_train != -1]
     supervised_alpha = LinearL2SVC().fit(data.X_train, data.y_train).alpha_
     semi_alpha = TransductiveSVC(safeguard=None).fit(data.X_train, data.y_train).alpha_
-    mask = data.y_train != -1
-    said = np.bincount(data.y_train[mask], minlength=2) / mask.sum()
-    clusters = fractions_from_clusters(data.X_train, data.y_train, mask, said)
+    said = np.bincount(labeled, minlength=2) / labeled.shape[0]
+    clusters = fractions_from_clusters(data.X_train, data.y_train, data.y_train != -1, said)
     note = (
         f"`load_pcmac()`: 1,460 training rows, 50 labeled ({int((labeled == 1).sum())} of class 1: the labels "
         f"say {said[1]:.2f}; with positive_fraction=None the estimators take the clusters' {clusters[1]:.3f}, "

@@ -501,7 +501,10 @@ class _LinearFitMixin:
         fractions = self._class_fractions(y_enc, mask, estimate_weights)
         if self._uses_unlabeled_rows and getattr(self, "positive_fraction", None) is None:
             labels_say = fractions
-            fractions = fractions_from_clusters(X, y_enc, mask, fractions, estimate_weights)
+            # A safeguard candidate fitted on its parent's rows is handed the parent's answer: same rows, same rule.
+            fractions = getattr(self, "_parent_fractions", None)
+            if fractions is None:
+                fractions = fractions_from_clusters(X, y_enc, mask, labels_say, estimate_weights)
             if self.verbose and fractions is not labels_say:
                 print(
                     f"[{type(self).__name__}] class fractions from clusters of the rows: "

@@ -148,8 +148,10 @@ def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
     as_class = np.empty(n_classes, dtype=np.intp)
     as_class[rows] = cols
     purity = counts[rows, cols].sum() / counts.sum()
-    class_weight = counts.sum(axis=0)
-    own_share = np.divide(counts[rows, cols], class_weight[cols], out=np.zeros(n_classes), where=class_weight[cols] > 0)
+    labeled_per_class = counts.sum(axis=0)
+    own_share = np.divide(
+        counts[rows, cols], labeled_per_class[cols], out=np.zeros(n_classes), where=labeled_per_class[cols] > 0
+    )
     if purity < MIN_PURITY or not np.all(own_share > MIN_CLASS_SHARE):
         return fractions  # not the classes, or a class (a small one, say) mostly outside its own cluster
     shares = np.bincount(as_class[clusters[unlabeled]], weights=weight[unlabeled], minlength=n_classes)

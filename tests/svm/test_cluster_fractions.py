@@ -170,3 +170,16 @@ def test_the_callers_rows_are_left_as_they_were(sparse):
         assert (X_in != before).nnz == 0 and X_in.indices.dtype == before.indices.dtype
     else:
         np.testing.assert_array_equal(X_in, before)
+
+
+@pytest.mark.parametrize("Estimator", [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
+def test_one_fit_clusters_the_rows_once(Estimator, monkeypatch):
+    """The safeguard's candidates take the fit's fractions; none of them runs k-means again."""
+    X, y = _blobs([150, 150])
+    mask = _label(y, [16, 4])
+    calls = []
+    monkeypatch.setattr(
+        svm_base, "fractions_from_clusters", lambda *args: calls.append(1) or fractions_from_clusters(*args)
+    )
+    Estimator().fit(X, np.where(mask, y, -1))
+    assert len(calls) == 1
