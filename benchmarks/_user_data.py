@@ -21,7 +21,7 @@ from sklearn.utils import Bunch
 from skssl.datasets import DatasetUnavailableError
 from skssl.datasets._locate import find_data_file
 
-__all__ = ["load_nltk", "load_reuters_earn", "load_reuters_r8", "load_sms", "load_tabular"]
+__all__ = ["load_nltk", "load_reuters_earn", "load_reuters_r8", "load_sms", "load_tabular", "tabular_bunch"]
 
 
 def _path(*names):
@@ -102,7 +102,15 @@ def load_tabular(name, *, min_class_size=10):
     ARFF files' nominal ones, are listed in ``categorical``.
     """
     frame, target, categorical = _tabular_frame(name)
-    target = target.astype(str).to_numpy()
+    return tabular_bunch(frame, target, categorical, min_class_size=min_class_size)
+
+
+def tabular_bunch(frame, target, categorical=None, *, min_class_size=10):
+    """``frame`` and ``target`` as a benchmark's tabular set: small classes dropped, labels ``0 .. K-1``.
+
+    ``categorical`` (default: the non-numeric columns) lists the columns to one-hot encode.
+    """
+    target = pd.Series(target).astype(str).to_numpy()
     names, counts = np.unique(target, return_counts=True)
     keep = np.isin(target, names[counts >= min_class_size])
     frame = frame.loc[keep].reset_index(drop=True)

