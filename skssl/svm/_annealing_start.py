@@ -18,8 +18,8 @@ rows slightly worse on every text set too. So the labeled rows decide:
 
 1. The labeled rows (of positive weight) are split in two stratified halves
    (``StratifiedKFold(2, shuffle=True, random_state=0)`` over the rows
-   ordered by a digest of their values: the same rows give the same halves,
-   in any order).
+   in an order of their values: the same rows give the same halves, in any
+   order and at any scale).
 2. For each half, its labels are hidden (made ``-1``) and the estimator is
    fitted twice on all rows, from the hot and from the cold start, without
    the safeguard and at the class fractions of the whole fit. Each fit
@@ -67,15 +67,13 @@ Decisions
   A number for ``initial_temperature`` skips the check.
 """
 
-import hashlib
-
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
 from ._annealing import DA_INIT_TEMP
 from ._base import rows_of_positive_weight
+from ._cluster_fractions import _distinct_rows
 
 __all__ = [
     "COLD_START",
@@ -96,20 +94,13 @@ MIN_MORE_CORRECT = 2
 
 
 def _content_order(X, rows):
-    """``rows`` ordered by a digest of each row's values: an order that does not depend on where the rows are."""
-    digests = []
-    for i in rows:
-        if sp.issparse(X):
-            start, end = X.indptr[i], X.indptr[i + 1]
-            order = np.argsort(X.indices[start:end], kind="stable")
-            parts = (X.indices[start:end][order].astype(np.int64), X.data[start:end][order])
-        else:
-            parts = (np.asarray(X[i]),)
-        digest = hashlib.blake2b(digest_size=16)
-        for part in parts:
-            digest.update(np.ascontiguousarray(part).tobytes())
-        digests.append(digest.digest())
-    return rows[np.argsort(np.array(digests, dtype="S16"), kind="stable")]
+    """``rows`` in an order of their values (:mod:`skssl.svm._cluster_fractions`' order of distinct rows).
+
+    It does not depend on where the rows are, nor on the scale of ``X``: multiplying every row by the same
+    positive number keeps the order (a digest of the rows' bytes, this function's first version, did not).
+    """
+    _, group = _distinct_rows(X[rows])
+    return rows[np.argsort(group, kind="stable")]
 
 
 def label_check_halves(y_enc, labeled, X=None):
@@ -123,8 +114,9 @@ def label_check_halves(y_enc, labeled, X=None):
         The labeled rows (of positive weight) that take part.
     X : {ndarray, CSR matrix} of shape (n_samples, n_features), default=None
         The rows: when given, the halves are drawn over the labeled rows in
-        the order of a digest of their values, so that the same rows in
-        another order get the same halves (and the fit the same model).
+        an order of their values, so that the same rows in another order, or
+        all multiplied by one positive number, get the same halves (and the
+        fit the same model).
 
     Returns
     -------
@@ -194,6 +186,7 @@ def count_correct_on_hidden_halves(estimator, data, sample_weight):
                 verbose=0,
             )
             check._warns_on_caps = False
+            check._parent_penalty_factor = getattr(estimator, "_penalty_factor", None)  # alpha's check: not again
             check.fit(data.X, y_check, sample_weight=sample_weight)
             correct[start] += int(np.count_nonzero(check._predicted_indices(data.X[held]) == y_enc[held]))
     return correct

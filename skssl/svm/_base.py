@@ -122,7 +122,8 @@ from ..utils._dask import is_dask_array, map_row_blocks
 from ..utils.validation import check_sparse_structure
 from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
-from ._regularization import fit_rows_are_centred, resolve_regularization
+from ._penalty_check import labeled_rows_penalty_factor
+from ._regularization import auto_alpha, fit_rows_are_centred, resolve_regularization
 from ._rowblocks import share_threads
 from ._cluster_fractions import fractions_from_clusters
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
@@ -376,7 +377,10 @@ class _LinearFitMixin:
             for moved in candidate_fractions(fractions, n_labeled_weight)
         ]
         second = self._second_opinion(fractions, class_weight)
-        return candidates + ([] if second is None else [second])
+        candidates += [] if second is None else [second]
+        for candidate in candidates:  # the labeled rows' check of alpha="auto" runs once per fit
+            candidate._parent_penalty_factor = getattr(self, "_penalty_factor", None)
+        return candidates
 
     def _second_opinion(self, fractions, class_weight):
         """The safeguard's candidate from a second optimizer of the same objective, unfitted.
@@ -492,6 +496,31 @@ class _LinearFitMixin:
             raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
         return sw, estimate_weights
 
+    def _check_penalty_on_labeled_rows(self, X, y_enc, mask, estimate_weights):
+        """Scale the rule's ``alpha_`` by the factor the labeled rows support (:mod:`skssl.svm._penalty_check`)."""
+        # A safeguard candidate or a start check fitted on its parent's rows is handed the parent's answer.
+        factor = getattr(self, "_parent_penalty_factor", None)
+        if factor is None:
+            weights = np.ones(X.shape[0]) if estimate_weights is None else estimate_weights
+            factor = labeled_rows_penalty_factor(
+                X,
+                y_enc,
+                mask,
+                weights,
+                auto_alpha(X, mask, weights, unlabeled_weight=0.0),
+                self.intercept_scaling_,
+                self._encoded_class_weight(),
+                self.n_jobs,
+            )
+        self._penalty_factor = factor
+        if factor != 1.0:
+            self.alpha_ *= factor
+            if self.verbose:
+                print(
+                    f"[{type(self).__name__}] alpha: {factor:g} times the rule's value ({self.alpha_:.3g}); the "
+                    "labeled rows classify better with it in cross-validation by more than a standard error"
+                )
+
     def _prepare_fit(self, X, y, sample_weight):
         """Validate the data and weights; returns a :class:`_FitData`."""
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
@@ -514,6 +543,8 @@ class _LinearFitMixin:
         self.alpha_, self.intercept_scaling_ = resolve_regularization(
             self.alpha, self.intercept_scaling, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight
         )
+        if isinstance(self.alpha, str):  # "auto": the labeled rows may call for less (skssl.svm._penalty_check)
+            self._check_penalty_on_labeled_rows(X, y_enc, mask, estimate_weights)
         _check_alpha(self)
         keep = None
         if sw is not None and not np.all(sw > 0):

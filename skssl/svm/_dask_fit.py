@@ -132,7 +132,10 @@ def _fit_rows(estimator, rows):
     lam_u = getattr(estimator, "unlabeled_weight", 1.0) if estimator._uses_unlabeled_rows else 0.0
     n_lab_w, n_unl_w = rows.sums("sw_labeled"), (rows.sums("sw_unlabeled") if lam_u else 0.0)
     scaling = estimator.intercept_scaling
-    if isinstance(estimator.alpha, str):  # as resolve_regularization does in memory
+    # As resolve_regularization does in memory, without the labeled rows' check of skssl.svm._penalty_check (no
+    # fold pass runs over the blocks): the rule's value.
+    estimator._penalty_factor = 1.0
+    if isinstance(estimator.alpha, str):
         norms = rows.sums("norms_labeled") + (rows.sums("norms_unlabeled") if lam_u else 0.0)
         estimator.alpha_ = auto_alpha_from_sums(norms, n_lab_w + n_unl_w, n_lab_w, n_unl_w, lam_u)
         columns = rows.sums("columns_labeled") + (rows.sums("columns_unlabeled") if lam_u else 0.0)

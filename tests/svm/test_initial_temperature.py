@@ -14,6 +14,7 @@ from skssl.svm._annealing import DA_INIT_TEMP
 from skssl.svm._annealing_start import COLD_START, HOT_START, label_check_halves, start_from_counts
 from skssl.svm._callback import solver_callback
 from skssl.svm._cluster_fractions import fractions_from_clusters
+from skssl.svm._regularization import auto_alpha
 
 ANNEALING = [DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
@@ -99,12 +100,23 @@ def _counts_by_hand(X, y_semi):
     # The check runs at the fractions of the whole fit: the clusters' where they replace the labels' (these
     # problems are well-separated blobs, so they often do).
     fraction = float(fractions_from_clusters(X, y_semi, y_semi != -1, said)[1])
+    # The check's fits keep the whole fit's factor of alpha="auto" (skssl.svm._penalty_check), applied to the rule's
+    # value for their own labels, and the whole fit's intercept_scaling_ (the same rows).
+    whole = DeterministicAnnealingSVC(initial_temperature=HOT_START, safeguard=None).fit(X, y_semi)  # no check
+    factor = whole.alpha_ / auto_alpha(X, y_semi != -1)
     correct = {HOT_START: 0, COLD_START: 0}
     for rows in label_check_halves(y_semi, labeled, X):
         y_check = y_semi.copy()
         y_check[rows] = -1
+        alpha = factor * auto_alpha(X, y_check != -1)
         for start in correct:
-            model = DeterministicAnnealingSVC(initial_temperature=start, positive_fraction=fraction, safeguard=None)
+            model = DeterministicAnnealingSVC(
+                alpha=alpha,
+                intercept_scaling=whole.intercept_scaling_,
+                initial_temperature=start,
+                positive_fraction=fraction,
+                safeguard=None,
+            )
             correct[start] += int(np.sum(model.fit(X, y_check).predict(X[rows]) == y_semi[rows]))
     return correct
 
@@ -185,6 +197,21 @@ def test_auto_gives_the_same_halves_and_model_for_the_rows_in_any_order(monkeypa
         b = DeterministicAnnealingSVC().fit(X[perm], y_semi[perm])
         assert a.initial_temperature_ == b.initial_temperature_
         np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-5, atol=1e-5 * np.abs(a.coef_).max())
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_halves_do_not_depend_on_the_scale_of_the_rows(sparse, seed):
+    """alpha="auto" makes the model scale-free, so the check's halves must be too (a digest of bytes was not)."""
+    import scipy.sparse as sp
+
+    X, y_semi = _problem(seed, n=90)
+    X = sp.csr_matrix(X * (np.abs(X) > 0.3)) if sparse else X
+    labeled = np.flatnonzero(y_semi != -1)
+    halves = label_check_halves(y_semi, labeled, X)
+    for scale in (0.01, 3.0, 100.0):
+        for half, scaled_half in zip(halves, label_check_halves(y_semi, labeled, X * scale)):
+            np.testing.assert_array_equal(scaled_half, half)
 
 
 def test_auto_neither_changes_y_nor_depends_on_a_previous_fit():
