@@ -75,9 +75,9 @@ def one_standard_error_choice(accuracies, n_labeled):
     Examples
     --------
     >>> from skssl.svm._penalty_check import one_standard_error_choice
-    >>> one_standard_error_choice([0.80, 0.84, 0.85], 100)  # standard error 0.036: within it
+    >>> one_standard_error_choice([0.82, 0.84, 0.85], 100)  # a standard error of 0.036: all within it
     0
-    >>> one_standard_error_choice([0.50, 0.85, 0.90], 100)
+    >>> one_standard_error_choice([0.50, 0.88, 0.90], 100)  # 0.03: the second is within it
     1
     """
     accuracies = np.asarray(accuracies, dtype=np.float64)
