@@ -378,7 +378,10 @@ class _LinearFitMixin:
         ]
         second = self._second_opinion(fractions, class_weight)
         candidates += [] if second is None else [second]
-        for candidate in candidates:  # the labeled rows' check of alpha="auto" runs once per fit
+        for candidate in candidates:
+            # Fitted on this fit's rows: this fit's class fractions (clusters included; read only where the
+            # candidate estimates them) and alpha's factor, not worked out again.
+            candidate._parent_fractions = fractions
             candidate._parent_penalty_factor = getattr(self, "_penalty_factor", None)
         return candidates
 

@@ -359,7 +359,6 @@ class TransductiveSVC(_BaseLinearSVC):
         """The safeguard's TSVM without SVMlin's annealing of ``lam_u`` (:mod:`skssl.svm._safeguard`)."""
         candidate = clone(self).set_params(class_weight=class_weight, safeguard=None, verbose=0)
         candidate._anneals_unlabeled_weight = False
-        candidate._parent_fractions = fractions  # this fit's estimate, clusters included: not clustered again
         return candidate
 
     def _convergence_messages(self, res):
