@@ -46,6 +46,13 @@ BIG_EPSILON = 0.01
 RELATIVE_STOP_EPS = 1e-9
 MFNITERMAX = 50
 
+#: CGLS's residual ``X^T z - D w`` is a difference of terms of size about ``|X|_F |z|``, so rounding leaves it
+#: at about the machine epsilon times that. SVMlin's rule (``|r| < eps |z|``) asks for less than this floor on
+#: data of a very large scale (``|X|_F`` above about 1e7: values of 1e10 in a few rows), where CGLS would run
+#: to its cap and break down in NaN; there its tolerance is 16 machine epsilons times ``|X|_F``.
+#: On data of ordinary scale the floor is far below ``EPSILON`` and nothing changes.
+CG_ROUNDING_FLOOR = 16 * float(np.finfo(np.float64).eps)
+
 #: A Newton step slices the active rows out of X only when they hold at most
 #: this fraction of its non-zeros; above it CGLS runs on all of X with zero
 #: costs on the inactive rows (at most 1/0.8 = 1.25 times the work of the
@@ -397,6 +404,8 @@ def l2_svm_mfn(
     n_blocks = len(Xb.kernel_bounds) - 1 if hasattr(Xb, "kernel_bounds") else 1
     row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, n_features)
     nnz = row_nnz.sum()
+    values = X.data if sp.issparse(X) else X
+    eps_floor = CG_ROUNDING_FLOOR * float(np.sqrt(np.vdot(values, values)))
     if tolerance is None:
         tolerance = CGTolerance()
     if slicer is None:
@@ -443,10 +452,10 @@ def l2_svm_mfn(
             w_bar, b_bar, oJ = seed
             seed = None
         if callback is None:
-            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap, alpha_b)
+            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, max(eps, eps_floor), cg_cap, alpha_b)
         else:
             start = time.process_time()
-            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, eps, cg_cap, alpha_b)
+            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, max(eps, eps_floor), cg_cap, alpha_b)
             cpu = time.process_time() - start
             notify(
                 callback, "cgls", newton_step=it, n_rows=XJ.shape[0], n_iter=k, converged=cg_ok, eps=eps, cpu_time=cpu

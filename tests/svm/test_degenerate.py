@@ -158,3 +158,21 @@ def test_per_class_fractions_must_sum_to_one(Est, fractions):
     y[:6] = [0, 1, 2, 0, 1, 2]
     with pytest.raises(ValueError, match="sum to 1"):
         Est(positive_fraction=fractions).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_data_of_a_very_large_scale_fit_like_the_unscaled_data(seed):
+    # CGLS's residual cannot fall below the rounding of X^T z; at values of 1e10 and more SVMlin's relative rule
+    # asked for less, CGLS ran to its cap and broke down in NaN (ValueError "scale X") on some problems and
+    # some machines' BLAS. The tolerance now stays above that floor (skssl.svm._mfn.CG_ROUNDING_FLOOR).
+    rng = np.random.RandomState(seed)
+    n, d = rng.randint(30, 80), rng.randint(2, 6)
+    X = rng.randn(n, d)
+    y = (X[:, 0] + 0.3 * rng.randn(n) > 0).astype(int)
+    y_semi = np.where(np.arange(n) < rng.randint(8, 15), y, -1)
+    y_semi[:2] = [0, 1]
+    scale = 10.0 ** rng.uniform(9, 14)
+    reference = LinearL2SVC().fit(X, y_semi)
+    est = LinearL2SVC().fit(X * scale, y_semi)
+    assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))
+    assert est.score(X * scale, y) >= reference.score(X, y) - 0.05
