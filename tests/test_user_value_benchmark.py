@@ -158,7 +158,7 @@ def test_skip_rules(uv):
 
 def test_groups_are_fixed_and_cover_every_kind(uv):
     groups = {d.group for d in uv.DATASETS}
-    assert groups == {"dev", "heldout", "unseen", "fresh", "fresh2"}
+    assert groups == {"dev", "heldout", "unseen", "fresh", "fresh2", "fresh3"}
     for group in ("dev", "heldout"):
         assert {d.kind for d in uv.DATASETS if d.group == group} == {"tabular", "text", "images"}
     # The unseen sets judge the alpha="auto" rule, chosen with text in mind, on text it was never run on.
@@ -171,6 +171,8 @@ def test_groups_are_fixed_and_cover_every_kind(uv):
     # The second batch judges alpha's check on the labeled rows, which the first batch prompted.
     second = [d for d in uv.DATASETS if d.group == "fresh2"]
     assert len(second) >= 10 and {d.kind for d in second} == {"tabular"}
+    third = [d for d in uv.DATASETS if d.group == "fresh3"]
+    assert len(third) >= 10 and {d.kind for d in third} == {"tabular"}
     assert len(uv.DATASETS) >= 20 and len(uv.BY_NAME) == len(uv.DATASETS)
 
 
@@ -292,6 +294,21 @@ def packaged():
         ("turnout", "pydataset", 2000, 2, {"vote"}),
         ("pbc-status", "pydataset", 418, 3, {"status", "id"}),
         ("melanoma-status", "pydataset", 205, 3, {"status"}),
+        # The third batch. The provider's number identifies a hospital; type1 to type3 repeat type.
+        ("skulls", "pydataset", 150, 5, {"epoch"}),
+        ("titanic", "pydataset", 1316, 2, {"survived"}),
+        ("medpar", "pydataset", 1495, 2, {"died", "provnum", "type1"}),
+        ("voteincome", "pydataset", 1500, 2, {"vote"}),
+        ("mid", "pydataset", 3126, 2, {"conflict"}),
+        ("colon-status", "pydataset", 1858, 2, {"status", "id"}),
+        # The cause of death is known only for the dead: it gives the answer away.
+        ("flchain-death", "pydataset", 7874, 2, {"death", "chapter"}),
+        ("hdma", "pydataset", 2381, 2, {"deny"}),
+        ("train-choice", "pydataset", 2929, 2, {"choice", "id", "choiceid"}),
+        # The bounds of the bid follow from the answers to it.
+        ("kakadu", "pydataset", 1827, 3, {"answer", "lower", "upper"}),
+        ("computers-premium", "pydataset", 6259, 2, {"premium"}),
+        ("bfi-gender", "pydataset", 2800, 2, {"gender"}),
     ],
 )
 def test_the_fresh_sets_read_from_their_packages(packaged, name, package, n_rows, n_classes, answer):
