@@ -444,3 +444,12 @@ def test_a_worker_lost_in_the_middle_of_a_fit_restarts_and_ends_the_same():
     np.testing.assert_array_equal(survived.coef_, reference.coef_)
     np.testing.assert_array_equal(survived.intercept_, reference.intercept_)
     np.testing.assert_array_equal(survived.objective_, reference.objective_)
+
+
+def test_blocks_whose_holder_is_unknown_are_checked_where_the_scheduler_puts_them(client, monkeypatch):
+    """A block whose holder was just lost has none in who_has; distributed refuses allow_other_workers= without
+    workers= (ValueError), so such a block goes where the scheduler puts it and the fit is the in-memory one."""
+    X, y = _problem(2, True)
+    monkeypatch.setattr(type(client), "who_has", lambda self, futures=None, **kwargs: {})
+    on_dask = LinearL2SVC().fit(*_dask(X, y, CHUNKINGS[1])[:2])
+    _assert_same_model(on_dask, LinearL2SVC().fit(X, y), X)

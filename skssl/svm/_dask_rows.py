@@ -329,6 +329,16 @@ class StateRef:
         return steps, refs
 
 
+def _near(holders, key):
+    """``submit``'s placement on a worker that holds ``key`` (from ``who_has``), or none when no holder is known.
+
+    A block whose holder was just lost has none; the scheduler then places the task (distributed refuses
+    ``allow_other_workers=`` without ``workers=``).
+    """
+    near = list(holders.get(key, ()))[:1]
+    return dict(workers=near, allow_other_workers=True) if near else {}
+
+
 class DaskRows:
     """Row blocks of ``X`` with their labels and weights, persisted and checked on the cluster.
 
@@ -392,10 +402,8 @@ class DaskRows:
                 args = [futures[_key(keys[k][i])] for k in range(len(parts))]
                 if sw is None:
                     args.append(None)
-                near = list(holders.get(args[0].key, ()))[:1] or None
-                checked.append(
-                    self.client.submit(_check_block, *args, i, pure=False, workers=near, allow_other_workers=True)
-                )
+                placement = _near(holders, args[0].key)
+                checked.append(self.client.submit(_check_block, *args, i, pure=False, **placement))
                 self.block_rows.append((i, offset, n))
             offset += n
         self._persisted = persisted
@@ -409,12 +417,7 @@ class DaskRows:
         # the steps then go from the client to that worker and back, without a scheduler in between.
         where = self.client.who_has(checked)
         self._checked = checked
-        actors = [
-            self.client.submit(
-                BlockActor, c, actor=True, pure=False, workers=list(where[c.key])[:1], allow_other_workers=True
-            )
-            for c in checked
-        ]
+        actors = [self.client.submit(BlockActor, c, actor=True, pure=False, **_near(where, c.key)) for c in checked]
         self._actors = self._gather(actors, "placing the blocks")
         self.blocks = [StateRef(k, _BLOCK) for k in range(len(checked))]
 
