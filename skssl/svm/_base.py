@@ -126,6 +126,7 @@ from ._penalty_check import labeled_rows_penalty_factor
 from ._regularization import auto_alpha, fit_rows_are_centred, resolve_regularization
 from ._rowblocks import share_threads
 from ._cluster_fractions import fractions_from_clusters
+from ._fallback_check import cross_validated_scores
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 from ._weston_watkins import JointLoss, fit_weston_watkins
@@ -287,6 +288,7 @@ class _LinearFitMixin:
     def _apply_safeguard(self, data, sample_weight):
         """Replace the semi-supervised model by its safe version (:mod:`skssl.svm._safeguard`)."""
         self.safeguard_agreement_ = None
+        self.safeguard_scores_ = None
         if getattr(self, "safeguard", None) is None or self.positive_fraction is not None:
             return  # given class fractions are known, not estimated: nothing for the candidates to vary
         X, y_enc, mask = data.X, data.y_enc, data.mask
@@ -345,6 +347,50 @@ class _LinearFitMixin:
                 f"{self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
+        if self.safeguard == "cross_validation":
+            self._fall_back_where_held_out_labels_say(X, y_enc, labeled, weights, sample_weight)
+
+    def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight):
+        """Keep the supervised l2-SVM if it classifies more held-out labels right (:mod:`._fallback_check`)."""
+        from ._classes import LinearL2SVC  # the supervised l2-SVM, itself built on this base
+
+        class_weight = self._encoded_class_weight()
+
+        def supervised(train_rows):
+            model = LinearL2SVC(
+                alpha=self.alpha,
+                intercept_scaling=self.intercept_scaling,
+                class_weight=class_weight,
+                n_jobs=self.n_jobs,
+            )
+            return model.fit(X[train_rows], y_enc[train_rows], sample_weight=weights[train_rows])
+
+        def predict_semi(hidden, test_rows):
+            y_fold = y_enc.copy()
+            y_fold[hidden] = -1
+            # Without a safeguard of its own: a fifth of the cost, and measured as good a judge (the module's
+            # decisions).
+            fold_fit = clone(self).set_params(safeguard=None, class_weight=class_weight, verbose=0)
+            fold_fit._warns_on_caps = False  # its caps say nothing of the model the user gets
+            return fold_fit.fit(X, y_fold, sample_weight=sample_weight)._predicted_indices(X[test_rows])
+
+        self.safeguard_scores_ = cross_validated_scores(
+            X, y_enc, labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
+        )
+        if self.safeguard_scores_ is None:
+            return
+        fall_back = self.safeguard_scores_[0] > self.safeguard_scores_[1]
+        if self.verbose:
+            print(
+                f"[{type(self).__name__}] safeguard: cross-validated on the labeled rows, the supervised l2-SVM "
+                f"classifies {self.safeguard_scores_[0]:.1%} of the held-out rows right, this estimator "
+                f"{self.safeguard_scores_[1]:.1%}; "
+                + ("the supervised model is returned" if fall_back else "the semi-supervised model stays")
+            )
+        if fall_back:
+            model = supervised(labeled)
+            self.coef_, self.intercept_ = model.coef_, model.intercept_
+            self._set_transduction(y_enc, self._predicted_indices(X))
 
     def _safeguard_candidates(self, fractions, n_labeled_weight, class_weight, resolved):
         """The safeguard's extra candidates, unfitted: this estimator at moved class fractions, a second opinion.
@@ -714,7 +760,7 @@ _SEMI_SUPERVISED_CONSTRAINTS = {
     **_LinearFitMixin._parameter_constraints,
     "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
     "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-    "safeguard": [StrOptions({"agreement"}), None],
+    "safeguard": [StrOptions({"cross_validation", "agreement"}), None],
 }
 
 #: The parameters of TSVM.

@@ -108,7 +108,9 @@ def one_standard_error_choice(accuracies, n_labeled):
 
 
 def _folds(X, y_enc, labeled, weights):
-    """``(rows, classes, row_weights, fold)`` of the distinct labeled rows, or ``None`` when too few for 2 folds."""
+    """``(rows, classes, row_weights, fold, labeled_fold)`` of the distinct labeled rows, or ``None`` when too few
+    for 2 folds. ``rows`` holds one labeled row per distinct (row, class) pair, ``row_weights`` the summed weights
+    of its repeats, ``fold`` its fold; ``labeled_fold`` is the fold of each row of ``labeled``."""
     _, group = _distinct_rows(X[labeled])
     n_classes = int(y_enc.max()) + 1
     # The groups of _distinct_rows number the contents in their order; with the class, one key per distinct pair.
@@ -124,7 +126,7 @@ def _folds(X, y_enc, labeled, weights):
     for k in np.flatnonzero(per_class):
         members = np.flatnonzero(classes == k)  # already in content order: keys sort by content rank first
         fold[members] = np.arange(members.shape[0]) % n_folds
-    return labeled[representative], classes, summed, fold
+    return labeled[representative], classes, summed, fold, fold[inverse.ravel()]
 
 
 def labeled_rows_penalty_factor(X, y_enc, mask, weights, alpha, intercept_scaling, class_weight=None, n_jobs=None):
@@ -161,7 +163,7 @@ def labeled_rows_penalty_factor(X, y_enc, mask, weights, alpha, intercept_scalin
     folds = _folds(X, y_enc, labeled, weights)
     if folds is None:
         return 1.0
-    rows, classes, row_weights, fold = folds
+    rows, classes, row_weights, fold, _ = folds
     n_folds = int(fold.max()) + 1
     hits = np.zeros(len(PENALTY_FACTORS))
     for held_out in range(n_folds):

@@ -181,5 +181,9 @@ def test_one_fit_clusters_the_rows_once(Estimator, monkeypatch):
     monkeypatch.setattr(
         svm_base, "fractions_from_clusters", lambda *args: calls.append(1) or fractions_from_clusters(*args)
     )
-    Estimator().fit(X, np.where(mask, y, -1))
+    Estimator(safeguard="agreement").fit(X, np.where(mask, y, -1))
     assert len(calls) == 1
+    # The cross-validated fallback's fold fits do not know the held-out labels: each works its fractions out.
+    calls.clear()
+    fitted = Estimator(safeguard="cross_validation").fit(X, np.where(mask, y, -1))
+    assert len(calls) == 1 + 4 and fitted.safeguard_scores_ is not None  # 4 folds: 4 labels in the small class

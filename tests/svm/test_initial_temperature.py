@@ -131,7 +131,7 @@ def test_auto_takes_the_start_that_the_counts_and_the_margin_give(monkeypatch, s
         _annealing_start, "count_correct_on_hidden_halves", lambda *a: recorded.append(counter(*a)) or recorded[-1]
     )
     monkeypatch.setattr(_annealing_start, "MIN_MORE_CORRECT", more_needed)
-    auto = DeterministicAnnealingSVC().fit(X, y_semi)
+    auto = DeterministicAnnealingSVC(safeguard="agreement").fit(X, y_semi)
     assert recorded == [_counts_by_hand(X, y_semi)]  # one check, the counts of an independent re-implementation
     assert auto.initial_temperature_ == (COLD_START if more_needed < 0 else HOT_START)
 

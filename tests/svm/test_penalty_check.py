@@ -124,7 +124,7 @@ def test_a_given_alpha_is_used_as_given_and_the_check_runs_once_per_fit(monkeypa
     # The safeguard's candidates (and DA's TSVM candidate) take the parent's alpha_ as a number.
     for Est in (TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC):
         calls.clear()
-        Est().fit(X, y_semi)
+        Est(safeguard="agreement").fit(X, y_semi)
         assert len(calls) == 1
 
 

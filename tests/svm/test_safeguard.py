@@ -78,7 +78,7 @@ def _fixed_label_objective(X, y_pm, labeled, agreed, alpha, unlabeled_weight):
 def test_the_safe_binary_model_minimizes_the_objective_over_the_agreed_rows(Est, seed):
     # Rebuild the candidates from public pieces, then check the returned model against scipy.
     X, _, y_semi = _blobs(seed, spread=2.5, per_class=3)
-    est = Est(alpha=0.05, unlabeled_weight=0.7).fit(X, y_semi)
+    est = Est(alpha=0.05, unlabeled_weight=0.7, safeguard="agreement").fit(X, y_semi)
     labeled = y_semi != -1
     fraction = np.mean(y_semi[labeled] == 1)
     base = clone(est).set_params(safeguard=None)

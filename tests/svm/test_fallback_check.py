@@ -1,0 +1,146 @@
+"""The safeguard's cross-validated fallback (skssl.svm._fallback_check): its comparison and its contract."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+from skssl.svm._fallback_check import cross_validated_scores
+
+ESTIMATORS = [TransductiveSVC, DeterministicAnnealingSVC]
+
+
+def _gap_across_the_labels(seed, gap=4.0, n=300, n_labeled=30):
+    """Two clusters along x0 (a density gap) while the labels follow x1: the gap is the wrong separator."""
+    rng = np.random.RandomState(seed)
+    x0 = np.where(rng.rand(n) < 0.5, -gap, gap) + rng.randn(n)
+    x1 = rng.randn(n)
+    X = np.c_[x0, x1]
+    y = (x1 + 0.3 * rng.randn(n) > 0).astype(int)
+    y_semi = np.full(n, -1)
+    labeled = rng.choice(n, n_labeled, replace=False)
+    y_semi[labeled] = y[labeled]
+    return X, y, y_semi
+
+
+def test_the_scores_are_the_held_out_accuracies():
+    X = np.arange(40.0).reshape(20, 2)
+    y = np.repeat([0, 1], 10)
+    labeled = np.arange(20)
+    right = lambda rows: y[rows]  # noqa: E731
+    always_0 = lambda rows: np.zeros_like(rows)  # noqa: E731
+    scores = cross_validated_scores(X, y, labeled, np.ones(20), lambda h, r: always_0(r), lambda t, r: right(r))
+    np.testing.assert_allclose(scores, [1.0, 0.5])
+    # Weights count as repeats: class 1, which always_0 gets wrong, twice as heavy.
+    doubled = np.where(y == 1, 2.0, 1.0)
+    scores = cross_validated_scores(X, y, labeled, doubled, lambda h, r: always_0(r), lambda t, r: right(r))
+    np.testing.assert_allclose(scores, [1.0, 1 / 3])
+
+
+def test_the_folds_hide_every_repeat_of_a_held_out_row_and_train_on_the_others():
+    rng = np.random.RandomState(0)
+    X = rng.randn(12, 3)
+    X = np.vstack([X, X[:4]])  # rows 12 to 15 repeat rows 0 to 3
+    y = np.r_[np.repeat([0, 1], 6), np.repeat([0, 1], 2)[[0, 1, 2, 3]]]
+    y[12:16] = y[:4]
+    labeled = np.arange(16)
+    seen, trained = [], []
+
+    def supervised(train_rows, test_rows):
+        trained.append(set(train_rows.tolist()))
+        return y[test_rows]
+
+    def semi(hidden, test_rows):
+        seen.append((set(hidden.tolist()), set(test_rows.tolist())))
+        assert not trained[-1] & seen[-1][0] and trained[-1] | seen[-1][0] == set(range(16))
+        return y[test_rows]
+
+    cross_validated_scores(X, y, labeled, np.ones(16), semi, supervised)
+    hidden_sets = [h for h, _ in seen]
+    assert set().union(*hidden_sets) == set(range(16))
+    for hidden in hidden_sets:
+        for row in range(4):
+            assert (row in hidden) == (row + 12 in hidden)
+
+
+def test_too_few_labels_for_two_folds_keep_the_semi_supervised_model():
+    X = np.arange(10.0).reshape(5, 2)
+    y = np.array([0, 0, 0, 0, 1])
+    assert cross_validated_scores(X, y, np.arange(5), np.ones(5), None, None) is None
+    X, y, y_semi = _gap_across_the_labels(0)
+    y_semi[:] = -1
+    y_semi[:5] = [0, 0, 0, 0, 1]
+    est = TransductiveSVC(safeguard="cross_validation").fit(X, y_semi)
+    agreement = TransductiveSVC(safeguard="agreement").fit(X, y_semi)
+    assert est.safeguard_scores_ is None
+    np.testing.assert_array_equal(est.coef_, agreement.coef_)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("seed", range(3))
+def test_the_model_is_the_agreement_model_or_the_supervised_l2_svm(Est, seed):
+    X, y, y_semi = _gap_across_the_labels(seed)
+    checked = Est(safeguard="cross_validation").fit(X, y_semi)
+    agreement = Est(safeguard="agreement").fit(X, y_semi)
+    assert checked.safeguard_scores_.shape == (2,) and agreement.safeguard_scores_ is None
+    if checked.safeguard_scores_[0] > checked.safeguard_scores_[1]:
+        labeled = y_semi != -1
+        supervised = LinearL2SVC().fit(X[labeled], y_semi[labeled])
+        np.testing.assert_allclose(checked.coef_, supervised.coef_)
+        np.testing.assert_allclose(checked.intercept_, supervised.intercept_)
+        np.testing.assert_array_equal(checked.transduction_[~labeled], supervised.predict(X[~labeled]))
+    else:
+        np.testing.assert_allclose(checked.coef_, agreement.coef_)
+        np.testing.assert_array_equal(checked.transduction_, agreement.transduction_)
+    np.testing.assert_array_equal(checked.transduction_[y_semi != -1], y_semi[y_semi != -1])
+
+
+def test_both_outcomes_occur_on_these_problems():
+    # The contract test above must see both branches.
+    checked = TransductiveSVC(safeguard="cross_validation")
+    scores = [checked.fit(*_gap_across_the_labels(seed)[::2]).safeguard_scores_ for seed in range(3)]
+    assert {bool(s[0] > s[1]) for s in scores} == {True, False}
+
+
+def test_the_fallback_follows_the_fold_comparison(monkeypatch):
+    # Forced comparisons: a supervised advantage replaces the model, a tie or a loss keeps it.
+    from skssl.svm import _base
+
+    X, y, y_semi = _gap_across_the_labels(1)
+    supervised = LinearL2SVC().fit(X[y_semi != -1], y_semi[y_semi != -1])
+    agreement = TransductiveSVC(safeguard="agreement").fit(X, y_semi)
+    for scores, expected in (([0.8, 0.7], supervised), ([0.7, 0.7], agreement), ([0.6, 0.7], agreement)):
+        monkeypatch.setattr(_base, "cross_validated_scores", lambda *args, s=scores: np.array(s))
+        np.testing.assert_allclose(TransductiveSVC(safeguard="cross_validation").fit(X, y_semi).coef_, expected.coef_)
+
+
+def test_a_given_fraction_and_no_safeguard_skip_the_fallback():
+    X, y, y_semi = _gap_across_the_labels(0)
+    assert TransductiveSVC(positive_fraction=0.5, safeguard="cross_validation").fit(X, y_semi).safeguard_scores_ is None
+    assert TransductiveSVC(safeguard=None).fit(X, y_semi).safeguard_scores_ is None
+    assert TransductiveSVC().fit(X, y_semi).safeguard_scores_ is None  # the default: the agreement alone
+
+
+def test_potts_distributions_follow_the_fallback(monkeypatch):
+    from skssl.svm import _base
+
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.randn(40, 2) + c for c in ([0, 0], [4, 0], [0, 4])])
+    y = np.repeat([0, 1, 2], 40)
+    y_semi = np.full(120, -1)
+    y_semi[::8] = y[::8]
+    monkeypatch.setattr(_base, "cross_validated_scores", lambda *args: np.array([0.9, 0.5]))
+    est = PottsDeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi)
+    np.testing.assert_array_equal(est.classes_[est.label_distributions_.argmax(axis=1)], est.transduction_)
+    labeled = y_semi != -1
+    np.testing.assert_allclose(est.coef_, LinearL2SVC().fit(X[labeled], y_semi[labeled]).coef_)
+
+
+def test_the_fallback_leaves_the_caller_s_arrays_and_is_deterministic():
+    X, y, y_semi = _gap_across_the_labels(2)
+    X0, y0 = X.copy(), y_semi.copy()
+    first = TransductiveSVC(safeguard="cross_validation").fit(X, y_semi)
+    second = clone(first).fit(X, y_semi)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y_semi, y0)
+    np.testing.assert_array_equal(first.coef_, second.coef_)
