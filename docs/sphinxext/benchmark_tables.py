@@ -32,6 +32,7 @@ RESULTS = (
     "user_value_unseen",
     "user_value_unseen_before",
     "user_value_uniform",
+    "user_value_cross_validation",
 )
 
 
