@@ -331,7 +331,8 @@ def test_a_fresh_set_without_its_package_names_the_package(packaged, monkeypatch
 
 
 def test_the_safeguard_option_reaches_the_s3vms_only(uv):
-    assert uv.make_estimator("tsvm").safeguard == "agreement"
+    assert uv.make_estimator("tsvm").safeguard == "auto"
+    assert uv.make_estimator("tsvm", "agreement").safeguard == "agreement"
     assert uv.make_estimator("da", "cross_validation").safeguard == "cross_validation"
     assert uv.make_estimator("potts", "none").safeguard is None
     assert not hasattr(uv.make_estimator("logreg", "cross_validation"), "safeguard")

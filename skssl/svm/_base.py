@@ -126,7 +126,7 @@ from ._penalty_check import labeled_rows_penalty_factor
 from ._regularization import auto_alpha, fit_rows_are_centred, resolve_regularization
 from ._rowblocks import share_threads
 from ._cluster_fractions import fractions_from_clusters
-from ._fallback_check import cross_validated_scores
+from ._fallback_check import asks_held_out_labels, cross_validated_scores
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 from ._weston_watkins import JointLoss, fit_weston_watkins
@@ -347,7 +347,17 @@ class _LinearFitMixin:
                 f"{self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
-        if self.safeguard == "cross_validation":
+        checks = asks_held_out_labels(self.safeguard, X, labeled)
+        if self.verbose and self.safeguard == "auto":
+            print(
+                f"[{type(self).__name__}] safeguard='auto': "
+                + (
+                    "the distinct labeled rows outnumber the features, so the labels are asked too"
+                    if checks
+                    else f"no more distinct labeled rows than the {X.shape[1]} features, so the agreement alone"
+                )
+            )
+        if checks:
             self._fall_back_where_held_out_labels_say(X, y_enc, labeled, weights, sample_weight)
 
     def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight):
@@ -760,7 +770,7 @@ _SEMI_SUPERVISED_CONSTRAINTS = {
     **_LinearFitMixin._parameter_constraints,
     "unlabeled_weight": [Interval(Real, 0, None, closed="neither")],
     "positive_fraction": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-    "safeguard": [StrOptions({"cross_validation", "agreement"}), None],
+    "safeguard": [StrOptions({"auto", "cross_validation", "agreement"}), None],
 }
 
 #: The parameters of TSVM.

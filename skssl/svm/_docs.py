@@ -67,7 +67,7 @@ initial_temperature : float or "auto", default="auto"
     start used is ``initial_temperature_``."""
 
 _SAFEGUARD = """\
-safeguard : {"agreement", "cross_validation"} or None, default="agreement"
+safeguard : {"auto", "agreement", "cross_validation"} or None, default="auto"
     Follow the unlabeled rows only where the answer is stable, in the
     spirit of S4VM (Li & Zhou, IEEE TPAMI 2015). ``"agreement"`` fits two
     more candidates with the class fractions moved by one standard
@@ -90,9 +90,15 @@ safeguard : {"agreement", "cross_validation"} or None, default="agreement"
     model classifies more of them correctly, it replaces the
     semi-supervised one (refitted on all labeled rows);
     ``safeguard_scores_`` holds the two accuracies. That adds about 5 fits
-    without safeguard. The safeguard acts only when
-    ``positive_fraction`` is estimated (``None``): a given fraction is
-    taken as known. ``None`` returns the semi-supervised fit itself, as
+    without safeguard. ``"auto"`` is ``"cross_validation"`` when the
+    distinct labeled rows outnumber the features (tabular data, where
+    classes often overlap without a gap of low density between them) and
+    ``"agreement"`` otherwise (text and other data with more features
+    than labels, where a linear model fits any labeling of the labeled
+    rows and a few dozen held-out labels are a noisy judge of a large
+    gain); on Dask arrays it is ``"agreement"``. The safeguard acts only
+    when ``positive_fraction`` is estimated (``None``): a given fraction
+    is taken as known. ``None`` returns the semi-supervised fit itself, as
     SVMlin does."""
 
 _CLASS_WEIGHT = """\
@@ -149,12 +155,14 @@ safeguard_agreement_ : float or None
     returned (safe) model, while ``objective_`` and ``n_iter_`` describe
     the semi-supervised solve at the given or estimated class fractions.
 safeguard_scores_ : ndarray of shape (2,) or None
-    With ``safeguard="cross_validation"``: the cross-validated accuracy,
-    on the labeled rows, of the supervised l2-SVM and of this estimator;
-    the supervised model was returned when the first is higher. ``None``
-    when the check did not run: ``safeguard="agreement"`` or ``None``, a
-    given ``positive_fraction``, no unlabeled rows, labeled rows too few
-    for two folds, or a Dask array."""
+    When the safeguard's cross-validated check ran (``"cross_validation"``,
+    or ``"auto"`` with more distinct labeled rows than features): the
+    cross-validated accuracy, on the labeled rows, of the supervised
+    l2-SVM and of this estimator; the supervised model was returned when
+    the first is higher. ``None`` when the check did not run:
+    ``safeguard="agreement"`` or ``None``, ``"auto"`` with no more distinct
+    labeled rows than features, a given ``positive_fraction``, no
+    unlabeled rows, labeled rows too few for two folds, or a Dask array."""
 
 _TRANSDUCTION = """\
 transduction_ : ndarray of shape (n_samples,)

@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._fallback_check import cross_validated_scores
+from skssl.svm._fallback_check import asks_held_out_labels, cross_validated_scores
 
 ESTIMATORS = [TransductiveSVC, DeterministicAnnealingSVC]
 
@@ -118,7 +118,71 @@ def test_a_given_fraction_and_no_safeguard_skip_the_fallback():
     X, y, y_semi = _gap_across_the_labels(0)
     assert TransductiveSVC(positive_fraction=0.5, safeguard="cross_validation").fit(X, y_semi).safeguard_scores_ is None
     assert TransductiveSVC(safeguard=None).fit(X, y_semi).safeguard_scores_ is None
-    assert TransductiveSVC().fit(X, y_semi).safeguard_scores_ is None  # the default: the agreement alone
+    assert TransductiveSVC(safeguard="agreement").fit(X, y_semi).safeguard_scores_ is None
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
+def test_auto_checks_the_held_out_labels_where_labeled_rows_outnumber_the_features(Estimator):
+    # 30 labeled rows, 2 features: "auto" is the cross-validated check, the same model to the last bit.
+    X, y, y_semi = _gap_across_the_labels(1)
+    auto = Estimator().fit(X, y_semi)
+    assert auto.safeguard == "auto" and auto.safeguard_scores_ is not None
+    checked = Estimator(safeguard="cross_validation").fit(X, y_semi)
+    np.testing.assert_array_equal(auto.coef_, checked.coef_)
+    np.testing.assert_array_equal(auto.safeguard_scores_, checked.safeguard_scores_)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
+def test_auto_is_the_agreement_where_the_features_are_as_many_as_the_labeled_rows(Estimator):
+    # 30 labeled rows, 30 features (the gap and the labels in the first two, noise in the rest).
+    X, y, y_semi = _gap_across_the_labels(1)
+    X = np.c_[X, 0.1 * np.random.RandomState(1).randn(X.shape[0], 28)]
+    auto = Estimator().fit(X, y_semi)
+    assert auto.safeguard_scores_ is None
+    np.testing.assert_array_equal(auto.coef_, Estimator(safeguard="agreement").fit(X, y_semi).coef_)
+    # One more distinct labeled row than features: the check runs.
+    y_more = y_semi.copy()
+    y_more[np.flatnonzero(y_semi == -1)[0]] = y[np.flatnonzero(y_semi == -1)[0]]
+    assert Estimator().fit(X, y_more).safeguard_scores_ is not None
+
+
+def test_auto_counts_a_repeated_labeled_row_once():
+    # 20 distinct labeled rows in 20 features, each labeled row twice: the agreement, as with weights of 2.
+    rng = np.random.RandomState(3)
+    X = rng.randn(200, 20)
+    y = (X[:, 0] > 0).astype(int)
+    y_semi = np.full(200, -1)
+    labeled = np.r_[np.flatnonzero(y == 0)[:10], np.flatnonzero(y == 1)[:10]]
+    y_semi[labeled] = y[labeled]
+    X_rep = np.vstack([X, X[labeled]])
+    y_rep = np.r_[y_semi, y_semi[labeled]]
+    assert asks_held_out_labels("auto", X_rep, np.flatnonzero(y_rep != -1)) is False
+    assert asks_held_out_labels("auto", X_rep[:, :19], np.flatnonzero(y_rep != -1)) is True
+    repeated = TransductiveSVC().fit(X_rep, y_rep)
+    weighted = TransductiveSVC().fit(X, y_semi, sample_weight=np.where(y_semi != -1, 2.0, 1.0))
+    assert repeated.safeguard_scores_ is None and weighted.safeguard_scores_ is None
+    np.testing.assert_allclose(repeated.coef_, weighted.coef_, rtol=1e-6, atol=1e-8)
+
+
+def test_verbose_says_what_auto_chose(capsys):
+    X, y, y_semi = _gap_across_the_labels(1)
+    TransductiveSVC(verbose=1).fit(X, y_semi)
+    assert "safeguard='auto': the distinct labeled rows outnumber the features" in capsys.readouterr().out
+    X_wide = np.c_[X, np.random.RandomState(1).randn(X.shape[0], 28)]
+    TransductiveSVC(verbose=1).fit(X_wide, y_semi)
+    assert "the 30 features, so the agreement alone" in capsys.readouterr().out
+
+
+def test_the_safeguard_s_choice_for_each_value():
+    X = np.random.RandomState(0).randn(10, 3)
+    few, many = np.arange(3), np.arange(10)
+    assert [asks_held_out_labels(s, X, many) for s in ("auto", "agreement", "cross_validation", None)] == [
+        True,
+        False,
+        True,
+        False,
+    ]
+    assert [asks_held_out_labels(s, X, few) for s in ("auto", "cross_validation")] == [False, True]
 
 
 def test_potts_distributions_follow_the_fallback(monkeypatch):
