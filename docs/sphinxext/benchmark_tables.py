@@ -33,6 +33,7 @@ RESULTS = (
     "user_value_unseen_before",
     "user_value_uniform",
     "user_value_cross_validation",
+    "user_value_fresh4_agreement",
 )
 
 
