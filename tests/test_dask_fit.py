@@ -116,6 +116,28 @@ def test_fit_on_a_dask_array_is_the_in_memory_fit(client, estimator, params, n_c
         np.testing.assert_array_equal(transduction.compute(), in_memory.transduction_)
 
 
+@pytest.mark.parametrize("seed", [2, 4, 10])
+def test_data_of_a_very_large_scale_on_dask_is_the_in_memory_fit(client, seed):
+    # At values of 1e9 and more, CGLS's residual cannot fall below the rounding of X^T z; the tolerance stays
+    # above that floor (skssl.svm._mfn.CG_ROUNDING_FLOOR times the norm of the rows the solve sees), on the
+    # cluster as in memory. Without it these problems end in NaN (ValueError) or at the cap of Newton steps.
+    # (The supervised solve, which also starts TSVM and DA; their later solves still meet CGLS's cap at this
+    # scale, in memory too, so their rounding differs and they are not compared here.)
+    rng = np.random.RandomState(seed)
+    n, d = rng.randint(30, 80), rng.randint(2, 6)
+    X = rng.randn(n, d)
+    y = (X[:, 0] + 0.3 * rng.randn(n) > 0).astype(int)
+    y_semi = np.where(np.arange(n) < rng.randint(8, 15), y, -1)
+    y_semi[:2] = [0, 1]
+    X = X * 10.0 ** rng.uniform(9, 14)
+    in_memory = LinearL2SVC().fit(X, y_semi)
+    X_dask = da.from_array(X, chunks=((n // 2, n - n // 2), (d,)))
+    on_dask = LinearL2SVC().fit(X_dask, da.from_array(y_semi, chunks=((n // 2, n - n // 2),)))
+    assert np.all(np.isfinite(on_dask.coef_))
+    _assert_same_model(on_dask, in_memory, X)
+    assert on_dask.n_iter_ == in_memory.n_iter_
+
+
 def test_auto_start_on_dask_is_svmlins_hot_start(client):
     # initial_temperature="auto" runs its label check in memory only (skssl.svm._annealing_start).
     X, y = _problem(2, True)

@@ -75,7 +75,7 @@ from ._annealing_start import HOT_START, choose_initial_temperature
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._dask_da import dask_deterministic_annealing
 from ._dask_mfn import dask_mfn
-from ._dask_problem import new_states
+from ._dask_problem import new_states, solve_norm
 from ._dask_tsvm import DaskTSVMRows
 from ._docs import fill_doc
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
@@ -200,8 +200,9 @@ class LinearL2SVC(_BaseLinearSVC):
         """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
         states = new_states(rows, spec, supervised=True)
         return dask_mfn(
-            rows, states, alpha=self.alpha_, alpha_b=self._alpha_b, rel_tol=self.tol, max_iter=self.max_iter
-        )
+            rows, states, alpha=self.alpha_, alpha_b=self._alpha_b, rel_tol=self.tol, max_iter=self.max_iter,
+            x_norm=solve_norm(rows, supervised=True),
+        )  # fmt: skip
 
     def _convergence_messages(self, res):
         return [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]

@@ -68,7 +68,7 @@ from scipy.special import expit
 from ._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
 from ._da import DAResult, belief_gaps
 from ._dask_mfn import dask_mfn, system_step
-from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, _sum, new_states, s3vm_objective
+from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, _sum, new_states, s3vm_objective, solve_norm
 from ._kernels import dot
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance
 
@@ -371,8 +371,9 @@ def dask_deterministic_annealing(
     schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback, initial_temperature)
     totals, lam_u = spec.totals, spec.unlabeled_weight
     mfn = {"alpha": alpha, "alpha_b": alpha_b, "max_iter": max_newton_iter, "callback": schedule.callback}
+    x_norm = solve_norm(rows)
     if totals.n_unl == 0:
-        res = dask_mfn(rows, new_states(rows, spec, supervised=True), first=True, **mfn)
+        res = dask_mfn(rows, new_states(rows, spec, supervised=True), first=True, x_norm=solve_norm(rows, True), **mfn)
         states = rows.submit(_set_outputs, new_states(rows, spec), res.w, res.b)
         F = s3vm_objective(rows, states, alpha, res.w, res.b, alpha_b)
         return DAResult(res.w, res.b, states, F, None, n_w_steps=1, n_temperatures=0, mfn_converged=res.converged)
@@ -394,7 +395,8 @@ def dask_deterministic_annealing(
         xs = None if point["nu"] is None else guess_thresholds(point["nu"], next_T)
         res = dask_mfn(
             rows, states, w=point["w"], b=point["b"], first=first, tolerance=tolerance, stop="absolute",
-            abs_tol=EPSILON, tail=(_w_step_tail, lam_u, xs, next_T), system=point.pop("system", None), **mfn,
+            abs_tol=EPSILON, tail=(_w_step_tail, lam_u, xs, next_T), system=point.pop("system", None), x_norm=x_norm,
+            **mfn,
         )  # fmt: skip
         converged[0] &= res.converged
         point.update(w=res.w, b=res.b, states=res.outputs, tail=res.tail, xs=xs, T=next_T)

@@ -50,6 +50,7 @@ from ._dask_problem import _NO_W, _half_penalty, _sum, _zero_outputs
 from ._kernels import dot
 from ._mfn import (
     BIG_EPSILON,
+    CG_ROUNDING_FLOOR,
     CGITERMAX,
     EPSILON,
     MFNITERMAX,
@@ -318,7 +319,7 @@ def _tail_of(replies, k):
 
 def dask_mfn(
     rows, states, *, alpha, alpha_b=None, w=None, b=0.0, first=True, tolerance=None, stop="relative", tail=None,
-    system=None, **limits,
+    system=None, x_norm=0.0, **limits,
 ):  # fmt: skip
     """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm._mfn.l2_svm_mfn` on a cluster).
 
@@ -337,6 +338,9 @@ def dask_mfn(
     system : tuple, default=None
         ``(states, replies)`` of a round that ran :func:`system_step` on ``states`` (given with ``w``): the
         solve starts from that Newton system instead of a round of its own.
+    x_norm : float, default=0.0
+        The Frobenius norm of the blocks' rows (:func:`~skssl.svm._dask_problem.solve_norm`): CGLS's
+        tolerance stays above :data:`~skssl.svm._mfn.CG_ROUNDING_FLOOR` times it, as in memory (0: no floor).
     **limits
         ``rel_tol``, ``abs_tol``, ``max_iter`` and ``callback``, as for :func:`~skssl.svm._mfn.l2_svm_mfn`
         (whose defaults they take); the callback gets the same events.
@@ -359,6 +363,7 @@ def dask_mfn(
     if first:  # a solve from scratch: a loose tolerance and a short first CGLS (as in memory)
         tolerance.eps = BIG_EPSILON
     cg_cap, eps = (SMALL_CGITERMAX if first else CGITERMAX), tolerance.eps
+    eps_floor = CG_ROUNDING_FLOOR * x_norm
     states, replies = rows.round(_system, states, None) if system is None else system
     F = _half_penalty(alpha, w, b, alpha_b) + _sum(replies, 4)
     system = [_sum(replies, k) for k in range(4)]
@@ -372,7 +377,9 @@ def dask_mfn(
             w0, b0 = seed
             seed = None
         start = time.process_time()
-        w_bar, b_bar, cg_ok, k, t, states = _cgls(rows, states, system, w0, b0, alpha, alpha_b, eps, cg_cap)
+        w_bar, b_bar, cg_ok, k, t, states = _cgls(
+            rows, states, system, w0, b0, alpha, alpha_b, max(eps, eps_floor), cg_cap
+        )
         if callback is not None:
             notify(
                 callback, "cgls", newton_step=it, n_rows=int(system[3]), n_iter=k, converged=cg_ok, eps=eps,

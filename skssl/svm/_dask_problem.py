@@ -25,6 +25,7 @@ __all__ = [
     "BlockState",
     "ProblemSpec",
     "new_states",
+    "solve_norm",
 ]
 
 _NO_W = np.empty(0)
@@ -147,6 +148,17 @@ def _s3vm_part(s, o=None):
 def new_states(rows, spec, supervised=False):
     """The states of ``spec``'s problem on every block, at ``w = 0, b = 0`` (made with the next round trip)."""
     return rows.submit(_state, rows.blocks, spec, supervised)
+
+
+def solve_norm(rows, supervised=False):
+    """The Frobenius norm of the rows that :func:`new_states`' solve sees: the labeled rows, or all kept ones.
+
+    For CGLS's rounding floor (:data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`), which in memory is taken over the
+    rows passed to the solver. From the check round's sums over the rows of positive weight (a class weight
+    of 0 drops rows from the problem but not from this norm: the floor is then a little higher, and still far
+    below the tolerance on data of ordinary scale).
+    """
+    return float(np.sqrt(rows.sums("squares_labeled" if supervised else "squares_kept")))
 
 
 def _sum(replies, k):

@@ -127,6 +127,10 @@ class BlockStats:
         Row-weight sums (positive weights only).
     norms_labeled, norms_unlabeled : float
         Weighted sums of squared row norms.
+    squares_labeled, squares_kept : float
+        Unweighted sums of squared row norms over the labeled rows and over all rows of positive weight: the
+        squared Frobenius norms of the rows a supervised and a semi-supervised solve see (for CGLS's
+        rounding floor, :data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`).
     columns_labeled, columns_unlabeled : ndarray of shape (n_features,)
         Weighted sums of the rows (for the centring test of ``intercept_scaling="auto"``).
     all_unit : bool
@@ -212,6 +216,8 @@ def _check_block(X, y, sw, index):
         sw_unlabeled=float(sw[~labeled].sum()),
         norms_labeled=float(np.dot(sw[labeled], norms[labeled])),
         norms_unlabeled=float(np.dot(sw[~labeled], norms[~labeled])),
+        squares_labeled=float(norms[labeled & positive].sum()),
+        squares_kept=float(norms[positive].sum()),
         columns_labeled=weighted_column_sum(X, np.where(labeled, sw, 0.0)),
         columns_unlabeled=weighted_column_sum(X, np.where(labeled, 0.0, sw)),
         all_unit=bool(np.all(sw[positive] == 1.0)),

@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from ._dask_mfn import dask_mfn
-from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, new_states, s3vm_objective
+from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, new_states, s3vm_objective, solve_norm
 from ._tsvm import _smallest, switch_labels
 
 __all__ = [
@@ -133,6 +133,7 @@ class DaskTSVMRows:
         self.n_unl = spec.totals.n_unl
         self.max_switches = max_switches
         self.states = new_states(rows, spec)
+        self.x_norm = solve_norm(rows)
 
     @property
     def states(self):
@@ -144,7 +145,10 @@ class DaskTSVMRows:
         self._states, self._tail = states, None
 
     def solve_labeled(self):
-        return dask_mfn(self.rows, new_states(self.rows, self.spec, supervised=True), first=True, **self.options)
+        return dask_mfn(
+            self.rows, new_states(self.rows, self.spec, supervised=True), first=True,
+            x_norm=solve_norm(self.rows, supervised=True), **self.options,
+        )  # fmt: skip
 
     def supervised_result(self, res):
         states = self.rows.submit(_set_outputs, self.states, res.w, res.b)
@@ -186,7 +190,7 @@ class DaskTSVMRows:
     def solve(self, res, first):
         seed = {} if first else {"w": res.w, "b": res.b}
         tail = None if self.max_switches is None else (_solve_tail, self.max_switches)
-        res = dask_mfn(self.rows, self.states, first=first, tail=tail, **seed, **self.options)
+        res = dask_mfn(self.rows, self.states, first=first, tail=tail, x_norm=self.x_norm, **seed, **self.options)
         self.states = res.outputs
         self._tail = res.tail  # (S3VM part, candidates) per block at these states, or None
         return res
