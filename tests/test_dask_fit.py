@@ -32,6 +32,8 @@ from skssl.svm import (
 )
 from skssl.svm._callback import solver_callback
 
+from ._large_scale import very_large_scale_problem
+
 distributed = pytest.importorskip(
     "distributed", reason="dask.distributed is not installed (pip install 'skssl[scale]')"
 )
@@ -123,13 +125,9 @@ def test_data_of_a_very_large_scale_on_dask_is_the_in_memory_fit(client, seed):
     # cluster as in memory. Without it these problems end in NaN (ValueError) or at the cap of Newton steps.
     # (The supervised solve, which also starts TSVM and DA; their later solves still meet CGLS's cap at this
     # scale, in memory too, so their rounding differs and they are not compared here.)
-    rng = np.random.RandomState(seed)
-    n, d = rng.randint(30, 80), rng.randint(2, 6)
-    X = rng.randn(n, d)
-    y = (X[:, 0] + 0.3 * rng.randn(n) > 0).astype(int)
-    y_semi = np.where(np.arange(n) < rng.randint(8, 15), y, -1)
-    y_semi[:2] = [0, 1]
-    X = X * 10.0 ** rng.uniform(9, 14)
+    X, _, y_semi, scale = very_large_scale_problem(seed)
+    X = X * scale
+    n, d = X.shape
     in_memory = LinearL2SVC().fit(X, y_semi)
     X_dask = da.from_array(X, chunks=((n // 2, n - n // 2), (d,)))
     on_dask = LinearL2SVC().fit(X_dask, da.from_array(y_semi, chunks=((n // 2, n - n // 2),)))

@@ -13,6 +13,8 @@ from threadpoolctl import threadpool_limits
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
 from skssl.svm._mfn import cgls, l2_svm_mfn
 
+from .._large_scale import very_large_scale_problem
+
 ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC]
 
 
@@ -165,13 +167,7 @@ def test_data_of_a_very_large_scale_fit_like_the_unscaled_data(seed):
     # CGLS's residual cannot fall below the rounding of X^T z; at values of 1e10 and more SVMlin's relative rule
     # asked for less, CGLS ran to its cap and broke down in NaN (ValueError "scale X") on some problems and
     # some machines' BLAS. The tolerance now stays above that floor (skssl.svm._mfn.CG_ROUNDING_FLOOR).
-    rng = np.random.RandomState(seed)
-    n, d = rng.randint(30, 80), rng.randint(2, 6)
-    X = rng.randn(n, d)
-    y = (X[:, 0] + 0.3 * rng.randn(n) > 0).astype(int)
-    y_semi = np.where(np.arange(n) < rng.randint(8, 15), y, -1)
-    y_semi[:2] = [0, 1]
-    scale = 10.0 ** rng.uniform(9, 14)
+    X, y, y_semi, scale = very_large_scale_problem(seed)
     reference = LinearL2SVC().fit(X, y_semi)
     est = LinearL2SVC().fit(X * scale, y_semi)
     assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))
