@@ -34,6 +34,8 @@ RESULTS = (
     "user_value_uniform",
     "user_value_cross_validation",
     "user_value_fresh4_agreement",
+    "user_value_fresh5_cross_validation",
+    "user_value_fresh5_agreement",
 )
 
 
