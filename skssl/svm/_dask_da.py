@@ -373,7 +373,8 @@ def dask_deterministic_annealing(
     mfn = {"alpha": alpha, "alpha_b": alpha_b, "max_iter": max_newton_iter, "callback": schedule.callback}
     x_norm = solve_norm(rows)
     if totals.n_unl == 0:
-        res = dask_mfn(rows, new_states(rows, spec, supervised=True), first=True, x_norm=solve_norm(rows, True), **mfn)
+        states = new_states(rows, spec, supervised=True)
+        res = dask_mfn(rows, states, first=True, x_norm=solve_norm(rows, supervised=True), **mfn)
         states = rows.submit(_set_outputs, new_states(rows, spec), res.w, res.b)
         F = s3vm_objective(rows, states, alpha, res.w, res.b, alpha_b)
         return DAResult(res.w, res.b, states, F, None, n_w_steps=1, n_temperatures=0, mfn_converged=res.converged)
