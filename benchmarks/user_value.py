@@ -542,7 +542,7 @@ def merge_logs(args, argv=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    groups = ["dev", "heldout", "unseen", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "all"]
+    groups = [*dict.fromkeys(d.group for d in DATASETS), "all"]  # in the order DATASETS first names them
     parser.add_argument("--group", choices=groups, default="all")
     parser.add_argument("--only", nargs="+", choices=list(BY_NAME), metavar="NAME", help="these data sets only")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))

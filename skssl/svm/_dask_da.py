@@ -371,7 +371,6 @@ def dask_deterministic_annealing(
     schedule = AnnealingSchedule(tol, max_iter, max_inner_iter, verbose, callback, initial_temperature)
     totals, lam_u = spec.totals, spec.unlabeled_weight
     mfn = {"alpha": alpha, "alpha_b": alpha_b, "max_iter": max_newton_iter, "callback": schedule.callback}
-    x_norm = solve_norm(rows)
     if totals.n_unl == 0:
         states = new_states(rows, spec, supervised=True)
         res = dask_mfn(rows, states, first=True, x_norm=solve_norm(rows, supervised=True), **mfn)
@@ -381,6 +380,7 @@ def dask_deterministic_annealing(
     r = positive_fraction
     weight_total = float(totals.n_unl)  # the unlabeled rows' weights have mean 1 (see S3VMProblem)
     tolerance = CGTolerance()
+    x_norm = solve_norm(rows)  # every w-step solves on all kept rows
     # The current point; "tail": the blocks' tail replies at it, at the thresholds "xs" and temperature "T";
     # "system": the replies of the Newton system the next w-step starts from; "nu": the last threshold.
     point = {"w": None, "b": 0.0, "states": rows.submit(_da_state, new_states(rows, spec)), "nu": None}

@@ -319,7 +319,7 @@ def _tail_of(replies, k):
 
 def dask_mfn(
     rows, states, *, alpha, alpha_b=None, w=None, b=0.0, first=True, tolerance=None, stop="relative", tail=None,
-    system=None, x_norm=0.0, **limits,
+    system=None, x_norm, **limits,
 ):  # fmt: skip
     """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm._mfn.l2_svm_mfn` on a cluster).
 
@@ -338,9 +338,10 @@ def dask_mfn(
     system : tuple, default=None
         ``(states, replies)`` of a round that ran :func:`system_step` on ``states`` (given with ``w``): the
         solve starts from that Newton system instead of a round of its own.
-    x_norm : float, default=0.0
+    x_norm : float
         The Frobenius norm of the blocks' rows (:func:`~skssl.svm._dask_problem.solve_norm`): CGLS's
-        tolerance stays above :data:`~skssl.svm._mfn.CG_ROUNDING_FLOOR` times it, as in memory (0: no floor).
+        tolerance stays above :data:`~skssl.svm._mfn.CG_ROUNDING_FLOOR` times it, as in memory. Required, so
+        that no caller drops the floor by leaving it out (0 drops it on purpose).
     **limits
         ``rel_tol``, ``abs_tol``, ``max_iter`` and ``callback``, as for :func:`~skssl.svm._mfn.l2_svm_mfn`
         (whose defaults they take); the callback gets the same events.
