@@ -53,7 +53,8 @@ change of defaults, and run once to judge the defaults; two more batches of R da
 (**fresh2**, 15 sets, listed after alpha's check on the labeled rows; **fresh3**, 12 sets, listed before the
 safeguard's cross-validated check that fresh2 prompted, to judge it; **fresh4**, 10 sets, listed before the
 safeguard that picks that check from the data's shape, to judge it; **fresh5**, 14 sets, listed after that
-safeguard had been judged, half of them with about as many features as labels or more).
+safeguard had been judged, half of them with about as many features as labels or more; **fresh6**, 10 sets,
+listed after fresh5 had been run, to judge a wider boundary for the check).
 Do not move a set after looking at its numbers; add new unseen sets once these have chosen something.
 
 Reported per group: each method's mean test accuracy over the draws; each semi-supervised method's gain over
@@ -86,7 +87,7 @@ from _harness import (
     reductions,
     timed,
 )
-from _package_data import FIFTH_BATCH, FOURTH_BATCH, PACKAGED, SECOND_BATCH, THIRD_BATCH, load_packaged
+from _package_data import FIFTH_BATCH, FOURTH_BATCH, PACKAGED, SECOND_BATCH, SIXTH_BATCH, THIRD_BATCH, load_packaged
 from _user_data import load_nltk, load_reuters_r8, load_sms, load_tabular
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -368,6 +369,8 @@ DATASETS = [
     *(_tab(name, "fresh4", _tabular(name, load_packaged)) for name in FOURTH_BATCH),
     # fifth fresh batch: listed after "auto" had been judged on the fourth, kept to judge what the fourth prompted
     *(_tab(name, "fresh5", _tabular(name, load_packaged)) for name in FIFTH_BATCH),
+    # sixth fresh batch: listed after the fifth had been run, kept to judge a wider boundary for the check
+    *(_tab(name, "fresh6", _tabular(name, load_packaged)) for name in SIXTH_BATCH),
 ]
 BY_NAME = {d.name: d for d in DATASETS}
 
@@ -471,6 +474,7 @@ def render(records, methods, header):
         ("fresh3", "Third fresh batch (R data sets from pydataset, kept to judge what the second batch prompted)"),
         ("fresh4", "Fourth fresh batch (R data sets from pydataset, kept to judge the data-aware safeguard)"),
         ("fresh5", "Fifth fresh batch (R data sets from pydataset, kept to judge what the fourth prompted)"),
+        ("fresh6", "Sixth fresh batch (R data sets from pydataset, kept to judge what the fifth prompted)"),
     ):
         names = [d.name for d in DATASETS if d.group == group and d.name in seen]
         if names:
