@@ -9,6 +9,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import Bunch
 
+from skssl.svm import LinearL2SVC
+
 from ._benchmarks import load_benchmark
 
 
@@ -43,6 +45,21 @@ def test_supervised_baseline_uses_the_labeled_rows_only(uv):
     np.testing.assert_array_equal(model.predict(X), reference.predict(X))
     with pytest.raises(ValueError, match="labeled row"):
         uv.LabeledRowsOnly(LogisticRegression()).fit(X, np.full(200, -1))
+
+
+def test_skssls_own_supervised_model_reads_the_labeled_rows_and_is_judged_not_a_baseline(uv):
+    # The l2-SVM column is what the S3VMs fall back to; it must be LinearL2SVC on the labeled rows, with a gain
+    # over the baselines like a semi-supervised method, and take no part in the baseline itself.
+    rng = np.random.RandomState(1)
+    X = rng.randn(120, 3)
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
+    y_semi = np.where(rng.rand(120) < 0.25, y, -1)
+    model = uv.make_estimator("l2svm").fit(X, y_semi)
+    reference = LinearL2SVC().fit(X[y_semi != -1], y_semi[y_semi != -1])
+    np.testing.assert_allclose(model.coef_, reference.coef_)
+    assert "l2svm" not in uv.SUPERVISED and "l2svm" in uv.METHODS
+    cells = uv.summarize(_records({("a", "logreg"): 0.8, ("a", "linearsvc"): 0.7, ("a", "l2svm"): 0.75}))
+    assert uv.gains(cells, ["a"], "l2svm") == pytest.approx({"a": -5.0})
 
 
 @pytest.mark.parametrize("draw", range(5))
