@@ -126,6 +126,7 @@ TEST_SIZE = 0.3
 
 DRAW_TEXT = dict(stratified="stratified", uniform="uniformly at random, at least one per class")
 SUPERVISED = ("logreg", "linearsvc")
+OWN_SUPERVISED = "l2svm"  # skssl's supervised model: not a baseline, but what the S3VMs add to is measured against it
 METHODS = ("logreg", "linearsvc", "l2svm", "selftraining", "labelspreading", "tsvm", "da", "potts", "cl")
 LABELS = dict(logreg="LogReg", linearsvc="LinearSVC", l2svm="l2-SVM", selftraining="SelfTraining")
 LABELS.update(labelspreading="LabelSpreading", tsvm="TSVM", da="DA", potts="Potts DA", cl="CL")
@@ -419,6 +420,19 @@ def gains(cells, datasets, method):
     return out
 
 
+def over_own_supervised(cells, datasets, method):
+    """``{data set: accuracy of method minus that of skssl's LinearL2SVC}`` in points, where both were measured.
+
+    What the unlabeled rows add to the model an S3VM would be without them (and falls back to).
+    """
+    out = {}
+    for name in datasets:
+        acc, own = (cells.get((name, m), {}).get("acc") for m in (method, OWN_SUPERVISED))
+        if acc is not None and own is not None:
+            out[name] = acc - own
+    return out
+
+
 def wins_ties_losses(values, tie=TIE):
     """Counts of gains above ``+tie``, within ``+-tie`` and below ``-tie``."""
     values = np.asarray(list(values), dtype=float)
@@ -446,20 +460,29 @@ def group_table(cells, names, methods, meta):
             else:
                 row.append(f"{cell['acc']:.1f}")
         rows.append(row)
+    own = {m: over_own_supervised(cells, names, m) for m in ssl if m != OWN_SUPERVISED} if OWN_SUPERVISED in ssl else {}
     summary = []
     for m in methods:
         cpu = f"{sum(cells[(n, m)]['cpu'] for n in names if (n, m) in cells):.1f}"
         g = per.get(m)
         if m in SUPERVISED:
-            summary.append([LABELS[m], "–", "baseline", "–", "–", cpu])
+            line = [LABELS[m], "–", "baseline", "–", "–"]
         elif not g:
-            summary.append([LABELS[m], 0, "–", "–", "–", cpu])
+            line = [LABELS[m], 0, "–", "–", "–"]
         else:
             worst = min(g, key=g.get)
             w, t, lo = wins_ties_losses(g.values())
             mean = f"{np.mean(list(g.values())):+.1f}"
-            summary.append([LABELS[m], len(g), f"{w} / {t} / {lo}", mean, f"{g[worst]:+.1f} ({worst})", cpu])
+            line = [LABELS[m], len(g), f"{w} / {t} / {lo}", mean, f"{g[worst]:+.1f} ({worst})"]
+        if own:
+            d = own.get(m)
+            line.append(
+                f"{' / '.join(map(str, wins_ties_losses(d.values())))}, {np.mean(list(d.values())):+.1f}" if d else "–"
+            )
+        summary.append(line + [cpu])
     summary_head = ["method", "data sets", "wins / ties / losses", "mean gain", "worst gain (data set)"]
+    if own:
+        summary_head.append(f"against {LABELS[OWN_SUPERVISED]}: W / T / L, mean")
     return markdown_table(head, rows) + "\n" + markdown_table(summary_head + ["fit CPU s (total)"], summary)
 
 

@@ -47,7 +47,7 @@ def test_supervised_baseline_uses_the_labeled_rows_only(uv):
         uv.LabeledRowsOnly(LogisticRegression()).fit(X, np.full(200, -1))
 
 
-def test_skssls_own_supervised_model_reads_the_labeled_rows_and_is_judged_not_a_baseline(uv):
+def test_skssls_own_supervised_model_reads_the_labeled_rows_and_is_judged_not_a_baseline(uv, monkeypatch):
     # The l2-SVM column is what the S3VMs fall back to; it must be LinearL2SVC on the labeled rows, with a gain
     # over the baselines like a semi-supervised method, and take no part in the baseline itself.
     rng = np.random.RandomState(1)
@@ -58,8 +58,17 @@ def test_skssls_own_supervised_model_reads_the_labeled_rows_and_is_judged_not_a_
     reference = LinearL2SVC().fit(X[y_semi != -1], y_semi[y_semi != -1])
     np.testing.assert_allclose(model.coef_, reference.coef_)
     assert "l2svm" not in uv.SUPERVISED and "l2svm" in uv.METHODS
-    cells = uv.summarize(_records({("a", "logreg"): 0.8, ("a", "linearsvc"): 0.7, ("a", "l2svm"): 0.75}))
-    assert uv.gains(cells, ["a"], "l2svm") == pytest.approx({"a": -5.0})
+    acc = {("a", "logreg"): 0.8, ("a", "linearsvc"): 0.7, ("a", "l2svm"): 0.75, ("a", "tsvm"): 0.77}
+    acc.update({("b", "logreg"): 0.6, ("b", "linearsvc"): 0.6, ("b", "l2svm"): 0.64, ("b", "tsvm"): 0.60})
+    cells = uv.summarize(_records(acc))
+    assert uv.gains(cells, ["a", "b"], "l2svm") == pytest.approx({"a": -5.0, "b": 4.0})
+    # What the unlabeled rows add: TSVM against the l2-SVM, +2 on a (a win), -4 on b (a loss).
+    assert uv.over_own_supervised(cells, ["a", "b"], "tsvm") == pytest.approx({"a": 2.0, "b": -4.0})
+    meta = {"a": ("10 / 1 / 5", 2), "b": ("10 / 1 / 5", 2)}
+    monkeypatch.setattr(uv, "BY_NAME", {n: uv.Dataset(n, "tabular", "dev", None, None) for n in "ab"})
+    table = uv.group_table(cells, ["a", "b"], ["logreg", "linearsvc", "l2svm", "tsvm"], meta)
+    assert "against l2-SVM: W / T / L, mean" in table
+    assert "| TSVM | 2 | 0 / 1 / 1 | -1.5 | -3.0 (a) | 1 / 0 / 1, -1.0 |" in table
 
 
 @pytest.mark.parametrize("draw", range(5))
