@@ -36,6 +36,7 @@ RESULTS = (
     "user_value_fresh4_agreement",
     "user_value_fresh5_cross_validation",
     "user_value_fresh5_agreement",
+    "user_value_fresh6_cross_validation",
 )
 
 
