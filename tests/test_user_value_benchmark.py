@@ -184,7 +184,7 @@ def test_skip_rules(uv):
 
 def test_groups_are_fixed_and_cover_every_kind(uv):
     groups = {d.group for d in uv.DATASETS}
-    assert groups == {"dev", "heldout", "unseen", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"}
+    assert groups == {"dev", "heldout", "unseen", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"}
     for group in ("dev", "heldout"):
         assert {d.kind for d in uv.DATASETS if d.group == group} == {"tabular", "text", "images"}
     # The unseen sets judge the alpha="auto" rule, chosen with text in mind, on text it was never run on.
@@ -205,6 +205,8 @@ def test_groups_are_fixed_and_cover_every_kind(uv):
     assert len(fifth) >= 10 and {d.kind for d in fifth} == {"tabular"}
     sixth = [d for d in uv.DATASETS if d.group == "fresh6"]
     assert len(sixth) >= 10 and {d.kind for d in sixth} == {"tabular"}
+    seventh = [d for d in uv.DATASETS if d.group == "fresh7"]
+    assert len(seventh) >= 10 and {d.kind for d in seventh} == {"tabular"}
     assert len(uv.DATASETS) >= 20 and len(uv.BY_NAME) == len(uv.DATASETS)
 
 
