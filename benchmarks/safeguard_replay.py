@@ -1,0 +1,256 @@
+"""Replay the safeguard's cross-validated check: log what it sees once, then judge rules for it offline.
+
+The check of ``safeguard="cross_validation"`` (and of ``"auto"`` where it runs) compares, on folds of the
+labeled rows, the semi-supervised fit with the supervised ``LinearL2SVC`` and returns the latter when it
+classifies more held-out labels right (``skssl.svm._fallback_check``). Which rule should decide between the
+two (ties, a margin, where the check runs at all) is a question of measurement, and each rule would cost a
+full run of ``user_value.py``. This script fits each S3VM once per set and label draw with
+``safeguard="cross_validation"``, the protocol of ``user_value.py`` (its data sets, splits and pipelines),
+and logs:
+
+* the shape: labeled rows, features after the preprocessing, distinct labeled rows, and whether
+  ``safeguard="auto"`` runs the check there;
+* the check's held-out scores (supervised, semi-supervised) and the weights of the held-out rows on which
+  exactly one of the two is right (``b``: the supervised model, ``c``: the semi-supervised one);
+* the test accuracy of the agreement's model (the semi-supervised answer before the check) and of the
+  supervised ``LinearL2SVC`` the check falls back to.
+
+A rule maps these to one of the two models, so its test accuracy per set and draw follows without a fit.
+``--replay`` renders, per group of ``user_value.py``, each rule's mean gain over the better of
+``LogisticRegression()`` and ``LinearSVC()`` (read from ``results/user_value.jsonl``: same splits, same
+baselines) with wins / ties / losses at one point, and checks that the rule built into skssl reproduces the
+logged cells of ``user_value.py``.
+
+Commands::
+
+    python benchmarks/safeguard_replay.py --methods tsvm --log LOG.jsonl [--group G ...] [--only NAME ...]
+    python benchmarks/safeguard_replay.py --replay LOG.jsonl [LOG.jsonl ...] [--out FILE]
+
+Fits run on tabular sets and digits, where ``"auto"`` can run the check (text has far more features than
+labels).
+"""
+
+import argparse
+import json
+import warnings
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import user_value as uv
+from _harness import RESULTS_DIR, ResultsFile, append_jsonl, markdown_table, provenance, timed
+
+import skssl.svm._base as svm_base
+from skssl.svm import LinearL2SVC
+from skssl.svm._cluster_fractions import _distinct_rows
+from skssl.svm._fallback_check import asks_held_out_labels, cross_validated_scores
+from skssl.svm._penalty_check import _folds
+
+RESULTS = RESULTS_DIR / "safeguard_replay.md"
+METHODS = ("tsvm", "da", "potts")
+TIE = uv.TIE
+
+
+# ---------------------------------------------------------------- logging what the check sees
+
+
+class _Probe:
+    """Wraps the check's two steps inside skssl for one fit and keeps what they saw."""
+
+    def __init__(self):
+        self.semi = None  # (coef_, intercept_) of the model before the check
+        self.discordant = None  # (b, c)
+
+    def __enter__(self):
+        self._fall_back = svm_base._LinearFitMixin._fall_back_where_held_out_labels_say
+        self._scores = svm_base.cross_validated_scores
+        probe = self
+
+        def fall_back(est, *args):
+            probe.semi = (est.coef_.copy(), est.intercept_.copy())
+            return probe._fall_back(est, *args)
+
+        def scores(X, y_enc, labeled, weights, predict_semi, predict_supervised):
+            seen = {}
+
+            def semi(hidden, test):
+                seen["semi", test.tobytes()] = predicted = predict_semi(hidden, test)
+                return predicted
+
+            def supervised(train, test):
+                seen["sup", test.tobytes()] = predicted = predict_supervised(train, test)
+                return predicted
+
+            result = cross_validated_scores(X, y_enc, labeled, weights, semi, supervised)
+            if result is not None:
+                rows, classes, row_weights, fold, _ = _folds(X, y_enc, labeled, weights)
+                b = c = 0.0
+                for held_out in range(int(fold.max()) + 1):
+                    test = fold == held_out
+                    key = rows[test].tobytes()
+                    sup_right = seen["sup", key] == classes[test]
+                    semi_right = seen["semi", key] == classes[test]
+                    b += float(row_weights[test][sup_right & ~semi_right].sum())
+                    c += float(row_weights[test][semi_right & ~sup_right].sum())
+                probe.discordant = (b, c)
+            return result
+
+        svm_base._LinearFitMixin._fall_back_where_held_out_labels_say = fall_back
+        svm_base.cross_validated_scores = scores
+        return self
+
+    def __exit__(self, *exc):
+        svm_base._LinearFitMixin._fall_back_where_held_out_labels_say = self._fall_back
+        svm_base.cross_validated_scores = self._scores
+
+
+def probe_fit(split, method):
+    """One fit of ``method`` with the check everywhere, and what a rule needs to replay it."""
+    model = uv.make_pipeline_for(split, method, "cross_validation")
+    with _Probe() as probe, timed() as t:
+        model.fit(split.X_train, split.y_semi)
+    estimator = model[-1]
+    X_train = model[:-1].transform(split.X_train) if len(model) > 1 else split.X_train
+    X_test = model[:-1].transform(split.X_test) if len(model) > 1 else split.X_test
+    labeled = np.flatnonzero(split.y_semi != -1)
+    checked_coef = estimator.coef_, estimator.intercept_
+    estimator.coef_, estimator.intercept_ = probe.semi
+    acc_semi = float(np.mean(estimator.predict(X_test) == split.y_test))
+    estimator.coef_, estimator.intercept_ = checked_coef
+    supervised = LinearL2SVC().fit(X_train[labeled], split.y_semi[labeled])
+    acc_supervised = float(np.mean(supervised.predict(X_test) == split.y_test))
+    scores = estimator.safeguard_scores_
+    _, distinct = _distinct_rows(X_train[labeled])
+    return dict(
+        n_labeled=len(labeled),
+        n_features=X_train.shape[1],
+        n_distinct=int(np.unique(distinct).size),
+        auto_checks=bool(asks_held_out_labels("auto", X_train, labeled)),
+        scores=None if scores is None else [float(s) for s in scores],
+        discordant=None if scores is None else list(probe.discordant),
+        acc_semi=acc_semi,
+        acc_supervised=acc_supervised,
+        acc_checked=float(np.mean(model.predict(split.X_test) == split.y_test)),
+        fit_cpu_s=round(t.cpu, 3),
+    )
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def _falls_back(rec, margin):
+    """Whether the check returns the supervised model: unless the semi-supervised one is ahead by
+    ``margin`` standard errors of the paired difference (``sqrt(b + c)``, McNemar's); ``margin=None`` is the
+    rule built into skssl (the supervised model must be strictly ahead)."""
+    if rec["scores"] is None:
+        return False
+    if margin is None:
+        return rec["scores"][0] > rec["scores"][1]
+    b, c = rec["discordant"]
+    return not c - b > margin * np.sqrt(b + c)
+
+
+RULES = {
+    "agreement": lambda rec: False,
+    "auto (as built)": lambda rec: rec["auto_checks"] and _falls_back(rec, None),
+    "auto, ties fall back": lambda rec: rec["auto_checks"] and _falls_back(rec, 0.0),
+    "auto, margin 1 s.e.": lambda rec: rec["auto_checks"] and _falls_back(rec, 1.0),
+    "everywhere (as built)": lambda rec: _falls_back(rec, None),
+    "everywhere, ties fall back": lambda rec: _falls_back(rec, 0.0),
+    "supervised only": lambda rec: True,
+}
+
+
+def accuracy_under(rule, rec):
+    """Test accuracy of the model ``rule`` returns for the logged fit ``rec``."""
+    return rec["acc_supervised"] if RULES[rule](rec) else rec["acc_semi"]
+
+
+def replay(records, baselines):
+    """``{(method, group, rule): {data set: gain in points}}``, the mean over draws of each set."""
+    acc = defaultdict(list)
+    for rec in records:
+        for rule in RULES:
+            acc[rec["method"], rec["group"], rule, rec["dataset"]].append(accuracy_under(rule, rec))
+    out = defaultdict(dict)
+    for (method, group, rule, name), values in acc.items():
+        if name in baselines:
+            out[method, group, rule][name] = 100 * (np.mean(values) - baselines[name])
+    return out
+
+
+def load_baselines(path=None):
+    """``({data set: better mean accuracy of logreg and linearsvc}, {(set, draw, method): accuracy})``."""
+    path = Path(path) if path else uv.RESULTS.with_suffix(".jsonl")
+    logged = [json.loads(line) for line in path.read_text().splitlines()]
+    cells = {(r["dataset"], r["draw"], r["method"]): r["accuracy"] for r in logged if r["status"] == "ok"}
+    per = defaultdict(lambda: defaultdict(list))
+    for (name, _, method), a in cells.items():
+        if method in uv.SUPERVISED:
+            per[name][method].append(a)
+    best = {name: max(np.mean(v) for v in m.values()) for name, m in per.items() if len(m) == len(uv.SUPERVISED)}
+    return best, cells
+
+
+def render(records, header):
+    baselines, cells = load_baselines()
+    gains = replay(records, baselines)
+    same = [
+        accuracy_under("auto (as built)", r) == cells[r["dataset"], r["draw"], r["method"]]
+        for r in records
+        if (r["dataset"], r["draw"], r["method"]) in cells
+    ]
+    parts = [header, f"The rule built into skssl, replayed, gives {sum(same)} of the {len(same)} logged cells of "
+             "`results/user_value.jsonl` that these fits cover, to the last digit.\n"]  # fmt: skip
+    groups = [g for g in dict.fromkeys(d.group for d in uv.DATASETS) if any(r["group"] == g for r in records)]
+    for method in [m for m in METHODS if any(r["method"] == m for r in records)]:
+        rows = []
+        for rule in RULES:
+            row = [rule]
+            for group in groups:
+                g = gains.get((method, group, rule))
+                w, t, lo = uv.wins_ties_losses(g.values()) if g else (0, 0, 0)
+                row.append(f"{w} / {t} / {lo}, {np.mean(list(g.values())):+.2f}" if g else "–")
+            rows.append(row)
+        parts.append(f"## {uv.LABELS[method]}\n\n" + markdown_table(["rule", *groups], rows))
+    return "\n".join(parts)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--group", nargs="+", default=None, help="these groups of user_value.py (default: all)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="these data sets only")
+    parser.add_argument("--log", help="append the logged fits to this JSON lines file")
+    parser.add_argument("--replay", nargs="+", metavar="LOG", help="fit nothing: replay the rules on these logs")
+    parser.add_argument("--out", help="write the replay's table here instead of results/safeguard_replay.md")
+    args = parser.parse_args(argv)
+    if args.replay:
+        records = [json.loads(line) for log in args.replay for line in Path(log).read_text().splitlines()]
+        results = ResultsFile(RESULTS, args.out)
+        header = f"# The safeguard's check, replayed\n\n{provenance(argv)}\n"
+        print(results.finish(render(records, header)).read_text())
+        return
+    if not args.log:
+        parser.error("--log is needed to fit (or give --replay)")
+    warnings.filterwarnings("ignore")  # convergence warnings of the defaults; accuracy tells
+    for dataset in uv.DATASETS:
+        if dataset.kind == "text" or (args.group and dataset.group not in args.group):
+            continue
+        if (args.only and dataset.name not in args.only) or (dataset.kind == "images" and dataset.name != "digits"):
+            continue
+        data = dataset.load()
+        for draw in range(uv.DRAWS):
+            split = dataset.protocol(data, draw)
+            n_classes = len(np.unique(split.y_semi[split.y_semi != -1]))
+            for method in args.methods:
+                if uv.skip_reason(method, len(split.y_semi), n_classes):
+                    continue
+                rec = dict(dataset=dataset.name, group=dataset.group, draw=draw, method=method)
+                rec.update(probe_fit(split, method))
+                append_jsonl(args.log, rec)
+                print(dataset.name, draw, method, rec["scores"], rec["acc_semi"], rec["acc_supervised"], flush=True)
+
+
+if __name__ == "__main__":
+    main()
