@@ -21,6 +21,13 @@ A rule maps these to one of the two models, so its test accuracy per set and dra
 baselines) with wins / ties / losses at one point, and checks that the rule built into skssl reproduces the
 logged cells of ``user_value.py``.
 
+How a rule is chosen (fixed before the first replay, 2026-11-26): for each estimator, the rule with the
+highest mean gain over the tabular sets and digits of the groups replayed, each set counted once, provided it
+does not lower the development or the held-out mean by more than 0.2 points against the rule as built; it
+then has to pass a fresh batch listed before the replay (``fresh7`` of ``user_value.py``), which the replay
+that chooses does not include: there it must give at least the mean gain of the rule as built and no more
+losses of more than a point.
+
 Commands::
 
     python benchmarks/safeguard_replay.py --methods tsvm --log LOG.jsonl [--group G ...] [--only NAME ...]
