@@ -16,10 +16,10 @@ and logs:
   supervised ``LinearL2SVC`` the check falls back to.
 
 A rule maps these to one of the two models, so its test accuracy per set and draw follows without a fit.
-``--replay`` renders, per group of ``user_value.py``, each rule's mean gain over the better of
-``LogisticRegression()`` and ``LinearSVC()`` (read from ``results/user_value.jsonl``: same splits, same
-baselines) with wins / ties / losses at one point, and checks that the rule built into skssl reproduces the
-logged cells of ``user_value.py``.
+``--replay`` renders, per group of ``user_value.py`` and over all sets replayed, each rule's mean gain over
+the better of ``LogisticRegression()`` and ``LinearSVC()`` (read from ``results/user_value.jsonl``: same
+splits, same baselines) with wins / ties / losses at one point, and checks that the rule built into skssl
+reproduces the logged cells of ``user_value.py``.
 
 How a rule is chosen (fixed before the first replay, 2026-11-26): for each estimator, the rule with the
 highest mean gain over the tabular sets and digits of the groups replayed, each set counted once, provided it
@@ -199,6 +199,14 @@ def load_baselines(path=None):
     return best, cells
 
 
+def _summary(gains):
+    """``"W / T / L, mean"`` of ``{data set: gain}`` (``"–"`` when empty)."""
+    if not gains:
+        return "–"
+    w, t, lo = uv.wins_ties_losses(gains.values())
+    return f"{w} / {t} / {lo}, {np.mean(list(gains.values())):+.2f}"
+
+
 def render(records, header):
     baselines, cells = load_baselines()
     gains = replay(records, baselines)
@@ -214,12 +222,13 @@ def render(records, header):
         rows = []
         for rule in RULES:
             row = [rule]
+            pooled = {}
             for group in groups:
                 g = gains.get((method, group, rule))
-                w, t, lo = uv.wins_ties_losses(g.values()) if g else (0, 0, 0)
-                row.append(f"{w} / {t} / {lo}, {np.mean(list(g.values())):+.2f}" if g else "–")
-            rows.append(row)
-        parts.append(f"## {uv.LABELS[method]}\n\n" + markdown_table(["rule", *groups], rows))
+                pooled.update(g or {})
+                row.append(_summary(g))
+            rows.append([*row, _summary(pooled)])
+        parts.append(f"## {uv.LABELS[method]}\n\n" + markdown_table(["rule", *groups, "all"], rows))
     return "\n".join(parts)
 
 
