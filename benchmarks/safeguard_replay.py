@@ -186,10 +186,11 @@ def replay(records, baselines):
     return out
 
 
-def load_baselines(path=None):
-    """``({data set: better mean accuracy of logreg and linearsvc}, {(set, draw, method): accuracy})``."""
-    path = Path(path) if path else uv.RESULTS.with_suffix(".jsonl")
-    logged = [json.loads(line) for line in path.read_text().splitlines()]
+def load_baselines(paths=None):
+    """``({data set: better mean accuracy of logreg and linearsvc}, {(set, draw, method): accuracy})`` from the
+    logs of ``user_value.py`` runs (default: ``results/user_value.jsonl``)."""
+    paths = [Path(p) for p in paths] if paths else [uv.RESULTS.with_suffix(".jsonl")]
+    logged = [json.loads(line) for path in paths for line in path.read_text().splitlines()]
     cells = {(r["dataset"], r["draw"], r["method"]): r["accuracy"] for r in logged if r["status"] == "ok"}
     per = defaultdict(lambda: defaultdict(list))
     for (name, _, method), a in cells.items():
@@ -207,16 +208,17 @@ def _summary(gains):
     return f"{w} / {t} / {lo}, {np.mean(list(gains.values())):+.2f}"
 
 
-def render(records, header):
-    baselines, cells = load_baselines()
+def render(records, header, baseline_logs=None):
+    baselines, cells = load_baselines(baseline_logs)
     gains = replay(records, baselines)
     same = [
         accuracy_under("auto (as built)", r) == cells[r["dataset"], r["draw"], r["method"]]
         for r in records
         if (r["dataset"], r["draw"], r["method"]) in cells
     ]
+    logs = ", ".join(f"`{p}`" for p in baseline_logs) if baseline_logs else "`results/user_value.jsonl`"
     parts = [header, f"The rule built into skssl, replayed, gives {sum(same)} of the {len(same)} logged cells of "
-             "`results/user_value.jsonl` that these fits cover, to the last digit.\n"]  # fmt: skip
+             f"{logs} that these fits cover, to the last digit.\n"]  # fmt: skip
     groups = [g for g in dict.fromkeys(d.group for d in uv.DATASETS) if any(r["group"] == g for r in records)]
     for method in [m for m in METHODS if any(r["method"] == m for r in records)]:
         rows = []
@@ -240,12 +242,15 @@ def main(argv=None):
     parser.add_argument("--log", help="append the logged fits to this JSON lines file")
     parser.add_argument("--replay", nargs="+", metavar="LOG", help="fit nothing: replay the rules on these logs")
     parser.add_argument("--out", help="write the replay's table here instead of results/safeguard_replay.md")
+    parser.add_argument(
+        "--baselines", nargs="+", metavar="LOG", help="user_value.py logs with the baselines (default: its results)"
+    )
     args = parser.parse_args(argv)
     if args.replay:
         records = [json.loads(line) for log in args.replay for line in Path(log).read_text().splitlines()]
         results = ResultsFile(RESULTS, args.out)
         header = f"# The safeguard's check, replayed\n\n{provenance(argv)}\n"
-        print(results.finish(render(records, header)).read_text())
+        print(results.finish(render(records, header, args.baselines)).read_text())
         return
     if not args.log:
         parser.error("--log is needed to fit (or give --replay)")
