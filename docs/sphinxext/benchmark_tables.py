@@ -37,6 +37,8 @@ RESULTS = (
     "user_value_fresh5_cross_validation",
     "user_value_fresh5_agreement",
     "user_value_fresh6_cross_validation",
+    "safeguard_replay_tsvm",
+    "safeguard_replay_tsvm_fresh7",
 )
 
 
