@@ -39,6 +39,7 @@ RESULTS = (
     "user_value_fresh6_cross_validation",
     "safeguard_replay_tsvm",
     "safeguard_replay_tsvm_fresh7",
+    "safeguard_replay_da",
 )
 
 
