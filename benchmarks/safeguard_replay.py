@@ -55,7 +55,6 @@ from skssl.svm._penalty_check import _folds
 
 RESULTS = RESULTS_DIR / "safeguard_replay.md"
 METHODS = ("tsvm", "da", "potts")
-TIE = uv.TIE
 
 
 # ---------------------------------------------------------------- logging what the check sees
@@ -112,7 +111,11 @@ class _Probe:
 
 
 def probe_fit(split, method):
-    """One fit of ``method`` with the check everywhere, and what a rule needs to replay it."""
+    """One fit of ``method`` with the check everywhere, and what a rule needs to replay it.
+
+    The supervised model is ``LinearL2SVC()`` on the labeled rows: the check's fallback for an estimator with
+    the default ``alpha``, ``intercept_scaling`` and ``class_weight``, as ``user_value.py`` fits them.
+    """
     model = uv.make_pipeline_for(split, method, "cross_validation")
     with _Probe() as probe, timed() as t:
         model.fit(split.X_train, split.y_semi)

@@ -60,11 +60,13 @@ listed after fresh5 had been run, to judge a wider boundary for the check; **fre
 the safeguard's check was replayed on the other groups, to judge a rule chosen by that replay).
 Do not move a set after looking at its numbers; add new unseen sets once these have chosen something.
 
-Reported per group: each method's mean test accuracy over the draws; each semi-supervised method's gain over
+Reported per group: each method's mean test accuracy over the draws; the gain of every other method over
 the better supervised baseline (``max(logreg, linearsvc)``, in points), wins / ties / losses at +-1 point,
-mean and worst gain, total CPU seconds of ``fit`` (``_harness.timed``, this process and its threads). One JSON
-line per (data set, draw, method) goes to ``results/user_value.jsonl``. The committed table was made with
-``OMP_NUM_THREADS=1`` (the header records it), which changes the CPU column, not the accuracies::
+mean and worst gain; with ``l2svm`` in the run, each method's wins / ties / losses and mean against it (what
+the unlabeled rows add to skssl's supervised model); total CPU seconds of ``fit`` (``_harness.timed``, this
+process and its threads). One JSON line per (data set, draw, method) goes to ``results/user_value.jsonl``.
+Runs differ in their thread settings (each header records its command), which changes the CPU column, not the
+accuracies::
 
     python benchmarks/user_value.py                                  # full run
     python benchmarks/user_value.py --draws 1 --only iris pcmac      # a smoke test
