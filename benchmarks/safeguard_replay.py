@@ -191,24 +191,22 @@ def replay(records, baselines):
 
 def load_baselines(paths=None):
     """``({data set: better mean accuracy of logreg and linearsvc}, {(set, draw, method): accuracy})`` from the
-    logs of ``user_value.py`` runs (default: ``results/user_value.jsonl``)."""
+    logs of ``user_value.py`` runs (default: ``results/user_value.jsonl``); the means are ``user_value``'s own."""
     paths = [Path(p) for p in paths] if paths else [uv.RESULTS.with_suffix(".jsonl")]
     logged = [json.loads(line) for path in paths for line in path.read_text().splitlines()]
     cells = {(r["dataset"], r["draw"], r["method"]): r["accuracy"] for r in logged if r["status"] == "ok"}
-    per = defaultdict(lambda: defaultdict(list))
-    for (name, _, method), a in cells.items():
-        if method in uv.SUPERVISED:
-            per[name][method].append(a)
-    best = {name: max(np.mean(v) for v in m.values()) for name, m in per.items() if len(m) == len(uv.SUPERVISED)}
+    means = uv.summarize(logged)
+    best = {}
+    for name in {r["dataset"] for r in logged}:
+        base = [means.get((name, m), {}).get("acc") for m in uv.SUPERVISED]
+        if all(b is not None for b in base):
+            best[name] = max(base) / 100
     return best, cells
 
 
 def _summary(gains):
     """``"W / T / L, mean"`` of ``{data set: gain}`` (``"–"`` when empty)."""
-    if not gains:
-        return "–"
-    w, t, lo = uv.wins_ties_losses(gains.values())
-    return f"{w} / {t} / {lo}, {np.mean(list(gains.values())):+.2f}"
+    return uv.record_text(gains.values(), digits=2) if gains else "–"
 
 
 def render(records, header, baseline_logs=None):

@@ -453,6 +453,12 @@ def wins_ties_losses(values, tie=TIE):
     return int((values > tie).sum()), int((np.abs(values) <= tie).sum()), int((values < -tie).sum())
 
 
+def record_text(values, digits=1):
+    """``"W / T / L, mean"`` of gains in points (wins, ties and losses at ``TIE``)."""
+    values = list(values)
+    return f"{' / '.join(map(str, wins_ties_losses(values)))}, {np.mean(values):+.{digits}f}"
+
+
 def group_table(cells, names, methods, meta):
     ssl = [m for m in methods if m not in SUPERVISED]
     head = ["data set", "kind", "n train / labeled / test", "classes"] + [LABELS[m] for m in methods]
@@ -490,9 +496,7 @@ def group_table(cells, names, methods, meta):
             line = [LABELS[m], len(g), f"{w} / {t} / {lo}", mean, f"{g[worst]:+.1f} ({worst})"]
         if own:
             d = own.get(m)
-            line.append(
-                f"{' / '.join(map(str, wins_ties_losses(d.values())))}, {np.mean(list(d.values())):+.1f}" if d else "–"
-            )
+            line.append(record_text(d.values()) if d else "–")
         summary.append(line + [cpu])
     summary_head = ["method", "data sets", "wins / ties / losses", "mean gain", "worst gain (data set)"]
     if own:
