@@ -35,7 +35,7 @@ def test_the_rules_decide_as_they_say(replay):
     def returns_supervised(rule, rec):
         return replay.accuracy_under(rule, rec) == rec["acc_supervised"]
 
-    assert [returns_supervised("auto (as built)", r) for r in (ahead, tie, small_lead, clear_lead)] == [
+    assert [returns_supervised("auto", r) for r in (ahead, tie, small_lead, clear_lead)] == [
         True,
         False,
         False,
@@ -53,12 +53,29 @@ def test_the_rules_decide_as_they_say(replay):
         True,
         False,
     ]
+    assert [returns_supervised("everywhere, margin 1 s.e.", r) for r in (ahead, tie, small_lead, clear_lead)] == [
+        True,
+        True,
+        True,
+        False,
+    ]
     # No scores (too few labels for two folds): no rule but "supervised only" falls back.
-    assert [returns_supervised(rule, unchecked) for rule in replay.RULES] == [False] * 6 + [True]
+    assert [returns_supervised(rule, unchecked) for rule in replay.RULES] == [False] * 7 + [True]
     # Where "auto" keeps the agreement alone, only the rules that check everywhere fall back.
-    assert not returns_supervised("auto (as built)", outside)
-    assert returns_supervised("everywhere (as built)", outside)
+    assert not any(returns_supervised(rule, outside) for rule in ("auto", "auto, margin 1 s.e."))
+    assert all(returns_supervised(rule, outside) for rule in ("everywhere", "everywhere, margin 1 s.e."))
     assert not returns_supervised("agreement", ahead)
+
+
+def test_each_estimator_s_built_rule_is_its_own(replay):
+    from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+
+    margins = {"tsvm": TransductiveSVC, "da": DeterministicAnnealingSVC, "potts": PottsDeterministicAnnealingSVC}
+    for method, Estimator in margins.items():
+        margin = Estimator._check_margin
+        expected = "auto" if margin is None else f"auto, margin {margin:g} s.e."
+        assert replay.BUILT[method] == expected
+        assert replay.CHECKED[method] == expected.replace("auto", "everywhere")
 
 
 def test_replay_gives_each_sets_mean_gain_over_its_baseline(replay):
@@ -71,15 +88,15 @@ def test_replay_gives_each_sets_mean_gain_over_its_baseline(replay):
         ),
     ]
     gains = replay.replay(records, {"a": 0.75})
-    # as built: the first draw falls back (0.8), the second keeps the semi-supervised model (0.7).
-    assert gains["tsvm", "dev", "auto (as built)"] == pytest.approx({"a": 0.0})
+    # TSVM's rule: the first draw falls back (0.8), the second keeps the semi-supervised model (0.7).
+    assert gains["tsvm", "dev", "auto"] == pytest.approx({"a": 0.0})
     assert gains["tsvm", "dev", "agreement"] == pytest.approx({"a": 5.0})
     assert gains["tsvm", "dev", "supervised only"] == pytest.approx({"a": -5.0})
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_the_probe_logs_what_the_check_decided_and_restores_skssl(replay, seed):
-    """The replay of "everywhere (as built)" is the checked fit's own test accuracy, on random problems."""
+@pytest.mark.parametrize(("method", "seed"), [("tsvm", 0), ("tsvm", 1), ("tsvm", 2), ("da", 0), ("da", 1)])
+def test_the_probe_logs_what_the_check_decided_and_restores_skssl(replay, method, seed):
+    """The replay of the estimator's rule with the check everywhere is the checked fit's own test accuracy."""
     rng = np.random.RandomState(seed)
     n = 240
     y = rng.randint(0, 2, n)
@@ -88,11 +105,11 @@ def test_the_probe_logs_what_the_check_decided_and_restores_skssl(replay, seed):
     y_semi[:2], y_semi[2:4] = 0, 1  # two labels of each class at least
     split = replay.uv.Split(X[:180], y_semi[:180], X[180:], y[180:], [StandardScaler()])
     fall_back, scores = svm_base._LinearFitMixin._fall_back_where_held_out_labels_say, svm_base.cross_validated_scores
-    rec = replay.probe_fit(split, "tsvm")
+    rec = replay.probe_fit(split, method)
     assert svm_base._LinearFitMixin._fall_back_where_held_out_labels_say is fall_back
     assert svm_base.cross_validated_scores is scores
     assert rec["scores"] is not None and rec["n_features"] == 4 and rec["auto_checks"]
-    assert rec["acc_checked"] == replay.accuracy_under("everywhere (as built)", rec)
+    assert rec["acc_checked"] == replay.accuracy_under(replay.CHECKED[method], rec)
     b, c = rec["discordant"]
     weight = round((rec["scores"][0] - rec["scores"][1]) * rec["n_labeled"])
     assert b - c == pytest.approx(weight)  # the supervised model's lead, in held-out rows

@@ -126,7 +126,7 @@ from ._penalty_check import labeled_rows_penalty_factor
 from ._regularization import auto_alpha, fit_rows_are_centred, resolve_regularization
 from ._rowblocks import share_threads
 from ._cluster_fractions import fractions_from_clusters
-from ._fallback_check import asks_held_out_labels, cross_validated_scores
+from ._fallback_check import asks_held_out_labels, cross_validated_scores, prefers_supervised
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 from ._weston_watkins import JointLoss, fit_weston_watkins
@@ -220,6 +220,9 @@ class _LinearFitMixin:
     #: Whether a fit stopped by a cap warns; the internal fits of a label check set it False on their instance,
     #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
     _warns_on_caps = True
+    #: How far ahead the safeguard's cross-validated check wants the semi-supervised model, in standard errors of
+    #: the paired difference; None: the supervised model is returned when strictly ahead (``_fallback_check``).
+    _check_margin = None
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -384,19 +387,26 @@ class _LinearFitMixin:
             fold_fit._warns_on_caps = False  # its caps say nothing of the model the user gets
             return fold_fit.fit(X, y_fold, sample_weight=sample_weight)._predicted_indices(X[test_rows])
 
-        self.safeguard_scores_ = cross_validated_scores(
+        comparison = cross_validated_scores(
             X, y_enc, labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
         )
-        if self.safeguard_scores_ is None:
+        if comparison is None:
             return
-        fall_back = self.safeguard_scores_[0] > self.safeguard_scores_[1]
+        self.safeguard_scores_ = comparison.scores
+        fall_back = prefers_supervised(comparison, margin=self._check_margin)
         if self.verbose:
-            print(
-                f"[{type(self).__name__}] safeguard: cross-validated on the labeled rows, the supervised l2-SVM "
-                f"classifies {self.safeguard_scores_[0]:.1%} of the held-out rows right, this estimator "
-                f"{self.safeguard_scores_[1]:.1%}; "
-                + ("the supervised model is returned" if fall_back else "the semi-supervised model stays")
+            found = (
+                f"the supervised l2-SVM classifies {comparison.scores[0]:.1%} of the held-out rows right, this "
+                f"estimator {comparison.scores[1]:.1%}"
             )
+            if self._check_margin is not None:
+                b, c = comparison.discordant
+                found += (
+                    f" (rows only one of them gets right: {b:g} and {c:g}; this estimator must lead by more than "
+                    f"{self._check_margin:g} standard error of the difference)"
+                )
+            outcome = "the supervised model is returned" if fall_back else "the semi-supervised model stays"
+            print(f"[{type(self).__name__}] safeguard: cross-validated on the labeled rows, {found}; {outcome}")
         if fall_back:
             model = supervised(labeled)
             self.coef_, self.intercept_ = model.coef_, model.intercept_

@@ -128,12 +128,24 @@ Decisions
   The boundary stays at one feature per distinct labeled row.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._cluster_fractions import _distinct_rows
 from ._penalty_check import _folds
 
-__all__ = ["asks_held_out_labels", "cross_validated_scores"]
+__all__ = ["FoldComparison", "asks_held_out_labels", "cross_validated_scores", "prefers_supervised"]
+
+
+class FoldComparison(NamedTuple):
+    """What the check's folds found: the two held-out accuracies and the rows on which only one model is right."""
+
+    #: The weighted accuracy on the held-out labeled rows of the supervised and of the semi-supervised fit.
+    scores: np.ndarray
+    #: The weights of the held-out rows that only the supervised (``b``) and only the semi-supervised fit (``c``)
+    #: classify right, McNemar's discordant pairs.
+    discordant: np.ndarray
 
 
 def asks_held_out_labels(safeguard, X, labeled):
@@ -192,9 +204,10 @@ def cross_validated_scores(X, y_enc, labeled, weights, predict_semi, predict_sup
 
     Returns
     -------
-    scores : ndarray of shape (2,) or None
-        The weighted accuracy on the held-out labeled rows of the supervised and of the semi-supervised fit;
-        ``None`` when the labeled rows are too few for two folds.
+    comparison : FoldComparison or None
+        The weighted accuracy on the held-out labeled rows of the supervised and of the semi-supervised fit
+        (``scores``) and the weights of the held-out rows that only one of them classifies right
+        (``discordant``); ``None`` when the labeled rows are too few for two folds.
 
     Examples
     --------
@@ -203,19 +216,52 @@ def cross_validated_scores(X, y_enc, labeled, weights, predict_semi, predict_sup
     >>> X = np.arange(20.0).reshape(10, 2)
     >>> y = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
     >>> always_0 = lambda rows: np.zeros_like(rows)
-    >>> cross_validated_scores(X, y, np.arange(10), np.ones(10), lambda hidden, rows: always_0(rows),
-    ...                        lambda train, rows: y[rows]).tolist()
-    [1.0, 0.5]
+    >>> comparison = cross_validated_scores(X, y, np.arange(10), np.ones(10), lambda hidden, rows: always_0(rows),
+    ...                                     lambda train, rows: y[rows])
+    >>> comparison.scores.tolist(), comparison.discordant.tolist()
+    ([1.0, 0.5], [5.0, 0.0])
     """
     folds = _folds(X, y_enc, labeled, weights)
     if folds is None:
         return None
     rows, classes, row_weights, fold, labeled_fold = folds
-    hits = np.zeros(2)
+    hits, discordant = np.zeros(2), np.zeros(2)
     for held_out in range(int(fold.max()) + 1):
         test = fold == held_out
-        supervised = predict_supervised(labeled[labeled_fold != held_out], rows[test])
-        semi = predict_semi(labeled[labeled_fold == held_out], rows[test])
-        for k, predicted in enumerate((supervised, semi)):
-            hits[k] += np.dot(row_weights[test], predicted == classes[test])
-    return hits / row_weights.sum()
+        supervised = predict_supervised(labeled[labeled_fold != held_out], rows[test]) == classes[test]
+        semi = predict_semi(labeled[labeled_fold == held_out], rows[test]) == classes[test]
+        for k, (right, other) in enumerate(((supervised, semi), (semi, supervised))):
+            hits[k] += np.dot(row_weights[test], right)
+            discordant[k] += row_weights[test][right & ~other].sum()
+    return FoldComparison(hits / row_weights.sum(), discordant)
+
+
+def prefers_supervised(comparison, margin=None):
+    """Whether the check returns the supervised model.
+
+    Parameters
+    ----------
+    comparison : FoldComparison
+        What :func:`cross_validated_scores` found.
+    margin : float or None, default=None
+        ``None``: the supervised model when it classifies more held-out rows right (``TransductiveSVC``,
+        ``PottsDeterministicAnnealingSVC``). A number: the supervised model unless the semi-supervised one
+        classifies more right by more than ``margin`` standard errors of the difference, ``c - b > margin *
+        sqrt(b + c)`` with ``b``, ``c`` the discordant weights (McNemar's; ``DeterministicAnnealingSVC``: 1).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skssl.svm._fallback_check import FoldComparison, prefers_supervised
+    >>> ahead_by_4_of_16 = FoldComparison(np.array([0.6, 0.7]), np.array([6.0, 10.0]))
+    >>> prefers_supervised(ahead_by_4_of_16), prefers_supervised(ahead_by_4_of_16, margin=1.0)
+    (False, True)
+    """
+    if margin is None:
+        return bool(comparison.scores[0] > comparison.scores[1])
+    b, c = comparison.discordant
+    return not c - b > margin * np.sqrt(b + c)

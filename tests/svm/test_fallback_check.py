@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._fallback_check import asks_held_out_labels, cross_validated_scores
+from skssl.svm._fallback_check import FoldComparison, asks_held_out_labels, cross_validated_scores, prefers_supervised
 
 ESTIMATORS = [TransductiveSVC, DeterministicAnnealingSVC]
 
@@ -29,12 +29,54 @@ def test_the_scores_are_the_held_out_accuracies():
     labeled = np.arange(20)
     right = lambda rows: y[rows]  # noqa: E731
     always_0 = lambda rows: np.zeros_like(rows)  # noqa: E731
-    scores = cross_validated_scores(X, y, labeled, np.ones(20), lambda h, r: always_0(r), lambda t, r: right(r))
-    np.testing.assert_allclose(scores, [1.0, 0.5])
+    found = cross_validated_scores(X, y, labeled, np.ones(20), lambda h, r: always_0(r), lambda t, r: right(r))
+    np.testing.assert_allclose(found.scores, [1.0, 0.5])
+    np.testing.assert_allclose(found.discordant, [10.0, 0.0])  # only the supervised model is right on class 1
     # Weights count as repeats: class 1, which always_0 gets wrong, twice as heavy.
     doubled = np.where(y == 1, 2.0, 1.0)
-    scores = cross_validated_scores(X, y, labeled, doubled, lambda h, r: always_0(r), lambda t, r: right(r))
-    np.testing.assert_allclose(scores, [1.0, 1 / 3])
+    found = cross_validated_scores(X, y, labeled, doubled, lambda h, r: always_0(r), lambda t, r: right(r))
+    np.testing.assert_allclose(found.scores, [1.0, 1 / 3])
+    np.testing.assert_allclose(found.discordant, [20.0, 0.0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_discordant_weights_are_the_difference_of_the_scores(seed):
+    # Random predictions, weights and repeats: c - b is the semi-supervised lead in weight, b + c at most the total.
+    rng = np.random.RandomState(seed)
+    n, n_classes = rng.randint(10, 60), rng.randint(2, 5)
+    X = rng.randint(0, 4, size=(n, 2)).astype(float)  # repeats of rows
+    y = rng.randint(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    y[n_classes : 2 * n_classes] = np.arange(n_classes)
+    weights = rng.choice([0.5, 1.0, 2.0], n)
+    labeled = np.flatnonzero(rng.rand(n) < 0.8)
+    labeled = np.union1d(labeled, np.arange(2 * n_classes))
+    guess = lambda *args: rng.randint(0, n_classes, args[-1].size)  # noqa: E731
+    found = cross_validated_scores(X, y, labeled, weights, guess, guess)
+    if found is None:
+        return
+    b, c = found.discordant
+    total = weights[labeled].sum()
+    assert b >= 0 and c >= 0 and b + c <= total * (1 + 1e-12)
+    np.testing.assert_allclose((c - b) / total, found.scores[1] - found.scores[0], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_margin_asks_more_of_the_semi_supervised_model(seed):
+    # The margin's decisions on random comparisons: no margin is the scores' comparison, a larger margin falls
+    # back at least as often, and a tie falls back under any margin.
+    rng = np.random.RandomState(seed)
+    for _ in range(50):
+        b, c = rng.randint(0, 30, 2).astype(float)
+        total = b + c + rng.randint(0, 30)
+        agree = rng.rand() * (total - b - c)
+        found = FoldComparison(np.array([agree + b, agree + c]) / max(total, 1.0), np.array([b, c]))
+        assert prefers_supervised(found) == (b > c)
+        decisions = [prefers_supervised(found, margin) for margin in (0.0, 0.5, 1.0, 2.0)]
+        assert decisions == sorted(decisions)  # False before True
+        if b == c:
+            assert all(decisions)
+        assert decisions[2] == (not c - b > np.sqrt(b + c))
 
 
 def test_the_folds_hide_every_repeat_of_a_held_out_row_and_train_on_the_others():
@@ -76,14 +118,31 @@ def test_too_few_labels_for_two_folds_keep_the_semi_supervised_model():
     np.testing.assert_array_equal(est.coef_, agreement.coef_)
 
 
+def _spying_on_the_check(monkeypatch):
+    """Record what the check's folds find in fits that follow."""
+    from skssl.svm import _base
+
+    found = []
+
+    def spy(*args):
+        found.append(cross_validated_scores(*args))
+        return found[-1]
+
+    monkeypatch.setattr(_base, "cross_validated_scores", spy)
+    return found
+
+
 @pytest.mark.parametrize("Est", ESTIMATORS)
 @pytest.mark.parametrize("seed", range(3))
-def test_the_model_is_the_agreement_model_or_the_supervised_l2_svm(Est, seed):
+def test_the_model_is_the_agreement_model_or_the_supervised_l2_svm(Est, seed, monkeypatch):
     X, y, y_semi = _gap_across_the_labels(seed)
+    found = _spying_on_the_check(monkeypatch)
     checked = Est(safeguard="cross_validation").fit(X, y_semi)
     agreement = Est(safeguard="agreement").fit(X, y_semi)
     assert checked.safeguard_scores_.shape == (2,) and agreement.safeguard_scores_ is None
-    if checked.safeguard_scores_[0] > checked.safeguard_scores_[1]:
+    assert len(found) == 1
+    np.testing.assert_array_equal(found[0].scores, checked.safeguard_scores_)
+    if prefers_supervised(found[0], Est._check_margin):
         labeled = y_semi != -1
         supervised = LinearL2SVC().fit(X[labeled], y_semi[labeled])
         np.testing.assert_allclose(checked.coef_, supervised.coef_)
@@ -102,16 +161,34 @@ def test_both_outcomes_occur_on_these_problems():
     assert {bool(s[0] > s[1]) for s in scores} == {True, False}
 
 
-def test_the_fallback_follows_the_fold_comparison(monkeypatch):
-    # Forced comparisons: a supervised advantage replaces the model, a tie or a loss keeps it.
+# Forced comparisons of 30 held-out labels (scores, discordant weights b and c) and the model each estimator returns.
+AHEAD, TIE = ([0.8, 0.7], [4.0, 1.0]), ([0.7, 0.7], [3.0, 3.0])
+SMALL_LEAD = ([0.6, 0.7], [6.0, 9.0])  # c - b = 3 < sqrt(15): within one standard error
+CLEAR_LEAD = ([0.5, 0.8], [3.0, 12.0])  # c - b = 9 > sqrt(15)
+
+
+@pytest.mark.parametrize(
+    ("Est", "returns_supervised"),
+    [
+        # TransductiveSVC: the supervised model only when it is ahead.
+        (TransductiveSVC, [True, False, False, False]),
+        # DeterministicAnnealingSVC: the semi-supervised model only one standard error ahead.
+        (DeterministicAnnealingSVC, [True, True, True, False]),
+    ],
+)
+def test_the_fallback_follows_the_fold_comparison(Est, returns_supervised, monkeypatch):
     from skssl.svm import _base
 
     X, y, y_semi = _gap_across_the_labels(1)
     supervised = LinearL2SVC().fit(X[y_semi != -1], y_semi[y_semi != -1])
-    agreement = TransductiveSVC(safeguard="agreement").fit(X, y_semi)
-    for scores, expected in (([0.8, 0.7], supervised), ([0.7, 0.7], agreement), ([0.6, 0.7], agreement)):
-        monkeypatch.setattr(_base, "cross_validated_scores", lambda *args, s=scores: np.array(s))
-        np.testing.assert_allclose(TransductiveSVC(safeguard="cross_validation").fit(X, y_semi).coef_, expected.coef_)
+    agreement = Est(safeguard="agreement").fit(X, y_semi)
+    for (scores, discordant), falls_back in zip((AHEAD, TIE, SMALL_LEAD, CLEAR_LEAD), returns_supervised):
+        found = FoldComparison(np.array(scores), np.array(discordant))
+        monkeypatch.setattr(_base, "cross_validated_scores", lambda *args, found=found: found)
+        for safeguard in ("cross_validation", "auto"):  # 30 labeled rows, 2 features: "auto" checks too
+            fitted = Est(safeguard=safeguard).fit(X, y_semi)
+            np.testing.assert_allclose(fitted.coef_, (supervised if falls_back else agreement).coef_)
+            np.testing.assert_array_equal(fitted.safeguard_scores_, scores)
 
 
 def test_a_given_fraction_and_no_safeguard_skip_the_fallback():
@@ -164,6 +241,15 @@ def test_auto_counts_a_repeated_labeled_row_once():
     np.testing.assert_allclose(repeated.coef_, weighted.coef_, rtol=1e-6, atol=1e-8)
 
 
+def test_verbose_gives_the_comparison_and_da_s_margin(capsys):
+    X, y, y_semi = _gap_across_the_labels(1)
+    TransductiveSVC(safeguard="cross_validation", verbose=1).fit(X, y_semi)
+    out = capsys.readouterr().out
+    assert "of the held-out rows right" in out and "must lead by" not in out
+    DeterministicAnnealingSVC(safeguard="cross_validation", verbose=1).fit(X, y_semi)
+    assert "must lead by more than 1 standard error of the difference" in capsys.readouterr().out
+
+
 def test_verbose_says_what_auto_chose(capsys):
     X, y, y_semi = _gap_across_the_labels(1)
     TransductiveSVC(verbose=1).fit(X, y_semi)
@@ -193,7 +279,8 @@ def test_potts_distributions_follow_the_fallback(monkeypatch):
     y = np.repeat([0, 1, 2], 40)
     y_semi = np.full(120, -1)
     y_semi[::8] = y[::8]
-    monkeypatch.setattr(_base, "cross_validated_scores", lambda *args: np.array([0.9, 0.5]))
+    found = FoldComparison(np.array([0.9, 0.5]), np.array([12.0, 0.0]))
+    monkeypatch.setattr(_base, "cross_validated_scores", lambda *args: found)
     est = PottsDeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi)
     np.testing.assert_array_equal(est.classes_[est.label_distributions_.argmax(axis=1)], est.transduction_)
     labeled = y_semi != -1
