@@ -40,6 +40,7 @@ RESULTS = (
     "safeguard_replay_tsvm",
     "safeguard_replay_tsvm_fresh7",
     "safeguard_replay_da",
+    "safeguard_replay_da_fresh7",
 )
 
 

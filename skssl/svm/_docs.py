@@ -89,6 +89,11 @@ safeguard : {"auto", "agreement", "cross_validation"} or None, default="auto"
     labeled rows, and both classify the held-out rows. If the supervised
     model classifies more of them correctly, it replaces the
     semi-supervised one (refitted on all labeled rows);
+    :class:`~skssl.svm.DeterministicAnnealingSVC` asks more of its own
+    model and keeps it only if it classifies more held-out rows correctly
+    by over one standard error of the difference (``c - b > sqrt(b + c)``,
+    ``b`` and ``c`` the rows that only the supervised or only the
+    semi-supervised model classifies correctly).
     ``safeguard_scores_`` holds the two accuracies. That adds about 5 fits
     without safeguard. ``"auto"`` is ``"cross_validation"`` when the
     distinct labeled rows outnumber the features (tabular data, where
@@ -159,7 +164,9 @@ safeguard_scores_ : ndarray of shape (2,) or None
     or ``"auto"`` with more distinct labeled rows than features): the
     cross-validated accuracy, on the labeled rows, of the supervised
     l2-SVM and of this estimator; the supervised model was returned when
-    the first is higher. ``None`` when the check did not run:
+    the first is higher (``DeterministicAnnealingSVC``: unless the second
+    is higher by over one standard error of the difference; ``verbose``
+    prints the rows behind it). ``None`` when the check did not run:
     ``safeguard="agreement"`` or ``None``, ``"auto"`` with no more distinct
     labeled rows than features, a given ``positive_fraction``, no
     unlabeled rows, labeled rows too few for two folds, or a Dask array."""
