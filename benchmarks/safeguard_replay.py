@@ -223,7 +223,9 @@ def render(records, header, baseline_logs=None):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
-    parser.add_argument("--group", nargs="+", default=None, help="these groups of user_value.py (default: all)")
+    parser.add_argument(
+        "--group", nargs="+", default=None, help="these groups of user_value.py (default: all not held back)"
+    )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these data sets only")
     parser.add_argument("--log", help="append the logged fits to this JSON lines file")
     parser.add_argument("--replay", nargs="+", metavar="LOG", help="fit nothing: replay the rules on these logs")
@@ -242,7 +244,7 @@ def main(argv=None):
         parser.error("--log is needed to fit (or give --replay)")
     warnings.filterwarnings("ignore")  # convergence warnings of the defaults; accuracy tells
     for dataset in uv.DATASETS:
-        if dataset.kind == "text" or (args.group and dataset.group not in args.group):
+        if dataset.kind == "text" or not any(uv.runs_in(dataset, g) for g in args.group or ["all"]):
             continue
         if (args.only and dataset.name not in args.only) or (dataset.kind == "images" and dataset.name != "digits"):
             continue
