@@ -2,7 +2,8 @@
 
 The check of ``safeguard="cross_validation"`` (and of ``"auto"`` where it runs) compares, on folds of the
 labeled rows, the semi-supervised fit with the supervised ``LinearL2SVC`` and returns the latter when it
-classifies more held-out labels right (``skssl.svm._fallback_check``). Which rule should decide between the
+classifies more held-out labels right (``DeterministicAnnealingSVC``: unless its own model leads by over one
+standard error of the difference; ``skssl.svm._fallback_check``). Which rule should decide between the
 two (ties, a margin, where the check runs at all) is a question of measurement, and each rule would cost a
 full run of ``user_value.py``. This script fits each S3VM once per set and label draw with
 ``safeguard="cross_validation"``, the protocol of ``user_value.py`` (its data sets, splits and pipelines),
@@ -242,6 +243,9 @@ def main(argv=None):
         return
     if not args.log:
         parser.error("--log is needed to fit (or give --replay)")
+    held_back = [n for n in args.only or () if not any(uv.runs_in(uv.BY_NAME[n], g) for g in args.group or ["all"])]
+    if held_back:
+        parser.error(f"{', '.join(held_back)}: held back (user_value.HELD_BACK) or outside --group; name its --group")
     warnings.filterwarnings("ignore")  # convergence warnings of the defaults; accuracy tells
     for dataset in uv.DATASETS:
         if dataset.kind == "text" or not any(uv.runs_in(dataset, g) for g in args.group or ["all"]):

@@ -1,4 +1,4 @@
-"""Does unlabeled data help with the defaults? skssl and scikit-learn on 126 public data sets, one command.
+"""Does unlabeled data help with the defaults? skssl and scikit-learn on 126 public data sets (114 not held back).
 
 Every method is used with its **defaults**, inside the ``Pipeline`` a user would write, and is compared with
 supervised baselines fitted on the labeled rows only.
@@ -64,8 +64,8 @@ Do not move a set after looking at its numbers; add new unseen sets once these h
 
 **Held back** (``HELD_BACK``): a batch listed to judge a change not yet made. ``--group all`` (the default)
 leaves it out, so that the full run does not fit it before its time, and a merge is complete without it; it is
-run by naming it (``--group fresh8``) when a candidate change is judged on it, and leaves ``HELD_BACK`` in the
-commit that merges its results. Now: fresh8.
+run by naming it (``--group fresh8``) when a candidate change is judged on it, and is taken out of
+``HELD_BACK`` by the commit that merges its results. Now: fresh8.
 
 Reported per group: each method's mean test accuracy over the draws; the gain of every other method over
 the better supervised baseline (``max(logreg, linearsvc)``, in points), wins / ties / losses at +-1 point,
@@ -589,8 +589,8 @@ def merge_logs(args, argv=None):
     if len(safeguards) > 1:
         raise SystemExit(f"--merge: the logs mix safeguards ({', '.join(sorted(safeguards))})")
     present = {(r["dataset"], r["method"], r["draw"]) for r in records}
-    logged = {r["dataset"] for r in records}
-    expected = [d.name for d in DATASETS if runs_in(d, "all") or d.name in logged]  # a held-back group once run
+    logged = {r["group"] for r in records}
+    expected = [d.name for d in DATASETS if runs_in(d, "all") or d.group in logged]  # a held-back group once run
     missing = {(d, m, k) for d in expected for m in METHODS for k in range(DRAWS)} - present
     reduced = [f"the logs lack {len(missing)} (data set, method, draw) cells"] if missing else []
     runs = []

@@ -94,6 +94,23 @@ def test_replay_gives_each_sets_mean_gain_over_its_baseline(replay):
     assert gains["tsvm", "dev", "supervised only"] == pytest.approx({"a": -5.0})
 
 
+def test_the_probe_of_da_replays_its_margin(replay):
+    """Bars side by side, where DA's model leads the supervised one by one held-out row: the margin falls back."""
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 2, 300)
+    across = np.where(y == 1, 1.0, -1.0) + 0.5 * rng.randn(300)
+    along = 6.0 * rng.randn(300)
+    X = np.c_[across + 0.3 * along, along]
+    y_semi = np.full(300, -1)
+    labeled = np.r_[[rng.choice(np.flatnonzero(y == k), 8, replace=False) for k in (0, 1)]].ravel()
+    y_semi[labeled] = y[labeled]
+    rec = replay.probe_fit(replay.uv.Split(X, y_semi, X, y, []), "da")
+    # The plain comparison would keep DA's model, the margin returns the supervised one, and they differ here.
+    assert not replay.RULES["everywhere"](rec) and replay.RULES["everywhere, margin 1 s.e."](rec)
+    assert rec["acc_semi"] != rec["acc_supervised"]
+    assert rec["acc_checked"] == replay.accuracy_under(replay.CHECKED["da"], rec) == rec["acc_supervised"]
+
+
 @pytest.mark.parametrize(("method", "seed"), [("tsvm", 0), ("tsvm", 1), ("tsvm", 2), ("da", 0), ("da", 1)])
 def test_the_probe_logs_what_the_check_decided_and_restores_skssl(replay, method, seed):
     """The replay of the estimator's rule with the check everywhere is the checked fit's own test accuracy."""
@@ -113,3 +130,10 @@ def test_the_probe_logs_what_the_check_decided_and_restores_skssl(replay, method
     b, c = rec["discordant"]
     weight = round((rec["scores"][0] - rec["scores"][1]) * rec["n_labeled"])
     assert b - c == pytest.approx(weight)  # the supervised model's lead, in held-out rows
+
+
+def test_the_probe_refuses_a_held_back_set_not_named_by_its_group(replay, capsys):
+    eighth = next(d.name for d in replay.uv.DATASETS if d.group in replay.uv.HELD_BACK)
+    with pytest.raises(SystemExit):
+        replay.main(["--methods", "da", "--only", eighth, "--log", "unused.jsonl"])
+    assert "held back" in capsys.readouterr().err

@@ -295,7 +295,7 @@ def test_a_held_back_group_runs_only_by_name_and_a_merge_is_complete_without_it(
     assert "held back" in capsys.readouterr().err
     toys = [
         uv.Dataset(name, "tabular", group, lambda: _tabular(2), uv.tabular_split)
-        for name, group in (("toy1", "dev"), ("later1", "later"))
+        for name, group in (("toy1", "dev"), ("later1", "later"), ("later2", "later"))
     ]
     monkeypatch.setattr(uv, "DATASETS", toys)
     monkeypatch.setattr(uv, "BY_NAME", {d.name: d for d in toys})
@@ -305,17 +305,22 @@ def test_a_held_back_group_runs_only_by_name_and_a_merge_is_complete_without_it(
     rows = [
         {"dataset": name, "kind": "tabular", "group": group, "draw": draw, "n_train": 70, "n_labeled": 7,
          "n_test": 30, "n_classes": 2, "method": method, "status": "ok", "accuracy": 0.5, "fit_cpu_s": 0.1}
-        for name, group in (("toy1", "dev"), ("later1", "later")) for draw in range(uv.DRAWS) for method in uv.METHODS
+        for name, group in (("toy1", "dev"), ("later1", "later"), ("later2", "later"))
+        for draw in range(uv.DRAWS) for method in uv.METHODS
     ]  # fmt: skip
     dev, later = tmp_path / "dev.jsonl", tmp_path / "later.jsonl"
     dev.write_text("".join(json.dumps(r) + "\n" for r in rows if r["group"] == "dev"))
     uv.main(["--merge", str(dev)])
     assert results.exists()  # complete without the held-back group
     results.unlink()
-    # Once a held-back set is in the logs, all of its cells are needed.
-    later.write_text("".join(json.dumps(r) + "\n" for r in rows if r["group"] == "later" and r["method"] != "tsvm"))
+    # Once a held-back group is in the logs, every cell of every one of its sets is needed.
+    later.write_text("".join(json.dumps(r) + "\n" for r in rows if r["dataset"] == "later1" and r["method"] != "tsvm"))
     uv.main(["--merge", str(dev), str(later)])
-    assert not results.exists() and "lack 3" in results.with_name("user_value.partial.md").read_text()
+    lack = 3 + 3 * len(uv.METHODS)  # later1's TSVM cells and all of later2's
+    assert not results.exists() and f"lack {lack}" in results.with_name("user_value.partial.md").read_text()
+    later.write_text("".join(json.dumps(r) + "\n" for r in rows if r["group"] == "later"))
+    uv.main(["--merge", str(dev), str(later)])
+    assert results.exists()
 
 
 @pytest.mark.parametrize("table, label_draw", [("user_value.md", "stratified"), ("user_value_uniform.md", "uniform")])

@@ -364,7 +364,7 @@ class _LinearFitMixin:
             self._fall_back_where_held_out_labels_say(X, y_enc, labeled, weights, sample_weight)
 
     def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight):
-        """Keep the supervised l2-SVM if it classifies more held-out labels right (:mod:`._fallback_check`)."""
+        """Keep the supervised l2-SVM where the held-out labels prefer it, by this estimator's ``_check_margin``."""
         from ._classes import LinearL2SVC  # the supervised l2-SVM, itself built on this base
 
         class_weight = self._encoded_class_weight()

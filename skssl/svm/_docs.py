@@ -163,10 +163,11 @@ safeguard_scores_ : ndarray of shape (2,) or None
     When the safeguard's cross-validated check ran (``"cross_validation"``,
     or ``"auto"`` with more distinct labeled rows than features): the
     cross-validated accuracy, on the labeled rows, of the supervised
-    l2-SVM and of this estimator; the supervised model was returned when
-    the first is higher (``DeterministicAnnealingSVC``: unless the second
-    is higher by over one standard error of the difference; ``verbose``
-    prints the rows behind it). ``None`` when the check did not run:
+    l2-SVM and of this estimator. ``TransductiveSVC`` and
+    ``PottsDeterministicAnnealingSVC`` returned the supervised model when
+    the first is higher, ``DeterministicAnnealingSVC`` unless the second is
+    higher by over one standard error of the difference (``verbose`` prints
+    the rows behind it). ``None`` when the check did not run:
     ``safeguard="agreement"`` or ``None``, ``"auto"`` with no more distinct
     labeled rows than features, a given ``positive_fraction``, no
     unlabeled rows, labeled rows too few for two folds, or a Dask array."""

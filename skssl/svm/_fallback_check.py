@@ -44,7 +44,9 @@ Decisions
   safeguard) +1.00 / +0.26 / +0.76 / +0.22, +0.84 / +0.18 / +1.09 / -0.01
   and +0.63 / -0.05 / +1.30 / -1.04: the gains come from sets whose labels
   are few, where a margin is rarely reached. Ties keep the semi-supervised
-  model. The same rule as :class:`~skssl.self_training.CurriculumLabelingClassifier`'s.
+  model. The same rule as :class:`~skssl.self_training.CurriculumLabelingClassifier`'s,
+  and still ``TransductiveSVC``'s and ``PottsDeterministicAnnealingSVC``'s
+  (``DeterministicAnnealingSVC``'s margin the other way: below).
 * **Nor a margin the other way.** Asking the semi-supervised model to be
   ahead (falling back on ties too, or unless it leads by one standard
   error of the paired difference) was replayed from one logged fit per set
@@ -83,8 +85,9 @@ Decisions
   no discordant row at all falls back). Mean gain over the 89 sets +0.23
   against +0.07 (wins / ties / losses 21 / 48 / 20 against 20 / 45 / 24);
   development +0.62 against +0.80, within the 0.2 points allowed; held out
-  +0.70 against +0.40. "Supervised only" had the highest mean (+0.33) but
-  lowered the development mean by 0.80. On ``fresh7`` it gave 1 / 7 / 3,
+  +0.70 against +0.40. Of the rules replayed when it was chosen,
+  "supervised only" had the highest mean (+0.33) but lowered the
+  development mean by 0.80. On ``fresh7`` it gave 1 / 7 / 3,
   -2.28 against 1 / 6 / 4, -2.52 as built: taken, for
   ``DeterministicAnnealingSVC`` only (``_check_margin``; ``TransductiveSVC``
   and ``PottsDeterministicAnnealingSVC``, whose check was not replayed,
@@ -95,6 +98,11 @@ Decisions
   the check on every set the margin gives +0.37 against +0.07 over the 89
   sets (development +0.40 against +0.69, held out +0.10 against +0.33) and
   the same -2.28 against -2.52 on ``fresh7``.
+* **Weights count rows in the margin**, as in ``alpha="auto"``
+  (:mod:`skssl.svm._regularization`): ``b`` and ``c`` are sums of the
+  held-out rows' weights, so a weight of 2 is the row held out twice, and
+  weights that sum to far fewer than the labeled rows make the margin
+  harder to pass (with a total weight of 1, never).
 * **The supervised model** is the one a user of skssl already has:
   :class:`~skssl.svm.LinearL2SVC` with this estimator's ``alpha``,
   ``intercept_scaling`` and ``class_weight`` (``"auto"`` resolved on the

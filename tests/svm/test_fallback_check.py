@@ -23,6 +23,19 @@ def _gap_across_the_labels(seed, gap=4.0, n=300, n_labeled=30):
     return X, y, y_semi
 
 
+def _bars_along_the_labels(seed, n=300, n_labeled=16):
+    """Two long bars, the classes, side by side: the gap between them is the right separator, 8 labels a class."""
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 2, n)
+    across = np.where(y == 1, 1.0, -1.0) + 0.5 * rng.randn(n)
+    along = 6.0 * rng.randn(n)
+    X = np.c_[across + 0.3 * along, along]
+    y_semi = np.full(n, -1)
+    labeled = np.r_[[rng.choice(np.flatnonzero(y == k), n_labeled // 2, replace=False) for k in (0, 1)]].ravel()
+    y_semi[labeled] = y[labeled]
+    return X, y, y_semi
+
+
 def test_the_scores_are_the_held_out_accuracies():
     X = np.arange(40.0).reshape(20, 2)
     y = np.repeat([0, 1], 10)
@@ -77,6 +90,16 @@ def test_a_margin_asks_more_of_the_semi_supervised_model(seed):
         if b == c:
             assert all(decisions)
         assert decisions[2] == (not c - b > np.sqrt(b + c))
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "falls_back"),
+    [(0, 0, True), (0, 1, True), (1, 3, True), (3, 6, True), (0, 2, False), (1, 4, False), (5, 1, True)],
+)
+def test_the_margin_s_boundary(b, c, falls_back):
+    # One standard error is sqrt(b + c): a lead of exactly one falls back (0, 1; 1, 3; 3, 6), more keeps.
+    found = FoldComparison(np.array([0.5, 0.5 + (c - b) / 20]), np.array([float(b), float(c)]))
+    assert prefers_supervised(found, 1.0) is falls_back
 
 
 def test_the_folds_hide_every_repeat_of_a_held_out_row_and_train_on_the_others():
@@ -154,6 +177,31 @@ def test_the_model_is_the_agreement_model_or_the_supervised_l2_svm(Est, seed, mo
     np.testing.assert_array_equal(checked.transduction_[y_semi != -1], y_semi[y_semi != -1])
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_da_keeps_its_model_only_a_standard_error_ahead(seed, monkeypatch):
+    # Bars side by side: DA's model is ahead on the held-out labels in both draws; the contract either way.
+    X, y, y_semi = _bars_along_the_labels(seed)
+    found = _spying_on_the_check(monkeypatch)
+    checked = DeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi)
+    (comparison,) = found
+    labeled = y_semi != -1
+    supervised = LinearL2SVC().fit(X[labeled], y_semi[labeled])
+    assert comparison.scores[1] > comparison.scores[0]  # TransductiveSVC's rule would keep the model
+    returned_supervised = np.allclose(checked.coef_, supervised.coef_) and np.allclose(
+        checked.intercept_, supervised.intercept_
+    )
+    assert returned_supervised == prefers_supervised(comparison, 1.0)
+
+
+def test_da_s_margin_sees_both_outcomes_on_these_problems(monkeypatch):
+    # The test above must see both branches: a lead within one standard error, and one beyond it.
+    found = _spying_on_the_check(monkeypatch)
+    for seed in range(2):
+        DeterministicAnnealingSVC(safeguard="cross_validation").fit(*_bars_along_the_labels(seed)[::2])
+    assert [prefers_supervised(f, 1.0) for f in found] == [True, False]
+    assert not any(prefers_supervised(f) for f in found)
+
+
 def test_both_outcomes_occur_on_these_problems():
     # The contract test above must see both branches.
     checked = TransductiveSVC(safeguard="cross_validation")
@@ -165,15 +213,16 @@ def test_both_outcomes_occur_on_these_problems():
 AHEAD, TIE = ([0.8, 0.7], [4.0, 1.0]), ([0.7, 0.7], [3.0, 3.0])
 SMALL_LEAD = ([0.6, 0.7], [6.0, 9.0])  # c - b = 3 < sqrt(15): within one standard error
 CLEAR_LEAD = ([0.5, 0.8], [3.0, 12.0])  # c - b = 9 > sqrt(15)
+MODEST_LEAD = ([0.6, 0.8], [3.0, 9.0])  # c - b = 6: over one standard error (3.5), under two (6.9)
 
 
 @pytest.mark.parametrize(
     ("Est", "returns_supervised"),
     [
         # TransductiveSVC: the supervised model only when it is ahead.
-        (TransductiveSVC, [True, False, False, False]),
+        (TransductiveSVC, [True, False, False, False, False]),
         # DeterministicAnnealingSVC: the semi-supervised model only one standard error ahead.
-        (DeterministicAnnealingSVC, [True, True, True, False]),
+        (DeterministicAnnealingSVC, [True, True, True, False, False]),
     ],
 )
 def test_the_fallback_follows_the_fold_comparison(Est, returns_supervised, monkeypatch):
@@ -182,7 +231,8 @@ def test_the_fallback_follows_the_fold_comparison(Est, returns_supervised, monke
     X, y, y_semi = _gap_across_the_labels(1)
     supervised = LinearL2SVC().fit(X[y_semi != -1], y_semi[y_semi != -1])
     agreement = Est(safeguard="agreement").fit(X, y_semi)
-    for (scores, discordant), falls_back in zip((AHEAD, TIE, SMALL_LEAD, CLEAR_LEAD), returns_supervised):
+    cases = (AHEAD, TIE, SMALL_LEAD, CLEAR_LEAD, MODEST_LEAD)
+    for (scores, discordant), falls_back in zip(cases, returns_supervised, strict=True):
         found = FoldComparison(np.array(scores), np.array(discordant))
         monkeypatch.setattr(_base, "cross_validated_scores", lambda *args, found=found: found)
         for safeguard in ("cross_validation", "auto"):  # 30 labeled rows, 2 features: "auto" checks too
