@@ -85,7 +85,7 @@ def _check_parameters(check):
     if _PARAMETERS_HEADER in doc:
         check.__doc__ = doc.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _CHECK_PARAMETERS, 1)
     else:
-        check.__doc__ = f"{doc}\n\n{_PARAMETERS_HEADER}{_CHECK_PARAMETERS}    "
+        check.__doc__ = f"{doc.rstrip()}\n\n{_PARAMETERS_HEADER}{_CHECK_PARAMETERS}    "
     return check
 
 
