@@ -7,6 +7,7 @@ from sklearn.preprocessing import StandardScaler
 import skssl.svm._base as svm_base
 
 from ._benchmarks import load_benchmark
+from .svm._problems import bars_along_the_labels
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +97,7 @@ def test_replay_gives_each_sets_mean_gain_over_its_baseline(replay):
 
 def test_the_probe_of_da_replays_its_margin(replay):
     """Bars side by side, where DA's model leads the supervised one by one held-out row: the margin falls back."""
-    rng = np.random.RandomState(0)
-    y = rng.randint(0, 2, 300)
-    across = np.where(y == 1, 1.0, -1.0) + 0.5 * rng.randn(300)
-    along = 6.0 * rng.randn(300)
-    X = np.c_[across + 0.3 * along, along]
-    y_semi = np.full(300, -1)
-    labeled = np.r_[[rng.choice(np.flatnonzero(y == k), 8, replace=False) for k in (0, 1)]].ravel()
-    y_semi[labeled] = y[labeled]
+    X, y, y_semi = bars_along_the_labels(0)
     rec = replay.probe_fit(replay.uv.Split(X, y_semi, X, y, []), "da")
     # The plain comparison would keep DA's model, the margin returns the supervised one, and they differ here.
     assert not replay.RULES["everywhere"](rec) and replay.RULES["everywhere, margin 1 s.e."](rec)

@@ -7,6 +7,8 @@ from sklearn.base import clone
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm._fallback_check import FoldComparison, asks_held_out_labels, cross_validated_scores, prefers_supervised
 
+from ._problems import bars_along_the_labels
+
 ESTIMATORS = [TransductiveSVC, DeterministicAnnealingSVC]
 
 
@@ -19,19 +21,6 @@ def _gap_across_the_labels(seed, gap=4.0, n=300, n_labeled=30):
     y = (x1 + 0.3 * rng.randn(n) > 0).astype(int)
     y_semi = np.full(n, -1)
     labeled = rng.choice(n, n_labeled, replace=False)
-    y_semi[labeled] = y[labeled]
-    return X, y, y_semi
-
-
-def _bars_along_the_labels(seed, n=300, n_labeled=16):
-    """Two long bars, the classes, side by side: the gap between them is the right separator, 8 labels a class."""
-    rng = np.random.RandomState(seed)
-    y = rng.randint(0, 2, n)
-    across = np.where(y == 1, 1.0, -1.0) + 0.5 * rng.randn(n)
-    along = 6.0 * rng.randn(n)
-    X = np.c_[across + 0.3 * along, along]
-    y_semi = np.full(n, -1)
-    labeled = np.r_[[rng.choice(np.flatnonzero(y == k), n_labeled // 2, replace=False) for k in (0, 1)]].ravel()
     y_semi[labeled] = y[labeled]
     return X, y, y_semi
 
@@ -180,7 +169,7 @@ def test_the_model_is_the_agreement_model_or_the_supervised_l2_svm(Est, seed, mo
 @pytest.mark.parametrize("seed", range(2))
 def test_da_keeps_its_model_only_a_standard_error_ahead(seed, monkeypatch):
     # Bars side by side: DA's model is ahead on the held-out labels in both draws; the contract either way.
-    X, y, y_semi = _bars_along_the_labels(seed)
+    X, y, y_semi = bars_along_the_labels(seed)
     found = _spying_on_the_check(monkeypatch)
     checked = DeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi)
     (comparison,) = found
@@ -197,7 +186,7 @@ def test_da_s_margin_sees_both_outcomes_on_these_problems(monkeypatch):
     # The test above must see both branches: a lead within one standard error, and one beyond it.
     found = _spying_on_the_check(monkeypatch)
     for seed in range(2):
-        DeterministicAnnealingSVC(safeguard="cross_validation").fit(*_bars_along_the_labels(seed)[::2])
+        DeterministicAnnealingSVC(safeguard="cross_validation").fit(*bars_along_the_labels(seed)[::2])
     assert [prefers_supervised(f, 1.0) for f in found] == [True, False]
     assert not any(prefers_supervised(f) for f in found)
 
