@@ -269,7 +269,9 @@ SEVENTH_BATCH = {
     "ornstein-nation": _second("car/Ornstein", "nation"),
     "blackmoor-group": _second("car/Blackmoor", "group", drop=["subject"]),
     "aids2-status": _second("MASS/Aids2", "status", drop=["death"]),
-    "pd-status": _second("gap/PD", "pd", drop=["diag", "aon", "comments"]),
+    # Corrected 2026-11-28 after its first results: abc (familial PD, sporadic PD or control) defines the outcome,
+    # and lab holds a distinct code on every row (an identifier); both went unnoticed when the batch was listed.
+    "pd-status": _second("gap/PD", "pd", drop=["diag", "aon", "comments", "abc", "lab"]),
     "respiratory-outcome": _second("HSAUR/respiratory", "outcome", drop=["id"]),
 }
 

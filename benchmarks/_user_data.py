@@ -21,7 +21,15 @@ from sklearn.utils import Bunch
 from skssl.datasets import DatasetUnavailableError
 from skssl.datasets._locate import find_data_file
 
-__all__ = ["load_nltk", "load_reuters_earn", "load_reuters_r8", "load_sms", "load_tabular", "tabular_bunch"]
+__all__ = [
+    "load_nltk",
+    "load_reuters_earn",
+    "load_reuters_r8",
+    "load_sms",
+    "load_tabular",
+    "suspect_columns",
+    "tabular_bunch",
+]
 
 
 def _path(*names):
@@ -120,6 +128,44 @@ def tabular_bunch(frame, target, categorical=None, *, min_class_size=10):
     categorical = [str(c) for c in categorical]
     y, target_names = _encode(target[keep])
     return Bunch(X=frame, y=y, categorical=categorical, target_names=target_names)
+
+
+def suspect_columns(X, y, categorical=()):
+    """Columns of a tabular set that a reader should drop: identifiers, and columns that determine the outcome.
+
+    Run it on a new batch when it is listed, before any fit (it reads the outcome, but fits nothing): an
+    identifier one-hot encodes into a column per row, which lets a model memorize its labeled rows, and a column
+    that the outcome is coded from turns the task into a lookup. ``pd-status`` had both (``lab``, ``abc``)
+    until 2026-11-28.
+
+    * **identifier**: a column of ``categorical`` (or non-numeric) with a distinct value on more than half of
+      the rows;
+    * **determines the outcome**: among the rows whose value of the column (missing values aside) is shared
+      with at least one other row, at least two distinct values, a single class for each value, and those rows
+      at least 90% of the rows with a value, which are at least half of all rows.
+
+    Returns ``{column: reason}``; a column may be a fair predictor all the same (a car's model name fixes its
+    drive train), which the reader's comment then says.
+    """
+    y = np.asarray(y)
+    n_rows = len(y)
+    found = {}
+    for name in X.columns:
+        column = X[name]
+        numeric = pd.api.types.is_numeric_dtype(column) and name not in categorical
+        distinct = column.nunique(dropna=True)
+        if not numeric and distinct > n_rows / 2:
+            found[name] = f"identifier ({distinct} distinct values in {n_rows} rows)"
+            continue
+        present = column.notna().to_numpy()
+        if present.sum() < n_rows / 2 or np.unique(y[present]).shape[0] < 2:
+            continue
+        groups = pd.DataFrame({"value": column[present].to_numpy(), "y": y[present]}).groupby("value")["y"]
+        stats = groups.agg(["nunique", "size"])
+        shared = stats[stats["size"] >= 2]
+        if len(shared) >= 2 and (shared["nunique"] == 1).all() and shared["size"].sum() >= 0.9 * present.sum():
+            found[name] = f"determines the outcome ({len(stats)} values, one class each)"
+    return found
 
 
 def load_sms():

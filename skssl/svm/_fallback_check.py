@@ -74,7 +74,10 @@ Decisions
   falling back: +0.38 over all sets against +0.02 as built (development
   +0.51 against +0.66, held out +0.27 against +0.02). The seventh fresh
   batch (``fresh7``, 11 sets listed before the replay) gave it -0.48
-  against -0.32 as built, 2 / 6 / 3 both: not taken.
+  against -0.32 as built, 2 / 6 / 3 both: not taken. (With that batch's
+  pd-status corrected, 2026-11-28, its reader having kept a row code and
+  the column the outcome is read from: -0.04 against +0.08, 3 / 6 / 2
+  both; still not taken.)
 * **DeterministicAnnealingSVC: a margin of one standard error, chosen by
   the replay and passed on a batch it had not seen.** The same procedure on
   ``DeterministicAnnealingSVC``'s 89 replayed sets chose "auto, margin 1
@@ -97,7 +100,9 @@ Decisions
   margin, so that ``"auto"`` is that value wherever it runs the check; with
   the check on every set the margin gives +0.37 against +0.07 over the 89
   sets (development +0.40 against +0.69, held out +0.10 against +0.33) and
-  the same -2.28 against -2.52 on ``fresh7``.
+  the same -2.28 against -2.52 on ``fresh7``. With pd-status corrected
+  the margin gives 2 / 7 / 2, -0.12 against 2 / 6 / 3, -0.51 there: the
+  choice stands.
 * **Weights count rows in the margin**, as in ``alpha="auto"``
   (:mod:`skssl.svm._regularization`): ``b`` and ``c`` are sums of the
   held-out rows' weights, so a weight of 2 is the row held out twice, and
