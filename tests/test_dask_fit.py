@@ -173,7 +173,7 @@ def test_the_safeguard_on_dask_is_the_in_memory_one(client):
     # On a Dask array the default safeguard is the agreement alone (its cross-validated check runs in memory).
     in_memory = TransductiveSVC(max_iter=4, safeguard="agreement").fit(X, y)
     on_dask = TransductiveSVC(max_iter=4).fit(*_dask(X, y, CHUNKINGS[1])[:2])
-    assert on_dask.safeguard_scores_ is None
+    assert on_dask.safeguard_scores_ is None and on_dask.safeguard_fell_back_ is None
     _assert_same_model(on_dask, in_memory, X)
     assert on_dask.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
     # intercept_scaling="auto" with alpha="auto": the bias's lighter regularization on the cluster too.

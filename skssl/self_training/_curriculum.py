@@ -353,6 +353,10 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         model. ``None`` when the safeguard is off, there are no unlabeled
         rows, or the labeled rows are too few to form folds with two classes
         in each training part.
+    safeguard_fell_back_ : bool or None
+        Whether the safeguard returned the supervised model of round 0
+        (``True``) or kept the curriculum's model (``False``); ``None`` when
+        it did not run (``safeguard_scores_`` is ``None``).
     history_ : list of dict
         One entry per round: ``round``, ``percentile``, ``threshold``,
         ``n_pseudo`` (pseudo-labeled rows used), ``n_left`` (rows of the
@@ -608,7 +612,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                 )
 
         self.estimator_ = best_model if valid_rows is not None else model
-        self.safeguard_scores_ = None
+        self.safeguard_scores_ = self.safeguard_fell_back_ = None
         if self.safeguard is not None and X_unlabeled is not None:
             self.safeguard_scores_ = cross_validated_scores(
                 self,
@@ -621,8 +625,10 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                 sample_weight,
                 seed=int(rng.randint(np.iinfo(np.int32).max)),
             )
-            if self.safeguard_scores_ is not None and self.safeguard_scores_[1] < self.safeguard_scores_[0]:
-                self.estimator_, self.best_iter_ = self._round0_estimator, 0
+            if self.safeguard_scores_ is not None:
+                self.safeguard_fell_back_ = bool(self.safeguard_scores_[1] < self.safeguard_scores_[0])
+                if self.safeguard_fell_back_:
+                    self.estimator_, self.best_iter_ = self._round0_estimator, 0
             if self.verbose:
                 print(f"[CurriculumLabeling] safeguard: {self._safeguard_message()}")
         if needs_round0 and not keep_round0:
@@ -640,7 +646,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         if self.safeguard_scores_ is None:
             return "not applied (the labeled rows cannot be split into folds of two classes or more)"
         supervised, curriculum = self.safeguard_scores_
-        kept = "the supervised model of round 0" if self.best_iter_ == 0 else "the curriculum's model"
+        kept = "the supervised model of round 0" if self.safeguard_fell_back_ else "the curriculum's model"
         return (
             f"cross-validated accuracy {supervised:.4f} for round 0, {curriculum:.4f} for the curriculum; kept {kept}"
         )

@@ -292,6 +292,7 @@ class _LinearFitMixin:
         """Replace the semi-supervised model by its safe version (:mod:`skssl.svm._safeguard`)."""
         self.safeguard_agreement_ = None
         self.safeguard_scores_ = None
+        self.safeguard_fell_back_ = None
         if getattr(self, "safeguard", None) is None or self.positive_fraction is not None:
             return  # given class fractions are known, not estimated: nothing for the candidates to vary
         X, y_enc, mask = data.X, data.y_enc, data.mask
@@ -394,6 +395,7 @@ class _LinearFitMixin:
             return
         self.safeguard_scores_ = comparison.scores
         fall_back = prefers_supervised(comparison, margin=self._check_margin)
+        self.safeguard_fell_back_ = bool(fall_back)
         if self.verbose:
             found = (
                 f"the supervised l2-SVM classifies {comparison.scores[0]:.1%} of the held-out rows right, this "

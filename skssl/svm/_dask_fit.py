@@ -167,6 +167,7 @@ def _fit_rows(estimator, rows):
     estimator._store_results(results, stacklevel=6)
     estimator.safeguard_agreement_ = None
     estimator.safeguard_scores_ = None  # the cross-validated check runs in memory only
+    estimator.safeguard_fell_back_ = None
     if getattr(estimator, "safeguard", None) is not None and estimator.positive_fraction is None and n_unl:
         _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
     estimator.dask_rounds_ = rows.n_rounds

@@ -170,7 +170,12 @@ safeguard_scores_ : ndarray of shape (2,) or None
     the rows behind it). ``None`` when the check did not run:
     ``safeguard="agreement"`` or ``None``, ``"auto"`` with no more distinct
     labeled rows than features, a given ``positive_fraction``, no
-    unlabeled rows, labeled rows too few for two folds, or a Dask array."""
+    unlabeled rows, labeled rows too few for two folds, or a Dask array.
+safeguard_fell_back_ : bool or None
+    Whether that check returned the supervised l2-SVM fitted on the
+    labeled rows (``True``: ``coef_`` and ``intercept_`` are that model's)
+    or kept this estimator's model (``False``). ``None`` when the check
+    did not run (``safeguard_scores_`` is ``None``)."""
 
 _TRANSDUCTION = """\
 transduction_ : ndarray of shape (n_samples,)

@@ -926,7 +926,8 @@ def test_safeguard_returns_the_supervised_model_when_the_rounds_hurt():
     expected = LogisticRegression().fit(X[labeled], y[labeled]).predict(X)
     np.testing.assert_array_equal(clf.predict(X), expected)
     assert np.mean(clf.predict(X) == y) > 0.7 > 0.4 > np.mean(unguarded.predict(X) == y)
-    assert unguarded.safeguard_scores_ is None
+    assert unguarded.safeguard_scores_ is None and unguarded.safeguard_fell_back_ is None
+    assert clf.safeguard_fell_back_ is True
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -940,6 +941,7 @@ def test_safeguard_contract_on_random_problems(seed):
     scores = clf.safeguard_scores_
     assert scores.shape == (2,) and np.all((scores >= 0) & (scores <= 1))
     labeled = y_semi != -1
+    assert clf.safeguard_fell_back_ is bool(scores[1] < scores[0])
     if scores[1] < scores[0]:
         assert clf.best_iter_ == 0
         np.testing.assert_array_equal(clf.predict(X), clone(est).fit(X[labeled], y[labeled]).predict(X))

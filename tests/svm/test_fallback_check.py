@@ -154,6 +154,8 @@ def test_the_model_is_the_agreement_model_or_the_supervised_l2_svm(Est, seed, mo
     assert checked.safeguard_scores_.shape == (2,) and agreement.safeguard_scores_ is None
     assert len(found) == 1
     np.testing.assert_array_equal(found[0].scores, checked.safeguard_scores_)
+    assert checked.safeguard_fell_back_ is bool(prefers_supervised(found[0], Est._check_margin))
+    assert agreement.safeguard_fell_back_ is None
     if prefers_supervised(found[0], Est._check_margin):
         labeled = y_semi != -1
         supervised = LinearL2SVC().fit(X[labeled], y_semi[labeled])
@@ -228,13 +230,17 @@ def test_the_fallback_follows_the_fold_comparison(Est, returns_supervised, monke
             fitted = Est(safeguard=safeguard).fit(X, y_semi)
             np.testing.assert_allclose(fitted.coef_, (supervised if falls_back else agreement).coef_)
             np.testing.assert_array_equal(fitted.safeguard_scores_, scores)
+            assert fitted.safeguard_fell_back_ is falls_back
 
 
 def test_a_given_fraction_and_no_safeguard_skip_the_fallback():
     X, y, y_semi = _gap_across_the_labels(0)
-    assert TransductiveSVC(positive_fraction=0.5, safeguard="cross_validation").fit(X, y_semi).safeguard_scores_ is None
-    assert TransductiveSVC(safeguard=None).fit(X, y_semi).safeguard_scores_ is None
-    assert TransductiveSVC(safeguard="agreement").fit(X, y_semi).safeguard_scores_ is None
+    for fitted in (
+        TransductiveSVC(positive_fraction=0.5, safeguard="cross_validation").fit(X, y_semi),
+        TransductiveSVC(safeguard=None).fit(X, y_semi),
+        TransductiveSVC(safeguard="agreement").fit(X, y_semi),
+    ):
+        assert fitted.safeguard_scores_ is None and fitted.safeguard_fell_back_ is None
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
@@ -324,6 +330,10 @@ def test_potts_distributions_follow_the_fallback(monkeypatch):
     np.testing.assert_array_equal(est.classes_[est.label_distributions_.argmax(axis=1)], est.transduction_)
     labeled = y_semi != -1
     np.testing.assert_allclose(est.coef_, LinearL2SVC().fit(X[labeled], y_semi[labeled]).coef_)
+    assert est.safeguard_fell_back_ is True
+    kept = FoldComparison(np.array([0.5, 0.9]), np.array([0.0, 12.0]))
+    monkeypatch.setattr(_base, "cross_validated_scores", lambda *args: kept)
+    assert PottsDeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi).safeguard_fell_back_ is False
 
 
 def test_the_fallback_leaves_the_caller_s_arrays_and_is_deterministic():
