@@ -57,6 +57,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, v
 
 from .utils._dask import is_dask_array, labeled_accuracy
 from .utils.validation import check_sparse_structure
+from .utils._warnings import user_stacklevel
 
 __all__ = [
     "UNLABELED",
@@ -149,6 +150,12 @@ def _labeled_scoring_rows(X, y):
     if not mask.any():
         raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
     return X, y, mask
+
+
+def _labeled_targets(y, rows):
+    """``y[rows]`` as ``fit`` reads labels: an object array's labels as strings or numbers, for sklearn's metrics."""
+    y_labeled = y[rows]
+    return _object_labels_to_concrete(y_labeled) if y_labeled.dtype.kind == "O" else y_labeled
 
 
 def _mixes_strings_and_numbers(values):
@@ -248,6 +255,11 @@ def _object_labels_to_concrete(y_labeled):
     if all(isinstance(v, (int, float, np.integer, np.floating)) for v in y_labeled):
         return np.array(y_labeled.tolist())
     kinds = sorted({type(v).__name__ for v in y_labeled})
+    if kinds == ["bytes"]:
+        raise ValueError(
+            "The labels of y are bytes, which skssl does not read as class labels; decode them to str "
+            "(e.g. [v.decode() if isinstance(v, bytes) else v for v in y]) and keep the integer -1 for unlabeled rows."
+        )
     raise ValueError(
         f"The labels of y mix types {kinds}; use one type of label (all "
         "integers or all strings) with the integer -1 for unlabeled rows."
@@ -299,6 +311,8 @@ def encode_semi_supervised_target(y, *, warn_no_unlabeled=True):
     y = _as_1d_target(y)
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError("Input y contains NaN or infinity; mark unlabeled rows with -1.")
+    if y.shape[0] == 0:
+        raise ValueError("y is empty (0 samples): a classifier needs at least one labeled row per class.")
     mask = labeled_mask(y)
     n_labeled = int(mask.sum())
     if n_labeled == 0:
@@ -320,7 +334,7 @@ def encode_semi_supervised_target(y, *, warn_no_unlabeled=True):
         warnings.warn(
             "y has no unlabeled row (no entry equals -1); fitting the supervised problem on the labeled rows.",
             NoUnlabeledDataWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
     y_encoded = np.full(y.shape[0], UNLABELED, dtype=np.int64)
     y_encoded[mask] = codes.ravel()
@@ -440,7 +454,7 @@ class SemiSupervisedClassifierMixin:
         X_labeled = _safe_indexing(X, rows)
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight)[rows]
-        return accuracy_score(y[rows], self.predict(X_labeled), sample_weight=sample_weight)
+        return accuracy_score(_labeled_targets(y, rows), self.predict(X_labeled), sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

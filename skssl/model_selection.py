@@ -52,10 +52,12 @@ from .base import (
     UnlabeledAsClassWarning,
     _as_1d_target,
     _labeled_scoring_rows,
+    _labeled_targets,
     encode_semi_supervised_target,
     labeled_mask,
 )
 from .utils.validation import check_sparse_structure
+from .utils._warnings import user_stacklevel
 
 __all__ = ["SemiSupervisedKFold", "labeled_scorer"]
 
@@ -192,9 +194,7 @@ class _LabeledScorer:
         _warn_if_unlabeled_class(estimator)
         X, y_true, mask = _labeled_scoring_rows(X, y_true)
         rows = np.flatnonzero(mask)
-        y_labeled = y_true[rows]
-        if y_labeled.dtype.kind == "O" and all(isinstance(v, str) for v in y_labeled):
-            y_labeled = y_labeled.astype(str)
+        y_labeled = _labeled_targets(y_true, rows)
         kwargs = {
             key: (_safe_indexing(value, rows) if _is_per_row(value, mask.shape[0]) else value)
             for key, value in kwargs.items()
@@ -229,7 +229,7 @@ def _warn_if_unlabeled_class(estimator):
         f"skssl.self_training.LabeledOnlyClassifier({name}(...)) to fit it on the labeled rows only (the "
         "supervised baseline), or use a semi-supervised estimator. This warning is shown once per process.",
         UnlabeledAsClassWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
 
 

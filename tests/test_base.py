@@ -1,6 +1,7 @@
 """Tests of the shared semi-supervised contract in skssl.base."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
@@ -47,11 +48,13 @@ def test_float_minus_one_is_the_sentinel_and_other_negatives_are_classes():
     "y, message",
     [
         ([-1, -1, -1], "no labeled row"),
+        (np.array([], dtype=np.int64), "empty"),
         ([1, 1, -1], "one class"),
         (np.array(["a", "-1", "b"]), "object array"),
         (np.array([b"a", b"-1"]), "object array"),
         (np.array(["a", "-1", -1], dtype=object), "string '-1'"),
         (np.array(["a", 1, -1], dtype=object), "mix types"),
+        (np.array([b"a", b"b", -1], dtype=object), "bytes.*decode them to str"),
         ([0.5, 1.5, -1], "Unknown label type"),
         ([0.0, np.nan, 1.0], "NaN"),
         ([0.0, np.inf, 1.0], "infinity"),
@@ -122,6 +125,19 @@ def test_score_with_string_labels_and_sample_weight(data):
     weight = np.arange(40, dtype=float)
     expected = np.average(est.predict(X) == names[y], weights=np.where(y_eval == -1, 0, weight))
     assert est.score(X, y_eval, sample_weight=weight) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("as_labels", [lambda v: v, bool], ids=["integers", "booleans"])
+@pytest.mark.parametrize("container", [np.asarray, pd.Series], ids=["ndarray", "Series"])
+def test_score_reads_numeric_labels_of_an_object_y_as_fit_does(data, as_labels, container):
+    # An object y of integers (a pandas column of dtype object) or booleans, mixed with -1: fit accepts it, and
+    # score compared the raw object labels with the predictions, which scikit-learn's metrics refuse.
+    X, y, y_semi = data
+    y_obj = container(np.array([-1 if v == -1 else as_labels(v) for v in y_semi], dtype=object))
+    est = SeededCentroidClassifier().fit(X, y_obj)
+    y_eval = np.array([-1 if i < 5 else as_labels(v) for i, v in enumerate(y)], dtype=object)
+    expected = np.mean(est.predict(X[5:]) == np.array([as_labels(v) for v in y[5:]]))
+    assert est.score(X, container(y_eval)) == pytest.approx(expected)
 
 
 def test_transduction_keeps_labeled_rows(data):

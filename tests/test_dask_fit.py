@@ -166,6 +166,13 @@ def test_class_weight_and_alpha_on_dask(client):
     assert on_dask.alpha_ == in_memory.alpha_
 
 
+def test_a_class_without_labeled_weight_is_named_on_dask_too(client):
+    X, y = _problem(3, True)
+    weight = np.where(y == 1, 0.0, 1.0)  # every labeled row of class 1 weighs 0
+    with pytest.raises(ValueError, match=r"every labeled row of class \[1\]"):
+        TransductiveSVC(max_iter=4).fit(*_dask(X, y, CHUNKINGS[0], weight))
+
+
 def test_the_safeguard_on_dask_is_the_in_memory_one(client):
     """alpha="auto", the estimated class fraction and the safeguard (four fits and a refit) on the cluster."""
     X, y = _problem(2, False)

@@ -80,6 +80,21 @@ def test_string_labels_mixed_with_minus_one():
     assert all({2, 5} <= set(train) for train, _ in splits)
 
 
+@pytest.mark.parametrize("scoring", [None, labeled_scorer("accuracy")])
+def test_scores_of_an_object_y_of_integers_or_booleans_are_not_nan(scoring):
+    # Such a y (a pandas column of dtype object, or booleans, which numpy mixes with -1 only as objects) fits;
+    # its scores were NaN in cross_val_score and GridSearchCV, with only a warning. (scikit-learn's named
+    # scorers cannot read it, which README's "-1 convention" says.)
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 2)
+    truth = X[:, 0] > 0
+    for labels in (truth.astype(int), truth):
+        y = np.array([-1 if i % 3 == 0 else v for i, v in enumerate(labels.tolist())], dtype=object)
+        scores = cross_val_score(LabeledOnlyClassifier(LogisticRegression()), X, y, cv=SemiSupervisedKFold(3),
+                                 scoring=scoring, error_score="raise")  # fmt: skip
+        assert np.all(scores > 0.8)
+
+
 def test_split_errors():
     with pytest.raises(ValueError, match="needs y"):
         next(SemiSupervisedKFold().split(np.zeros((3, 1)), None))

@@ -130,6 +130,7 @@ from ._fallback_check import asks_held_out_labels, cross_validated_scores, prefe
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
 from ._validation import as_float64_design, check_design_scale
 from ._weston_watkins import JointLoss, fit_weston_watkins
+from ..utils._warnings import user_stacklevel
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
 #: fractions rounded to 6 decimals, e.g. typed from a table).
@@ -474,7 +475,7 @@ class _LinearFitMixin:
                 f"{type(self).__name__}: the safeguard's multi-class refit stopped at its cap on Newton iterations "
                 "before meeting its tolerance.",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
         self.coef_, self.intercept_ = coef, intercept
 
@@ -565,6 +566,9 @@ class _LinearFitMixin:
             return None, None
         if not np.any(sw[mask] > 0):
             raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
+        check_every_class_weighted(
+            self.classes_, np.bincount(y_enc[mask], weights=sw[mask], minlength=len(self.classes_))
+        )
         return sw, estimate_weights
 
     def _check_penalty_on_labeled_rows(self, X, y_enc, mask, estimate_weights):
@@ -625,6 +629,21 @@ class _LinearFitMixin:
             if np.all(sw == 1.0):
                 sw = None  # the rest is unweighted: the same arithmetic as a fit without those rows
         return _FitData(X, y_enc, mask, fractions, sw, keep)
+
+
+def check_every_class_weighted(classes, class_totals):
+    """Raise when the labeled rows of some class all have weight 0 (times ``class_weight``).
+
+    Such a class is in ``classes_`` but no row teaches it: the S3VMs would estimate its share of the
+    unlabeled rows as 0 and fail on it, or never predict it. A ``ValueError`` names the class instead.
+    """
+    empty = np.flatnonzero(~(np.asarray(class_totals) > 0))
+    if empty.size:
+        raise ValueError(
+            f"sample_weight (times class_weight) is 0 on every labeled row of class {classes[empty].tolist()} (of "
+            f"{np.asarray(classes).tolist()}): nothing teaches the fit that class; give those rows a positive "
+            "weight, or mark them unlabeled (-1) to leave the class out."
+        )
 
 
 def rows_of_positive_weight(X, mask, sample_weight):
@@ -741,7 +760,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
             for res in results:
                 with np.errstate(over="ignore", invalid="ignore"):
                     res.outputs = X @ res.w + res.b
-        self._store_results(results, stacklevel=4)
+        self._store_results(results)
         outputs = np.column_stack([res.outputs for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
@@ -751,7 +770,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     def _resolve_from_data(self, data, sample_weight):
         """Resolve the parameters that depend on the validated data before the solve (none by default)."""
 
-    def _store_results(self, results, stacklevel):
+    def _store_results(self, results):
         """Check the binary problems' results and store the model, its objectives and counts; warn if capped.
 
         Fields of a result that are not arrays or numbers (a Dask fit's outputs are the blocks' states,
@@ -766,7 +785,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         self.n_iter_ = int(max(res.n_iter for res in results))
         for res in results:
             for message in self._convergence_messages(res) if self._warns_on_caps else ():
-                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=stacklevel)
+                warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=user_stacklevel())
         self._store_extra(results)
 
     def _convergence_messages(self, res):

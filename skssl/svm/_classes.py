@@ -70,6 +70,7 @@ from ._base import (
     _LinearFitMixin,
 )
 from ..utils._dask import is_dask_array
+from ..utils._warnings import user_stacklevel
 from ._callback import current_callback
 from ._annealing_start import HOT_START, choose_initial_temperature
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
@@ -719,7 +720,7 @@ class PottsDeterministicAnnealingSVC(
             self, {"W": res.W, "b": res.b, "objective": res.objective, "outputs": res.outputs, "beliefs": res.P}
         )
         for message in _annealing_messages(res, self, "distributions"):
-            warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=3)
+            warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=user_stacklevel())
         if n_classes == 2:
             self.coef_ = res.W[1:].copy()
             self.intercept_ = res.b[1:].copy()

@@ -41,7 +41,7 @@ from functools import partial
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
-from ._base import ALPHA_MIN, _alpha_error, _check_alpha
+from ._base import ALPHA_MIN, _alpha_error, _check_alpha, check_every_class_weighted
 from ._dask_rows import BlockLost, DaskRows
 from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
@@ -148,6 +148,7 @@ def _fit_rows(estimator, rows):
     n_lab = int(positive.sum() if cw is None else positive[cw > 0].sum())
     if n_lab == 0 or not loss_lab.sum() > 0:
         raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
+    check_every_class_weighted(classes, loss_lab)
     n_unl = rows.sums("n_unlabeled")
     totals = ProblemTotals(n_lab, n_unl)
     if weighted:
@@ -164,7 +165,7 @@ def _fit_rows(estimator, rows):
             results = [job.result() for job in jobs]
     except FloatingPointError as error:
         raise _alpha_error(estimator, error) from error
-    estimator._store_results(results, stacklevel=6)
+    estimator._store_results(results)
     estimator.safeguard_agreement_ = None
     estimator.safeguard_scores_ = None  # the cross-validated check runs in memory only
     estimator.safeguard_fell_back_ = None

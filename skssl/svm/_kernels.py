@@ -38,6 +38,8 @@ import warnings
 
 import numpy as np
 
+from ..utils._warnings import user_stacklevel
+
 try:
     from ._csr_kernels import (
         OPENMP,
@@ -96,7 +98,7 @@ def warn_if_no_openmp(n_threads):
         "are the same; one-vs-rest problems still run at once). Rebuild skssl with a C compiler that supports "
         "OpenMP (-fopenmp) to use them; skssl.show_versions() reports the build. This warning is shown once.",
         UserWarning,
-        stacklevel=2,
+        stacklevel=user_stacklevel(),
     )
 
 

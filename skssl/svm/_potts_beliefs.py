@@ -15,6 +15,8 @@ import numpy as np
 from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
+from ..utils._warnings import user_stacklevel
+
 __all__ = ["P_TOL", "potts_p_step"]
 
 #: Largest violation of a class fraction the p-step accepts.
@@ -238,6 +240,6 @@ def potts_p_step(E, T, r, nu=None, weight=None):
             f"The Potts p-step did not meet the class fractions to {P_TOL:g} at T={T:.3g} "
             f"(largest violation {np.abs(_column_means(P, weight) - r).max():.3g}).",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=user_stacklevel(),
         )
     return P, nu_c - nu_c[0]

@@ -123,3 +123,31 @@ def test_class_weight_does_not_change_the_callers_sample_weight(Est):
     np.testing.assert_array_equal(sw, copy)
     second = Est(alpha=1e-2, class_weight={0: 1.0, 1: 2.5}).fit(X, y_semi, sample_weight=sw)
     np.testing.assert_array_equal(first.coef_, second.coef_)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_class_without_labeled_weight_is_named_in_the_error(seed):
+    # Property: a fit raises exactly when some class's labeled rows all weigh 0 (sample_weight times class_weight),
+    # and the error names that class. Before, DA and Potts DA complained of positive_fraction, which nobody had
+    # set, and TSVM returned a model that never predicted the class.
+    from skssl.svm import PottsDeterministicAnnealingSVC
+
+    rng = np.random.RandomState(seed)
+    n_classes, n = rng.choice([2, 3]), rng.randint(40, 100)
+    y = rng.randint(0, n_classes, n)
+    X = rng.randn(n, 3) + y[:, None]
+    y_semi = np.where(rng.rand(n) < 0.4, y, -1)
+    for k in range(n_classes):
+        y_semi[np.flatnonzero(y == k)[:3]] = k
+    weight = np.where(rng.rand(n) < 0.3, 0.0, 1.0 + rng.rand(n))
+    weight[(y_semi == seed % n_classes)] = 0.0  # one class loses all its labeled weight
+    estimators = ESTIMATORS + ([PottsDeterministicAnnealingSVC] if n_classes > 2 else [])
+    for Est in estimators:
+        with pytest.raises(ValueError, match=rf"every labeled row of class \[{seed % n_classes}\]"):
+            Est().fit(X, y_semi, sample_weight=weight)
+        weight_kept = weight.copy()
+        weight_kept[(y_semi == seed % n_classes)] = 1.0
+        Est().fit(X, y_semi, sample_weight=weight_kept)  # every class weighted: fits
+    class_weight = {k: float(k != seed % n_classes) for k in range(n_classes)}
+    with pytest.raises(ValueError, match="every labeled row of class"):
+        TransductiveSVC(class_weight=class_weight).fit(X, y_semi)
