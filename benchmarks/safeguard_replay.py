@@ -50,7 +50,7 @@ from _harness import RESULTS_DIR, ResultsFile, append_jsonl, markdown_table, pro
 
 import skssl.svm._base as svm_base
 from skssl.svm import LinearL2SVC
-from skssl.svm._cluster_fractions import _distinct_rows
+from skssl.svm._row_order import distinct_rows
 from skssl.svm._fallback_check import FoldComparison, asks_held_out_labels, prefers_supervised
 
 RESULTS = RESULTS_DIR / "safeguard_replay.md"
@@ -111,7 +111,7 @@ def probe_fit(split, method):
     supervised = LinearL2SVC().fit(X_train[labeled], split.y_semi[labeled])
     acc_supervised = float(np.mean(supervised.predict(X_test) == split.y_test))
     scores = estimator.safeguard_scores_
-    _, distinct = _distinct_rows(X_train[labeled])
+    _, distinct = distinct_rows(X_train[labeled])
     return dict(
         n_labeled=len(labeled),
         n_features=X_train.shape[1],

@@ -73,7 +73,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from ._annealing import DA_INIT_TEMP
 from ._base import rows_of_positive_weight
-from ._cluster_fractions import _distinct_rows
+from ._row_order import distinct_rows
 
 __all__ = [
     "COLD_START",
@@ -94,12 +94,12 @@ MIN_MORE_CORRECT = 2
 
 
 def _content_order(X, rows):
-    """``rows`` in an order of their values (:mod:`skssl.svm._cluster_fractions`' order of distinct rows).
+    """``rows`` in an order of their values (:func:`skssl.svm._row_order.distinct_rows`).
 
     It does not depend on where the rows are, nor on the scale of ``X``: multiplying every row by the same
     positive number keeps the order (a digest of the rows' bytes, this function's first version, did not).
     """
-    _, group = _distinct_rows(X[rows])
+    _, group = distinct_rows(X[rows])
     return rows[np.argsort(group, kind="stable")]
 
 

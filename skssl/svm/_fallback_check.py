@@ -169,7 +169,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._cluster_fractions import _distinct_rows
+from ._row_order import distinct_rows
 from ._penalty_check import _folds
 
 __all__ = ["FoldComparison", "asks_held_out_labels", "cross_validated_scores", "prefers_supervised"]
@@ -215,7 +215,7 @@ def asks_held_out_labels(safeguard, X, labeled):
         return True
     if safeguard != "auto" or labeled.size <= X.shape[1]:
         return False
-    _, group = _distinct_rows(X[labeled])
+    _, group = distinct_rows(X[labeled])
     return np.unique(group).size > X.shape[1]
 
 

@@ -28,8 +28,8 @@ Decisions
   0.64 at the rule's value against 0.71 to 0.93 at a lighter one).
 * **Folds that depend on the rows, not on their order or repetition.** The
   distinct labeled rows (with the summed weight of their repeats) are put
-  in an order of their content, as :mod:`skssl.svm._cluster_fractions`
-  does, and dealt to the folds class by class in that order: reordering the
+  in the lexicographic order of their values (:mod:`skssl.svm._row_order`,
+  the same for dense and CSR rows), and dealt to the folds class by class in that order: reordering the
   rows, or repeating a row instead of weighting it, gives the same folds.
   The number of folds is 5, or the number of distinct labeled rows of the
   smallest class when fewer; with fewer than 2, or more than
@@ -67,7 +67,7 @@ The fresh sets prompted the check and do not judge it from outside.
 
 import numpy as np
 
-from ._cluster_fractions import _distinct_rows
+from ._row_order import distinct_rows
 
 __all__ = ["MAX_CHECKED_LABELED", "PENALTY_FACTORS", "labeled_rows_penalty_factor", "one_standard_error_choice"]
 
@@ -111,9 +111,9 @@ def _folds(X, y_enc, labeled, weights):
     """``(rows, classes, row_weights, fold, labeled_fold)`` of the distinct labeled rows, or ``None`` when too few
     for 2 folds. ``rows`` holds one labeled row per distinct (row, class) pair, ``row_weights`` the summed weights
     of its repeats, ``fold`` its fold; ``labeled_fold`` is the fold of each row of ``labeled``."""
-    _, group = _distinct_rows(X[labeled])
+    _, group = distinct_rows(X[labeled])
     n_classes = int(y_enc.max()) + 1
-    # The groups of _distinct_rows number the contents in their order; with the class, one key per distinct pair.
+    # The groups of distinct_rows number the contents in their order; with the class, one key per distinct pair.
     key = group.astype(np.int64) * n_classes + y_enc[labeled]
     keys, representative, inverse = np.unique(key, return_index=True, return_inverse=True)
     summed = np.bincount(inverse.ravel(), weights=weights[labeled], minlength=keys.shape[0])

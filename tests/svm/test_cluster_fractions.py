@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from skssl.svm import _base as svm_base
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._cluster_fractions import MIN_LABELED, _distinct_rows, fractions_from_clusters
+from skssl.svm._cluster_fractions import MIN_LABELED, fractions_from_clusters
 
 
 def _blobs(sizes, n_features=2, spread=1.0, distance=8.0, seed=0):
@@ -187,25 +187,3 @@ def test_one_fit_clusters_the_rows_once(Estimator, monkeypatch):
     calls.clear()
     fitted = Estimator(safeguard="cross_validation").fit(X, np.where(mask, y, -1))
     assert len(calls) == 1 + 4 and fitted.safeguard_scores_ is not None  # 4 folds: 4 labels in the small class
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="known defect (2026-11-28): _distinct_rows orders dense rows lexicographically and CSR rows by two "
-    "random projections, so alpha's check and the safeguard's check deal the labeled rows into other folds, and "
-    "dense and CSR input of the same values can give other models; fixing it moves the benchmark's cells",
-)
-def test_dense_and_csr_rows_of_the_same_values_get_the_same_order_and_alpha():
-    from sklearn.datasets import make_classification
-
-    from skssl.svm import LinearL2SVC
-
-    X, y = make_classification(120, 8, n_informative=4, flip_y=0.1, random_state=32)
-    y_semi = y.copy()
-    y_semi[np.random.RandomState(32).rand(120) < 0.6] = -1
-    dense_order, dense_group = _distinct_rows(X)
-    csr_order, csr_group = _distinct_rows(sp.csr_matrix(X))
-    assert LinearL2SVC().fit(X, y_semi).alpha_ == pytest.approx(LinearL2SVC().fit(sp.csr_matrix(X), y_semi).alpha_)
-    np.testing.assert_array_equal(dense_order, csr_order)
-    np.testing.assert_array_equal(dense_group, csr_group)
