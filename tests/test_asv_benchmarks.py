@@ -92,3 +92,11 @@ def test_deep_benchmark_runs_or_says_why_not(suite, small_data):
         max_epochs=1, iterations_per_epoch=2, random_state=0
     )
     _run(bench, ("digits", "FixMatchClassifier"))
+
+
+def test_row_order_benchmark_runs_on_both_formats(suite):
+    bench = suite["linear"].DistinctRows()
+    for fmt in ("dense", "csr"):
+        bench.setup(fmt)
+        assert bench.X.shape[0] == 20_000
+        bench.time_distinct_rows(fmt)

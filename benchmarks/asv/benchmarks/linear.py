@@ -45,3 +45,37 @@ class Potts(EstimatorBenchmark):
 
     def track_objective(self, *params):
         return float(self.fitted.objective_)
+
+
+class DistinctRows:
+    """The order of the rows by their values that the checks' folds deal from, dense and CSR, with many ties.
+
+    Its cost must grow with the non-zeros of CSR rows, never with ``n_features``: the CSR case has 10^6 columns.
+    """
+
+    params = (["dense", "csr"],)
+    param_names = ["format"]
+    timeout = 120
+
+    def setup(self, fmt):
+        import scipy.sparse as sp
+
+        rng = np.random.RandomState(0)
+        n_rows, n_distinct = 20_000, 2_000
+        if fmt == "dense":
+            base = rng.standard_normal((n_distinct, 50))
+            self.X = base[rng.randint(n_distinct, size=n_rows)]
+        else:
+            # 100 non-zeros per row among 10^6 columns (built directly: ``sp.random`` takes minutes at this width)
+            indices = np.sort(rng.randint(10**6, size=(n_distinct, 100)), axis=1)
+            base = sp.csr_matrix(
+                (rng.standard_normal(indices.size), indices.ravel(), np.arange(0, indices.size + 1, 100)),
+                shape=(n_distinct, 10**6),
+            )
+            base.sum_duplicates()
+            self.X = base[rng.randint(n_distinct, size=n_rows)]
+
+    def time_distinct_rows(self, fmt):
+        from skssl.svm._row_order import distinct_rows
+
+        distinct_rows(self.X)
