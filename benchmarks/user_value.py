@@ -596,8 +596,10 @@ def merge_logs(args, argv=None):
     runs = []
     for log in args.merge:
         table = Path(log).with_suffix(".md")
-        first = table.read_text().split("\n\n")[1] if table.exists() else f"log `{log}`"
-        runs.append(f"- {first}")
+        paragraphs = table.read_text().split("\n\n") if table.exists() else ["", f"log `{log}`"]
+        runs.append(f"- {paragraphs[1]}")
+        if paragraphs[1].startswith("The logs of"):  # a merged table: keep the runs it lists, one level deeper
+            runs.append("\n".join("  " + line for line in paragraphs[2].splitlines()))
     header = (
         "# Does unlabeled data help with the defaults?\n\n"
         f"The logs of {len(args.merge)} runs, merged (`{command_line(argv)}`); a later run's cell replaces an "

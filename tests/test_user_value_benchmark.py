@@ -284,6 +284,30 @@ def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, 
         uv.main(["--merge", str(empty)])
 
 
+def test_a_merge_of_a_merged_table_keeps_the_runs_it_lists(uv, tmp_path, monkeypatch):
+    """Re-merging the committed table keeps the provenance of every run behind it, one level deeper."""
+    toys = [uv.Dataset("toy1", "tabular", "dev", lambda: _tabular(2), uv.tabular_split)]
+    monkeypatch.setattr(uv, "DATASETS", toys)
+    monkeypatch.setattr(uv, "BY_NAME", {d.name: d for d in toys})
+    results = tmp_path / "results" / "user_value.md"
+    monkeypatch.setattr(uv, "RESULTS", results)
+    rows = [
+        {"dataset": "toy1", "kind": "tabular", "group": "dev", "draw": draw, "n_train": 70, "n_labeled": 7,
+         "n_test": 30, "n_classes": 2, "method": method, "status": "ok", "accuracy": 0.5, "fit_cpu_s": 0.1}
+        for draw in range(uv.DRAWS) for method in uv.METHODS
+    ]  # fmt: skip
+    for name, command in (("a", "first run"), ("b", "second run"), ("c", "third run")):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp_path / f"{name}.md").write_text(f"# title\n\nCommand: `{command}`\n\nprotocol\n")
+    uv.main(["--merge", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")])
+    uv.main(["--merge", str(results.with_suffix(".jsonl")), str(tmp_path / "c.jsonl")])
+    paragraphs = results.read_text().split("\n\n")
+    assert paragraphs[1].startswith("The logs of 2 runs, merged")
+    lines = paragraphs[2].splitlines()
+    assert lines[0].startswith("- The logs of 2 runs, merged (") and f"{tmp_path / 'b.jsonl'}`)" in lines[0]
+    assert lines[1:] == ["  - Command: `first run`", "  - Command: `second run`", "- Command: `third run`"]
+
+
 def test_a_held_back_group_runs_only_by_name_and_a_merge_is_complete_without_it(uv, tmp_path, monkeypatch, capsys):
     """``HELD_BACK``: listed to judge a later change, so no run of every group fits it before then."""
     assert uv.HELD_BACK == ("fresh8",)
