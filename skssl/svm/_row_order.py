@@ -21,7 +21,8 @@ Decisions
   the token ``(0, 0)``; comparing two rows' token sequences in order gives the dense comparison: where one row
   has a non-zero at an earlier column than the other, that row is the smaller exactly when the value is negative,
   and the tokens' first entries say so (negative ones rank by column, lowest column first; positive ones the
-  other way round; the end token between them). Stored zeros are skipped, as the dense comparison ignores them.
+  other way round; the end token between them). Stored zeros are skipped, as the dense comparison ignores them,
+  and entries stored twice at the same column are summed first (scipy's value of such an entry).
   The rows are sorted by their first tokens, then each group of rows still tied by their next tokens, until no
   two rows are tied (a most-significant-first radix refinement): every pass touches only the tied rows, so the
   cost is the non-zeros of the rows' common beginnings, at most ``nnz``, plus the sorts.
@@ -31,6 +32,8 @@ Decisions
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._validation import canonical_csr
 
 __all__ = ["distinct_rows"]
 
@@ -71,8 +74,7 @@ def distinct_rows(X):
 def _csr_distinct_rows(X):
     """:func:`distinct_rows` of CSR rows, from their non-zeros (see the module's notes)."""
     n_rows, n_features = X.shape
-    if not X.has_sorted_indices:
-        X = X.sorted_indices()  # a copy: the caller's matrix keeps its order
+    X = canonical_csr(X)  # duplicates summed, indices sorted (on a copy: the caller's matrix is kept as it is)
     if np.any(X.data == 0):
         X = X.copy()  # stored zeros are skipped, as the dense comparison does not see them
         X.eliminate_zeros()

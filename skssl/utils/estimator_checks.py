@@ -153,6 +153,9 @@ def check_transduction(name, estimator):
 def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     """CSR and dense input give the same outputs (skipped for dense-only estimators).
 
+    The CSR input is given twice: canonical, and with every entry stored as two parts (scipy reads their sum,
+    the same values exactly), which an estimator reading the stored entries one by one would see differently.
+
     Parameters
     ----------
     rtol, atol : float, default=1e-5 and 1e-7
@@ -165,14 +168,27 @@ def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     # that depends on their format.
     for X, _, y_semi in (_semi_supervised_data(), _overlapping_data()):
         dense = _with_seed(estimator).fit(X, y_semi)
-        sparse = _with_seed(estimator).fit(sp.csr_matrix(X), y_semi)
-        np.testing.assert_allclose(
-            _outputs(sparse, sp.csr_matrix(X)),
-            _outputs(dense, X),
-            rtol=rtol,
-            atol=atol,
-            err_msg=f"{name}: sparse and dense input give different models",
-        )
+        for what, X_sparse in (("sparse", sp.csr_matrix(X)), ("sparse with duplicate entries", _duplicate_entries(X))):
+            sparse = _with_seed(estimator).fit(X_sparse, y_semi)
+            np.testing.assert_allclose(
+                _outputs(sparse, X_sparse),
+                _outputs(dense, X),
+                rtol=rtol,
+                atol=atol,
+                err_msg=f"{name}: {what} and dense input give different models",
+            )
+
+
+def _duplicate_entries(X):
+    """A CSR matrix of the values of ``X`` with each non-zero ``v`` stored twice (not canonical).
+
+    The two parts are ``(v/2, v/2)``, ``(2v, -v)`` or ``(-v, 2v)``, drawn at random: their sums are ``v`` exactly,
+    and the first parts are in another order than the values.
+    """
+    A = sp.csr_matrix(X)
+    first = np.random.RandomState(0).choice([0.5, 2.0, -1.0], A.nnz) * A.data
+    data = np.column_stack([first, A.data - first]).ravel()
+    return sp.csr_matrix((data, np.repeat(A.indices, 2), A.indptr * 2), shape=A.shape)
 
 
 @_check_parameters

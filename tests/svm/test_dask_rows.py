@@ -47,6 +47,34 @@ def test_a_sound_sparse_block_stays_sparse():
     np.testing.assert_array_equal(checked.X.toarray(), X.toarray())
 
 
+def test_a_block_with_entries_stored_twice_is_read_as_their_sums():
+    # scipy reads a (row, column) stored twice as the sum of the two; the block's checks and statistics and the
+    # solvers read its canonical copy, and the caller's block stays as it was.
+    rng = np.random.RandomState(0)
+    for trial in range(20):
+        X = sp.random(rng.randint(3, 40), rng.randint(2, 30), density=0.3, format="csr", random_state=rng)
+        first = rng.choice([0.5, 2.0, -1.0], X.nnz) * X.data  # (v/2, v/2), (2v, -v), (-v, 2v): exact sums
+        data = np.column_stack([first, X.data - first]).ravel()
+        doubled = sp.csr_matrix((data, np.repeat(X.indices, 2), X.indptr * 2), shape=X.shape)
+        kept = doubled.data.copy()
+        y = np.where(rng.rand(X.shape[0]) < 0.5, rng.randint(0, 2, X.shape[0]), -1)
+        checked, reference = _check_block(doubled, y, None, trial), _check_block(X, y, None, trial)
+        assert checked.X.has_canonical_format
+        np.testing.assert_array_equal(checked.X.toarray(), X.toarray())
+        assert checked.reply.squares_kept == reference.reply.squares_kept
+        np.testing.assert_array_equal(doubled.data, kept)
+
+
+def test_the_scale_check_reads_the_sums_of_entries_stored_twice():
+    def stored_twice(a, b):
+        return sp.csr_matrix((np.array([a, b, 1.0]), np.array([0, 0, 1]), np.array([0, 2, 3])), shape=(2, 2))
+
+    y = np.array([0, 1])
+    _check_block(stored_twice(4e15, 1.0 - 4e15), y, None, 0)  # the value is 1
+    with pytest.raises(ValueError, match="above 1e"):
+        _check_block(stored_twice(6e14, 6e14), y, None, 0)  # the value is 1.2e15
+
+
 def test_a_block_that_travelled_is_transposed_without_a_copy():
     # A block moved between Dask workers arrives with its arrays as views into the message's byte buffer;
     # scipy's X.T would copy them at every CGLS iteration. The check leaves arrays that X.T shares.

@@ -20,10 +20,13 @@ def _random_rows(seed):
 
 
 def _as_csr(X, rng):
-    """A CSR copy of ``X`` in one of the forms a user may pass: stored zeros, unsorted indices, 64-bit indices."""
+    """A CSR copy of ``X`` in one of the forms a user may pass: stored zeros, unsorted indices, 64-bit indices,
+    entries stored twice (scipy's value is their sum)."""
     A = sp.csr_matrix(X)
     if A.nnz and rng.rand() < 0.3:
         A = sp.csr_matrix((np.where(rng.rand(A.nnz) < 0.3, 0.0, A.data), A.indices, A.indptr), shape=A.shape)
+    if A.nnz and rng.rand() < 0.3:
+        A = _with_duplicate_entries(A, rng)
     if rng.rand() < 0.3:
         for i in range(A.shape[0]):
             a, b = A.indptr[i], A.indptr[i + 1]
@@ -35,6 +38,30 @@ def _as_csr(X, rng):
     if rng.rand() < 0.2:
         A = sp.csr_array(A)
     return A
+
+
+def _with_duplicate_entries(A, rng):
+    """``A`` with some entries stored as two parts, ``v - d`` next to ``d``: the same values, not canonical."""
+    split = rng.rand(A.nnz) < 0.5
+    parts = np.where(split, rng.choice([-1.0, 0.5, 2.0], A.nnz), 0.0)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    lengths = np.bincount(rows, weights=1 + split, minlength=A.shape[0]).astype(np.int64)
+    data = np.column_stack([A.data - parts, parts]).ravel()
+    indices = np.repeat(A.indices, 2)
+    keep = np.column_stack([np.ones(A.nnz, bool), split]).ravel()
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    B = sp.csr_matrix((data[keep], indices[keep], indptr), shape=A.shape)
+    assert not B.has_canonical_format or not split.any()
+    return B
+
+
+def test_entries_stored_twice_are_one_entry_of_their_sum():
+    """scipy reads a (row, column) stored twice as the sum of the two; the order must too."""
+    A = sp.csr_matrix((np.array([1.0, -1.0, 2.0, 2.0]), np.array([0, 0, 1, 1]), np.array([0, 3, 4])), shape=(2, 2))
+    np.testing.assert_array_equal(A.toarray(), [[0.0, 2.0], [0.0, 2.0]])
+    first, group = distinct_rows(A)
+    assert first.tolist() == [0] and group.tolist() == [0, 0]
+    assert A.nnz == 4 and A.data.tolist() == [1.0, -1.0, 2.0, 2.0]  # the caller's matrix is left as it was
 
 
 @pytest.mark.parametrize("seed", range(400))
@@ -92,8 +119,26 @@ def _overlapping_problem(seed, n_classes=2):
     return X, y_semi
 
 
+def _csr(X, form):
+    """``X`` as CSR: canonical, or with each entry ``v`` stored twice, as ``(v/2, v/2)``, ``(2v, -v)`` or
+    ``(-v, 2v)`` at random (sums exact in floating point: the same values, not canonical; the first parts are
+    in another order than the values)."""
+    A = sp.csr_matrix(X)
+    if form == "duplicate entries":
+        first = np.random.RandomState(0).choice([0.5, 2.0, -1.0], A.nnz) * A.data
+        data = np.column_stack([first, A.data - first]).ravel()
+        A = sp.csr_matrix((data, np.repeat(A.indices, 2), A.indptr * 2), shape=A.shape)
+        assert not A.has_canonical_format
+        np.testing.assert_array_equal(A.toarray(), X)
+    return A
+
+
+CSR_FORMS = ["canonical", "duplicate entries"]
+
+
+@pytest.mark.parametrize("form", CSR_FORMS)
 @pytest.mark.parametrize("seed", range(20))
-def test_dense_and_csr_rows_give_the_same_alpha_and_model(seed):
+def test_dense_and_csr_rows_give_the_same_alpha_and_model(seed, form):
     """``alpha="auto"``'s check deals the labeled rows to folds in their content order, whatever the format.
 
     Seed 32 of this problem gave ``alpha_`` 0.0043 on the dense rows and 0.43 on the CSR ones when CSR rows were
@@ -101,7 +146,7 @@ def test_dense_and_csr_rows_give_the_same_alpha_and_model(seed):
     """
     X, y_semi = _overlapping_problem(32 + seed)
     dense = LinearL2SVC().fit(X, y_semi)
-    sparse = LinearL2SVC().fit(sp.csr_matrix(X), y_semi)
+    sparse = LinearL2SVC().fit(_csr(X, form), y_semi)
     assert sparse.alpha_ == pytest.approx(dense.alpha_, rel=1e-12)  # the rule's scale: sums in another order
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-6, atol=1e-9)
 
@@ -110,12 +155,13 @@ def test_dense_and_csr_rows_give_the_same_alpha_and_model(seed):
     "Estimator, n_classes",
     [(TransductiveSVC, 2), (DeterministicAnnealingSVC, 2), (PottsDeterministicAnnealingSVC, 3)],
 )
+@pytest.mark.parametrize("form", CSR_FORMS)
 @pytest.mark.parametrize("seed", [32, 33, 34])
-def test_dense_and_csr_rows_give_the_same_semi_supervised_model(Estimator, n_classes, seed):
+def test_dense_and_csr_rows_give_the_same_semi_supervised_model(Estimator, n_classes, seed, form):
     """The safeguard's check, the annealing start's halves and the k-means start order rows the same way too."""
     X, y_semi = _overlapping_problem(seed, n_classes)
     dense = Estimator().fit(X, y_semi)
-    sparse = Estimator().fit(sp.csr_matrix(X), y_semi)
+    sparse = Estimator().fit(_csr(X, form), y_semi)
     assert sparse.alpha_ == pytest.approx(dense.alpha_, rel=1e-12)
     assert sparse.safeguard_fell_back_ == dense.safeguard_fell_back_
     np.testing.assert_allclose(sparse.decision_function(X), dense.decision_function(X), rtol=1e-5, atol=1e-7)

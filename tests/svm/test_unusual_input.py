@@ -32,10 +32,26 @@ def _variants(X):
         setattr(Y, name, np.repeat(getattr(Y, name), 2)[::2])
         assert not getattr(Y, name).flags.c_contiguous
         yield f"strided {name}", Y
+    # Every entry v stored twice, as (v/2, v/2), (2v, -v) or (-v, 2v): scipy reads the sum, the same values exactly.
+    first = np.random.RandomState(0).choice([0.5, 2.0, -1.0], X.nnz) * X.data
+    Y = sp.csr_matrix(
+        (np.column_stack([first, X.data - first]).ravel(), np.repeat(X.indices, 2), X.indptr * 2), X.shape
+    )
+    assert not Y.has_canonical_format
+    np.testing.assert_array_equal(Y.toarray(), X.toarray())
+    yield "duplicate entries", Y
+    # Rows given in reverse column order.
+    Y = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    for i in range(Y.shape[0]):
+        a, b = Y.indptr[i], Y.indptr[i + 1]
+        Y.indices[a:b], Y.data[a:b] = Y.indices[a:b][::-1].copy(), Y.data[a:b][::-1].copy()
+    Y.has_sorted_indices = False
+    yield "unsorted indices", Y
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS)
 def test_unusual_but_valid_sparse_input_fits_the_same_model(Est):
+    """Exactly the same model, with the defaults: ``alpha="auto"``'s check and the safeguard read the rows too."""
     X, y = _problem()
     reference = Est(max_iter=5).fit(X, y)
     for name, Y in _variants(X):
@@ -67,3 +83,17 @@ def test_positive_fraction_that_is_not_numbers_gets_a_clear_error(Est):
     X, y = _problem()
     with pytest.raises(ValueError, match="positive_fraction must hold numbers"):
         Est(positive_fraction=["a", "b"]).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_the_scale_check_reads_the_sums_of_entries_stored_twice(Est):
+    """scipy's value of a (row, column) stored twice is the sum of the two: the check of X's scale reads that."""
+
+    def stored_twice(a, b):
+        data = np.array([a, b, 1.0, -1.0, 2.0, 0.5])
+        return sp.csr_matrix((data, np.array([0, 0, 1, 0, 1, 1]), np.array([0, 3, 4, 5, 6])), shape=(4, 2))
+
+    y = np.array([0, 1, 0, -1])
+    Est(max_iter=5).fit(stored_twice(4e15, 1.0 - 4e15), y)  # the value is 1
+    with pytest.raises(ValueError, match="Please scale X"):
+        Est(max_iter=5).fit(stored_twice(6e14, 6e14), y)  # the value is 1.2e15
