@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 from sklearn.datasets import make_blobs, make_classification
-from sklearn.utils import get_tags
+from sklearn.utils import check_random_state, get_tags
 
 from ..base import NoUnlabeledDataWarning
 from ..datasets import make_semi_supervised
@@ -179,14 +179,14 @@ def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
             )
 
 
-def _duplicate_entries(X):
+def _duplicate_entries(X, random_state=0):
     """A CSR matrix of the values of ``X`` with each non-zero ``v`` stored twice (not canonical).
 
     The two parts are ``(v/2, v/2)``, ``(2v, -v)`` or ``(-v, 2v)``, drawn at random: their sums are ``v`` exactly,
-    and the first parts are in another order than the values.
+    and the first parts are in another order than the values. ``X`` (dense or sparse) is not modified.
     """
     A = sp.csr_matrix(X)
-    first = np.random.RandomState(0).choice([0.5, 2.0, -1.0], A.nnz) * A.data
+    first = check_random_state(random_state).choice([0.5, 2.0, -1.0], A.nnz) * A.data
     data = np.column_stack([first, A.data - first]).ravel()
     return sp.csr_matrix((data, np.repeat(A.indices, 2), A.indptr * 2), shape=A.shape)
 

@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm._dask_rows import _check_block
+from skssl.utils.estimator_checks import _duplicate_entries
 
 
 def _corrupt(X, how, rng):
@@ -53,9 +54,7 @@ def test_a_block_with_entries_stored_twice_is_read_as_their_sums():
     rng = np.random.RandomState(0)
     for trial in range(20):
         X = sp.random(rng.randint(3, 40), rng.randint(2, 30), density=0.3, format="csr", random_state=rng)
-        first = rng.choice([0.5, 2.0, -1.0], X.nnz) * X.data  # (v/2, v/2), (2v, -v), (-v, 2v): exact sums
-        data = np.column_stack([first, X.data - first]).ravel()
-        doubled = sp.csr_matrix((data, np.repeat(X.indices, 2), X.indptr * 2), shape=X.shape)
+        doubled = _duplicate_entries(X, random_state=rng)
         kept = doubled.data.copy()
         y = np.where(rng.rand(X.shape[0]) < 0.5, rng.randint(0, 2, X.shape[0]), -1)
         checked, reference = _check_block(doubled, y, None, trial), _check_block(X, y, None, trial)

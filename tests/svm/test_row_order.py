@@ -7,6 +7,7 @@ from sklearn.datasets import make_classification
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm._row_order import distinct_rows
+from skssl.utils.estimator_checks import _duplicate_entries
 
 
 def _random_rows(seed):
@@ -26,7 +27,7 @@ def _as_csr(X, rng):
     if A.nnz and rng.rand() < 0.3:
         A = sp.csr_matrix((np.where(rng.rand(A.nnz) < 0.3, 0.0, A.data), A.indices, A.indptr), shape=A.shape)
     if A.nnz and rng.rand() < 0.3:
-        A = _with_duplicate_entries(A, rng)
+        A = _duplicate_entries(A, random_state=rng)
     if rng.rand() < 0.3:
         for i in range(A.shape[0]):
             a, b = A.indptr[i], A.indptr[i + 1]
@@ -38,21 +39,6 @@ def _as_csr(X, rng):
     if rng.rand() < 0.2:
         A = sp.csr_array(A)
     return A
-
-
-def _with_duplicate_entries(A, rng):
-    """``A`` with some entries stored as two parts, ``v - d`` next to ``d``: the same values, not canonical."""
-    split = rng.rand(A.nnz) < 0.5
-    parts = np.where(split, rng.choice([-1.0, 0.5, 2.0], A.nnz), 0.0)
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    lengths = np.bincount(rows, weights=1 + split, minlength=A.shape[0]).astype(np.int64)
-    data = np.column_stack([A.data - parts, parts]).ravel()
-    indices = np.repeat(A.indices, 2)
-    keep = np.column_stack([np.ones(A.nnz, bool), split]).ravel()
-    indptr = np.concatenate([[0], np.cumsum(lengths)])
-    B = sp.csr_matrix((data[keep], indices[keep], indptr), shape=A.shape)
-    assert not B.has_canonical_format or not split.any()
-    return B
 
 
 def test_entries_stored_twice_are_one_entry_of_their_sum():
@@ -120,16 +106,10 @@ def _overlapping_problem(seed, n_classes=2):
 
 
 def _csr(X, form):
-    """``X`` as CSR: canonical, or with each entry ``v`` stored twice, as ``(v/2, v/2)``, ``(2v, -v)`` or
-    ``(-v, 2v)`` at random (sums exact in floating point: the same values, not canonical; the first parts are
-    in another order than the values)."""
-    A = sp.csr_matrix(X)
-    if form == "duplicate entries":
-        first = np.random.RandomState(0).choice([0.5, 2.0, -1.0], A.nnz) * A.data
-        data = np.column_stack([first, A.data - first]).ravel()
-        A = sp.csr_matrix((data, np.repeat(A.indices, 2), A.indptr * 2), shape=A.shape)
-        assert not A.has_canonical_format
-        np.testing.assert_array_equal(A.toarray(), X)
+    """``X`` as CSR: canonical, or with each entry stored twice (the same values, not canonical)."""
+    A = _duplicate_entries(X) if form == "duplicate entries" else sp.csr_matrix(X)
+    assert A.has_canonical_format == (form == "canonical")
+    np.testing.assert_array_equal(A.toarray(), X)
     return A
 
 

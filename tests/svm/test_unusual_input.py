@@ -6,6 +6,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+from skssl.utils.estimator_checks import _duplicate_entries
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -32,11 +33,8 @@ def _variants(X):
         setattr(Y, name, np.repeat(getattr(Y, name), 2)[::2])
         assert not getattr(Y, name).flags.c_contiguous
         yield f"strided {name}", Y
-    # Every entry v stored twice, as (v/2, v/2), (2v, -v) or (-v, 2v): scipy reads the sum, the same values exactly.
-    first = np.random.RandomState(0).choice([0.5, 2.0, -1.0], X.nnz) * X.data
-    Y = sp.csr_matrix(
-        (np.column_stack([first, X.data - first]).ravel(), np.repeat(X.indices, 2), X.indptr * 2), X.shape
-    )
+    # Every entry stored twice: scipy reads the sum, the same values exactly.
+    Y = _duplicate_entries(X)
     assert not Y.has_canonical_format
     np.testing.assert_array_equal(Y.toarray(), X.toarray())
     yield "duplicate entries", Y
