@@ -128,7 +128,7 @@ from ._rowblocks import share_threads
 from ._cluster_fractions import fractions_from_clusters
 from ._fallback_check import asks_held_out_labels, cross_validated_scores, prefers_supervised
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
-from ._validation import as_float64_design, check_design_scale
+from ._validation import as_float64_design, check_design_scale, fit_scope, without_duplicate_entries
 from ._weston_watkins import JointLoss, fit_weston_watkins
 from ..utils._warnings import user_stacklevel
 
@@ -250,7 +250,8 @@ class _LinearFitMixin:
         self : object
             The fitted estimator.
         """
-        return self._fit(X, y, sample_weight)
+        with fit_scope():  # the fits run inside this one do not check its rows for duplicate entries again
+            return self._fit(X, y, sample_weight)
 
     def decision_function(self, X):
         """Confidence scores: the signed distance of each row to each class's hyperplane.
@@ -599,7 +600,7 @@ class _LinearFitMixin:
     def _prepare_fit(self, X, y, sample_weight):
         """Validate the data and weights; returns a :class:`_FitData`."""
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
-        X = as_float64_design(X)
+        X = without_duplicate_entries(as_float64_design(X))  # the sums, as scipy reads them (see _validation)
         check_design_scale(X)
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
         fractions = self._class_fractions(y_enc, mask, estimate_weights)

@@ -72,7 +72,7 @@ import scipy.sparse as sp
 
 from ..utils.validation import check_sparse_structure
 from ._regularization import weighted_column_sum
-from ._validation import MAX_ABS_VALUE, canonical_csr
+from ._validation import MAX_ABS_VALUE, without_duplicate_entries
 
 __all__ = ["BlockActor", "BlockLost", "BlockStats", "CheckedBlock", "DaskRows", "StateRef", "dask_client"]
 
@@ -149,7 +149,7 @@ def _owned(a):
 def _as_block(X):
     if sp.issparse(X):
         X = X.tocsr()
-        X = canonical_csr(X if X.dtype == np.float64 else X.astype(np.float64))
+        X = without_duplicate_entries(X if X.dtype == np.float64 else X.astype(np.float64))
         # A block that travelled between workers arrives with its arrays as views into the message's bytes.
         # scipy's X.T (the CGLS step's X^T (C q)) copies such arrays at every call, in its prune step: a copy
         # of the block per CGLS iteration (measured: 35% of a worker's time). Copied once here instead.
