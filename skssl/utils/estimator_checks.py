@@ -149,17 +149,28 @@ def check_transduction(name, estimator):
     assert set(np.unique(transduction)) <= set(est.classes_)
 
 
+#: Tolerances of :func:`check_sparse_dense_same_model` on CSR input with entries stored twice (see there).
+DUPLICATE_ENTRIES_RTOL = 1e-3
+DUPLICATE_ENTRIES_ATOL = 1e-5
+
+
 @_check_parameters
 def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     """CSR and dense input give the same outputs (skipped for dense-only estimators).
 
     The CSR input is given twice: canonical, and with every entry stored as two parts (scipy reads their sum,
     the same values exactly), which an estimator reading the stored entries one by one would see differently.
+    The second comparison allows for the optimizer of a wrapped scikit-learn estimator: its products sum the two
+    parts in another order, and ``LogisticRegression``'s lbfgs, stopped at its tolerance, then lands up to
+    ~3e-5 away (relative; seen with scikit-learn 1.6.1 and scipy 1.9.2 inside ``CurriculumLabelingClassifier``).
+    A model that read the parts is another model: the linear SVMs that did chose ``alpha_`` 0.0043 against 0.43
+    and moved their outputs by tenths.
 
     Parameters
     ----------
     rtol, atol : float, default=1e-5 and 1e-7
-        Tolerances of the comparison of the two models' outputs.
+        Tolerances of the comparison of the two models' outputs; with entries stored twice at least
+        ``DUPLICATE_ENTRIES_RTOL`` (1e-3) and ``DUPLICATE_ENTRIES_ATOL`` (1e-5).
     """
     if not get_tags(estimator).input_tags.sparse:
         return
@@ -168,13 +179,22 @@ def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     # that depends on their format.
     for X, _, y_semi in (_semi_supervised_data(), _overlapping_data()):
         dense = _with_seed(estimator).fit(X, y_semi)
-        for what, X_sparse in (("sparse", sp.csr_matrix(X)), ("sparse with duplicate entries", _duplicate_entries(X))):
+        forms = (
+            ("sparse", sp.csr_matrix(X), rtol, atol),
+            (
+                "sparse with duplicate entries",
+                _duplicate_entries(X),
+                max(rtol, DUPLICATE_ENTRIES_RTOL),
+                max(atol, DUPLICATE_ENTRIES_ATOL),
+            ),
+        )
+        for what, X_sparse, form_rtol, form_atol in forms:
             sparse = _with_seed(estimator).fit(X_sparse, y_semi)
             np.testing.assert_allclose(
                 _outputs(sparse, X_sparse),
                 _outputs(dense, X),
-                rtol=rtol,
-                atol=atol,
+                rtol=form_rtol,
+                atol=form_atol,
                 err_msg=f"{name}: {what} and dense input give different models",
             )
 
