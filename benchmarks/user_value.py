@@ -621,6 +621,12 @@ def main(argv=None):
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"label draws per data set (default {DRAWS})")
     parser.add_argument(
+        "--first-draw",
+        type=int,
+        default=0,
+        help="the first label draw (default 0): draws first .. first + draws - 1, to add draws to a run's log",
+    )
+    parser.add_argument(
         "--label-draw",
         choices=["stratified", "uniform"],
         default="stratified",
@@ -643,8 +649,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.draws < 1:
         parser.error("--draws must be at least 1")
+    if args.first_draw < 0:
+        parser.error("--first-draw must be at least 0")
     if args.merge:
         chosen = args.only or args.group != "all" or list(args.methods) != list(METHODS) or args.draws != DRAWS
+        chosen = chosen or args.first_draw != 0
         if chosen or args.label_draw != "stratified":
             parser.error("--merge fits nothing and takes --out only (the logs say what was run)")
         merge_logs(args, argv)
@@ -655,7 +664,14 @@ def main(argv=None):
     methods = [m for m in METHODS if m in args.methods]
     datasets = [d for d in DATASETS if runs_in(d, args.group) and (not args.only or d.name in args.only)]
     reduced = reductions(
-        args, group="all", only=None, methods=list(METHODS), draws=DRAWS, label_draw="stratified", safeguard="default"
+        args,
+        group="all",
+        only=None,
+        methods=list(METHODS),
+        draws=DRAWS,
+        first_draw=None,
+        label_draw="stratified",
+        safeguard="default",
     )
     results = ResultsFile(RESULTS, args.out, reduced=reduced)
     log_path = results.partial.with_suffix(".jsonl")
@@ -672,7 +688,7 @@ def main(argv=None):
             data = dataset.load()
         if data is None:
             continue
-        for draw in range(args.draws):
+        for draw in range(args.first_draw, args.first_draw + args.draws):
             split = dataset.protocol(data, draw, stratified=args.label_draw == "stratified")
             n_train, labeled = len(split.y_semi), split.y_semi[split.y_semi != -1]
             n_classes = len(np.unique(labeled))
