@@ -137,6 +137,7 @@ from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministic
 
 RESULTS = RESULTS_DIR / "user_value.md"
 DRAWS = 3
+BOOTSTRAP_RESAMPLES = 2000  # of the label draws, for the spread of a mean gain
 TIE = 1.0  # points of accuracy: a gain within +-TIE is a tie
 MAX_ROWS_TABULAR = 6000
 MAX_ROWS_LABELSPREADING = 6000
@@ -427,10 +428,13 @@ def summarize(records):
     """Per data set and method: mean accuracy (%) over the draws, CPU, status; ``None`` for failed cells."""
     cells = {}
     for rec in records:
-        cell = cells.setdefault((rec["dataset"], rec["method"]), {"acc": [], "cpu": 0.0, "status": set(), "why": ""})
+        cell = cells.setdefault(
+            (rec["dataset"], rec["method"]), {"acc": [], "by_draw": {}, "cpu": 0.0, "status": set(), "why": ""}
+        )
         cell["status"].add(rec["status"])
         if rec["status"] == "ok":
             cell["acc"].append(100 * rec["accuracy"])
+            cell["by_draw"][rec["draw"]] = 100 * rec["accuracy"]
             cell["cpu"] += rec["fit_cpu_s"]
         else:
             cell["why"] = rec.get("reason") or rec.get("error", "")
@@ -450,6 +454,30 @@ def gains(cells, datasets, method):
         if acc is not None and all(b is not None for b in base):
             out[name] = acc - max(base)
     return out
+
+
+def mean_gain_spread(cells, datasets, method, n_resamples=BOOTSTRAP_RESAMPLES, seed=0):
+    """Standard deviation of the mean gain over ``datasets`` from the label draws alone (bootstrap), in points.
+
+    Each resample draws, per data set, as many label draws as it has, with replacement, and recomputes its
+    gain from the resampled draws (the method and both baselines on the same draws: they share the split);
+    the mean over the data sets is taken as in the table. The spread says how far another set of label draws
+    (and of train/test splits) could move the mean; the choice of data sets is not resampled. With ``k`` draws
+    a bootstrap understates the spread by about ``sqrt((k - 1) / k)`` (18% with three, 11% with five).
+    ``None`` where a set has fewer than two draws.
+    """
+    rng = np.random.RandomState(seed)
+    total = np.zeros(n_resamples)
+    names = list(gains(cells, datasets, method))
+    for name in names:
+        runs = [cells[(name, m)]["by_draw"] for m in (method, *SUPERVISED)]
+        draws = sorted(set.intersection(*(set(r) for r in runs)))
+        if len(draws) < 2:
+            return None
+        picks = rng.randint(len(draws), size=(n_resamples, len(draws)))
+        acc, *base = (np.array([r[d] for d in draws])[picks].mean(axis=1) for r in runs)
+        total += acc - np.maximum(*base)
+    return float(np.std(total / len(names))) if names else None
 
 
 def over_own_supervised(cells, datasets, method):
@@ -510,13 +538,14 @@ def group_table(cells, names, methods, meta):
         else:
             worst = min(g, key=g.get)
             w, t, lo = wins_ties_losses(g.values())
-            mean = f"{np.mean(list(g.values())):+.1f}"
+            spread = mean_gain_spread(cells, names, m)
+            mean = f"{np.mean(list(g.values())):+.2f}" + ("" if spread is None else f" ± {spread:.2f}")
             line = [LABELS[m], len(g), f"{w} / {t} / {lo}", mean, f"{g[worst]:+.1f} ({worst})"]
         if own:
             d = own.get(m)
             line.append(record_text(d.values()) if d else "–")
         summary.append(line + [cpu])
-    summary_head = ["method", "data sets", "wins / ties / losses", "mean gain", "worst gain (data set)"]
+    summary_head = ["method", "data sets", "wins / ties / losses", "mean gain ± s.d.", "worst gain (data set)"]
     if own:
         summary_head.append(f"against {LABELS[OWN_SUPERVISED]}: W / T / L, mean")
     return markdown_table(head, rows) + "\n" + markdown_table(summary_head + ["fit CPU s (total)"], summary)
@@ -567,7 +596,9 @@ def protocol_note(draws, label_draw):
         "is skssl's own supervised model, the one the S3VMs' safeguard falls back to. "
         f"A gain above +{TIE:g} point is a win, below -{TIE:g} a loss, else a tie. `·`: not applicable (Potts DA "
         "on a binary set, where it is the binary DA); `skip`: not fitted, reason below. CPU seconds are those of "
-        "`fit` on a 2-core machine shared with other jobs: indicative only.\n"
+        "`fit` on a 2-core machine shared with other jobs: indicative only. A mean gain's ± is its standard "
+        "deviation from the label draws alone (a bootstrap of each set's draws): how far other draws could move "
+        "it.\n"
     )
 
 

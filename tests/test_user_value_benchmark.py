@@ -68,7 +68,8 @@ def test_skssls_own_supervised_model_reads_the_labeled_rows_and_is_judged_not_a_
     monkeypatch.setattr(uv, "BY_NAME", {n: uv.Dataset(n, "tabular", "dev", None, None) for n in "ab"})
     table = uv.group_table(cells, ["a", "b"], ["logreg", "linearsvc", "l2svm", "tsvm"], meta)
     assert "against l2-SVM: W / T / L, mean" in table
-    assert "| TSVM | 2 | 0 / 1 / 1 | -1.5 | -3.0 (a) | 1 / 0 / 1, -1.0 |" in table
+    # Every draw scores the same here, so the draws leave the mean no spread.
+    assert "| TSVM | 2 | 0 / 1 / 1 | -1.50 ± 0.00 | -3.0 (a) | 1 / 0 / 1, -1.0 |" in table
 
 
 @pytest.mark.parametrize("draw", range(5))
@@ -143,6 +144,42 @@ def _records(accuracies, draws=2):
                 {"dataset": dataset, "method": method, "draw": draw, "status": "ok", "accuracy": acc, "fit_cpu_s": 1}
             )
     return out
+
+
+def _records_by_draw(accuracies):
+    """Records from ``{(data set, method): [accuracy of draw 0, draw 1, ...]}``."""
+    return [
+        {"dataset": d, "method": m, "draw": k, "status": "ok", "accuracy": a, "fit_cpu_s": 1}
+        for (d, m), accs in accuracies.items()
+        for k, a in enumerate(accs)
+    ]
+
+
+def test_the_spread_of_a_mean_gain_is_that_of_its_label_draws(uv):
+    # One set whose baselines score the same on every draw: the gain's spread is the bootstrap spread of the
+    # method's mean over its draws, sqrt(population variance / k).
+    accs = [0.70, 0.80, 0.75, 0.90, 0.60]
+    cells = uv.summarize(
+        _records_by_draw({("a", "tsvm"): accs, ("a", "logreg"): [0.7] * 5, ("a", "linearsvc"): [0.6] * 5})
+    )
+    expected = 100 * np.std(accs) / np.sqrt(len(accs))
+    assert uv.mean_gain_spread(cells, ["a"], "tsvm") == pytest.approx(expected, rel=0.05)
+    # A second set that does not vary halves the spread of the mean over the two sets.
+    more = {("b", "tsvm"): [0.5] * 5, ("b", "logreg"): [0.5] * 5, ("b", "linearsvc"): [0.4] * 5}
+    cells = uv.summarize(
+        _records_by_draw({("a", "tsvm"): accs, ("a", "logreg"): [0.7] * 5, ("a", "linearsvc"): [0.6] * 5, **more})
+    )
+    assert uv.mean_gain_spread(cells, ["a", "b"], "tsvm") == pytest.approx(expected / 2, rel=0.05)
+    # The method and its baselines are resampled on the same draws: a method that moves with its baseline by a
+    # constant gain has none.
+    shifted = [a + 0.02 for a in accs]
+    cells = uv.summarize(
+        _records_by_draw({("a", "tsvm"): shifted, ("a", "logreg"): accs, ("a", "linearsvc"): [0.1] * 5})
+    )
+    assert uv.mean_gain_spread(cells, ["a"], "tsvm") == pytest.approx(0.0, abs=1e-9)
+    # One draw gives no spread at all.
+    cells = uv.summarize(_records_by_draw({("a", "tsvm"): [0.7], ("a", "logreg"): [0.6], ("a", "linearsvc"): [0.6]}))
+    assert uv.mean_gain_spread(cells, ["a"], "tsvm") is None
 
 
 def test_gain_is_over_the_better_supervised_baseline_and_ties_are_within_one_point(uv):
