@@ -12,7 +12,7 @@ into its supervised model's and what the unlabeled rows add); scikit-learn's ``s
 (multi-class sets only) and ``cl`` ``CurriculumLabelingClassifier(LogisticRegression())``.
 
 Protocol, one function per kind of data (``tabular_split``, ``text_split``, ``image_split``); draw ``d``
-(``0 .. --draws - 1``) seeds the split and the label draw:
+(``0 .. --draws - 1``, or from ``--first-draw`` on) seeds the split and the label draw:
 
 * tabular: a stratified 70/30 train/test split, then 10% of the training rows keep their label
   (``make_semi_supervised(y, 0.1)``, stratified, at least one per class); the pipeline imputes (median for
@@ -69,15 +69,19 @@ run by naming it (``--group fresh8``) when a candidate change is judged on it, a
 
 Reported per group: each method's mean test accuracy over the draws; the gain of every other method over
 the better supervised baseline (``max(logreg, linearsvc)``, in points), wins / ties / losses at +-1 point,
-mean and worst gain; with ``l2svm`` in the run, each method's wins / ties / losses and mean against it (what
-the unlabeled rows add to skssl's supervised model); total CPU seconds of ``fit`` (``_harness.timed``, this
-process and its threads). One JSON line per (data set, draw, method) goes to ``results/user_value.jsonl``.
-Runs differ in their thread settings (each header records its command), which changes the CPU column, not the
-accuracies::
+mean gain with its spread from the label draws (``mean_gain_spread``) and worst gain; with ``l2svm`` in the
+run, each method's wins / ties / losses and mean against it (what the unlabeled rows add to skssl's supervised
+model); total CPU seconds of ``fit`` (``_harness.timed``, this process and its threads). One JSON line per
+(data set, draw, method) goes to ``results/user_value.jsonl``. Runs differ in their thread settings (each
+header records its command), which changes the CPU column, not the accuracies::
 
     python benchmarks/user_value.py                                  # full run
     python benchmarks/user_value.py --draws 1 --only iris pcmac      # a smoke test
     python benchmarks/user_value.py --merge half_a.jsonl half_b.jsonl   # one table from two runs' logs
+    python benchmarks/user_value.py --group dev --first-draw 3 --draws 2 --out more.md   # draws 3 and 4
+
+A cell is the mean over the draws its logs hold: merging a log of more draws (``--first-draw``) into the full
+run's averages them in; a merge is complete when every cell has draws ``0 .. DRAWS - 1``.
 
 A complete run writes ``results/user_value.md`` and its ``.jsonl`` (``benchmarks/README.md``).
 """
@@ -585,10 +589,32 @@ def render(records, methods, header):
     return "\n".join(parts)
 
 
+def draws_text(records):
+    """How many label draws the records hold, as :func:`protocol_note` words it.
+
+    ``"3 label draws (stratified)"`` where every group has the same number; else per group, in decreasing order:
+    ``"label draws (stratified): 5 on dev, heldout; 3 on fresh"``. The ``{}`` stands for how they were drawn.
+    """
+    per_group = {}
+    for rec in records:
+        per_group.setdefault(rec["group"], set()).add(rec["draw"])
+    by_count = {}
+    for group, draws in per_group.items():
+        by_count.setdefault(len(draws), []).append(group)
+    if len(by_count) == 1:
+        return f"{next(iter(by_count))} label draws ({{}})"
+    counts = sorted(by_count.items(), reverse=True)
+    return "label draws ({}): " + "; ".join(f"{n} on {', '.join(groups)}" for n, groups in counts)
+
+
 def protocol_note(draws, label_draw):
-    """The paragraphs under a table's provenance: the protocol in brief and how to read a cell."""
+    """The paragraphs under a table's provenance: the protocol in brief and how to read a cell.
+
+    ``draws`` is a number of label draws, or :func:`draws_text`'s wording of them.
+    """
+    draws = f"{draws} label draws ({{}})" if isinstance(draws, int) else draws
     return (
-        f"Protocol in the script's docstring: defaults only, {draws} label draws ({DRAW_TEXT[label_draw]}), tabular "
+        f"Protocol in the script's docstring: defaults only, {draws.format(DRAW_TEXT[label_draw])}, tabular "
         "sets keep 10% of the training labels, text and image sets 50 to 400 labels; the preprocessing is fitted "
         "on all training rows for every method.\n\n"
         "Each cell is the mean test accuracy (%) over the draws; for every other method, in brackets, its gain in "
@@ -634,7 +660,7 @@ def merge_logs(args, argv=None):
     header = (
         "# Does unlabeled data help with the defaults?\n\n"
         f"The logs of {len(args.merge)} runs, merged (`{command_line(argv)}`); a later run's cell replaces an "
-        "earlier one's:\n\n" + "\n".join(runs) + "\n\n" + protocol_note(DRAWS, label_draws.pop())
+        "earlier one's:\n\n" + "\n".join(runs) + "\n\n" + protocol_note(draws_text(records), label_draws.pop())
     )
     results = ResultsFile(RESULTS, args.out, reduced=reduced)
     methods = [m for m in METHODS if any(r["method"] == m for r in records)]

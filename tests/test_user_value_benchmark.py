@@ -182,6 +182,17 @@ def test_the_spread_of_a_mean_gain_is_that_of_its_label_draws(uv):
     assert uv.mean_gain_spread(cells, ["a"], "tsvm") is None
 
 
+def test_the_protocol_note_counts_the_draws_of_each_group(uv):
+    records = [{"group": g, "draw": k} for g, n in (("dev", 5), ("heldout", 5), ("fresh", 3)) for k in range(n)]
+    assert uv.draws_text(records) == "label draws ({}): 5 on dev, heldout; 3 on fresh"
+    assert uv.draws_text([r for r in records if r["group"] == "fresh"]) == "3 label draws ({})"
+    assert "defaults only, 3 label draws (stratified), tabular" in uv.protocol_note(3, "stratified")
+    note = uv.protocol_note(uv.draws_text(records), "stratified")
+    assert "defaults only, label draws (stratified): 5 on dev, heldout; 3 on fresh, tabular" in note
+    # A draw logged twice (a later run's cell replacing an earlier one's) counts once.
+    assert uv.draws_text(records + records[:2]) == "label draws ({}): 5 on dev, heldout; 3 on fresh"
+
+
 def test_gain_is_over_the_better_supervised_baseline_and_ties_are_within_one_point(uv):
     acc = {
         ("a", "logreg"): 0.80,
