@@ -74,7 +74,9 @@ Decisions
   pseudo-labeled; each round's model is scored on them (accuracy) and the best
   round's model becomes ``estimator_``, the later round winning ties (more
   rows seen). The next round is still scored by the newest model, as in the
-  paper.
+  paper. With ``sample_weight`` the held-out rows are drawn among the rows
+  of positive weight (a row of weight 0 counts as absent; drawn into the
+  validation rows, it could leave them no weight to score by).
 * **Seeds.** ``random_state`` draws the validation split and, when the
   wrapped estimator has a ``random_state`` parameter left at ``None``, a new
   seed for every round's clone, so each re-initialisation starts from other
@@ -246,8 +248,9 @@ def _validation_split(y_labeled, fraction, rng):
     valid = np.sort(np.concatenate(valid))
     if valid.shape[0] == 0:
         raise ValueError(
-            f"validation_fraction={fraction} holds out no labeled row (it takes floor(fraction * n_k) "
-            "rows of each class k); use a larger fraction, more labeled rows, or validation_fraction=None."
+            f"validation_fraction={fraction} holds out no labeled row (it takes floor(fraction * n_k) of the n_k "
+            "labeled rows of positive weight of each class k); use a larger fraction, more labeled rows, or "
+            "validation_fraction=None."
         )
     return np.sort(np.concatenate(train)), valid
 
@@ -514,8 +517,12 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         labeled_rows = np.flatnonzero(labeled)
         unlabeled_rows = np.flatnonzero(~labeled)
         if self.validation_fraction is not None:
-            train_pos, valid_pos = _validation_split(y_enc[labeled_rows], self.validation_fraction, rng)
-            train_rows, valid_rows = labeled_rows[train_pos], labeled_rows[valid_pos]
+            # drawn among the rows of positive weight: a row of weight 0 is a row left out (it would make
+            # the validation score undefined, or its split unlike the split without that row)
+            candidates = labeled_rows if sample_weight is None else labeled_rows[sample_weight[labeled_rows] > 0]
+            _, valid_pos = _validation_split(y_enc[candidates], self.validation_fraction, rng)
+            valid_rows = candidates[valid_pos]
+            train_rows = np.setdiff1d(labeled_rows, valid_rows, assume_unique=True)
             X_valid = _safe_indexing(X, valid_rows)
             y_valid = y_enc[valid_rows]
             w_valid = None if sample_weight is None else sample_weight[valid_rows]

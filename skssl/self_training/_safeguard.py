@@ -32,8 +32,17 @@ Decisions
   not depend on ``random_state``, so a deterministic wrapped estimator gives
   the same model in every run even with ``random_state=None``.
   When a training part would hold a single class (two classes with one
-  labeled row each) the safeguard cannot judge and does not act
-  (``safeguard_scores_`` is ``None``).
+  labeled row each), or no class has as many labeled rows as there are
+  folds (one labeled row per class), the safeguard cannot judge and does
+  not act (``safeguard_scores_`` is ``None``): every held-out row's class
+  would be missing from its training part.
+* **The folds' curricula are the estimator's** (its parameters, weights and
+  fit parameters cut to their rows), except that a fold too small for
+  ``validation_fraction`` to hold out one of its labeled rows fits its
+  curriculum without validation (the last round's model) instead of
+  raising: with ten labels per class and ``validation_fraction=0.1`` the
+  full fit validates on one row per class and its folds, on two thirds of
+  the labels, would hold out none.
 * **Cost:** the curriculum runs once per fold on about two thirds of the
   labeled rows and all unlabeled rows, so a fit costs about four times a fit
   with ``safeguard=None``.
@@ -58,7 +67,7 @@ def _labeled_folds(y_labeled):
     counts = np.bincount(y_labeled)
     counts = counts[counts > 0]
     n_splits = int(min(MAX_FOLDS, max(2, counts.min())))
-    if y_labeled.shape[0] < 2 * n_splits:
+    if y_labeled.shape[0] < 2 * n_splits or counts.max() < n_splits:
         return None
     splitter = StratifiedKFold(n_splits=n_splits)
     with warnings.catch_warnings():
@@ -68,6 +77,18 @@ def _labeled_folds(y_labeled):
     if any(np.unique(y_labeled[train]).shape[0] < 2 for train, _ in folds):
         return None
     return folds
+
+
+def validation_holds_out_a_row(y_labeled, fraction, weight=None):
+    """Whether ``validation_fraction=fraction`` holds out one of these labeled rows.
+
+    It holds out ``floor(fraction n_k)`` of the ``n_k`` rows of class ``k`` that have a positive weight.
+    """
+    if fraction is None:
+        return True
+    y_labeled = y_labeled if weight is None else y_labeled[weight > 0]
+    _, counts = np.unique(y_labeled, return_counts=True)
+    return bool(np.any(np.floor(fraction * counts) > 0))
 
 
 def cross_validated_scores(curriculum, X, y, labeled_rows, y_labeled, sample_weight, fit_params, row_weight, seed):
@@ -102,12 +123,16 @@ def cross_validated_scores(curriculum, X, y, labeled_rows, y_labeled, sample_wei
     correct = np.zeros(2)
     total = 0.0
     all_rows = np.arange(y.shape[0])
-    for _, held_out in folds:
+    for train, held_out in folds:
         held_rows = labeled_rows[held_out]
         keep = np.setdiff1d(all_rows, held_rows, assume_unique=True)
         inner = clone(curriculum).set_params(safeguard=None, verbose=0, random_state=seed)
+        train_weight = None if row_weight is None else row_weight[labeled_rows[train]]
+        if not validation_holds_out_a_row(y_labeled[train], curriculum.validation_fraction, train_weight):
+            inner.set_params(validation_fraction=None)
         inner._keep_round0_estimator = True
-        inner_weight = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        # a scalar weight (every row alike) passes as it is
+        inner_weight = sample_weight if np.ndim(sample_weight) == 0 else np.asarray(sample_weight)[keep]
         inner.fit(
             _safe_indexing(X, keep),
             y[keep],

@@ -36,7 +36,11 @@ Decisions
   :data:`MAX_CHECKED_LABELED` labeled rows (where the penalty matters
   little and the folds would cost), the rule's value is used.
 * **The standard error** is the binomial one of the best accuracy over the
-  labeled weight, ``sqrt(a (1 - a) / l)``.
+  labeled weight, ``sqrt(a (1 - a) / l)``, with ``a`` clipped to [0, 1]: a
+  weighted accuracy is a ratio of two sums taken in different orders, so
+  with fractional weights a perfect score can come out as 1 + 2e-16, whose
+  ``1 - a`` is negative (the square root was NaN and the check raised an
+  ``IndexError`` where every fold was classified right).
 * **Only ``alpha="auto"``.** A given ``alpha`` is used as given (SVMlin's
   reference runs). The safeguard's candidates and the label check of
   :class:`~skssl.svm.DeterministicAnnealingSVC`'s start, fitted on the
@@ -103,7 +107,8 @@ def one_standard_error_choice(accuracies, n_labeled):
     """
     accuracies = np.asarray(accuracies, dtype=np.float64)
     best = accuracies.max()
-    spread = np.sqrt(best * (1.0 - best) / n_labeled)
+    share = min(max(best, 0.0), 1.0)  # a weighted ratio can round past 1 (the Decisions)
+    spread = np.sqrt(share * (1.0 - share) / n_labeled)
     return int(np.flatnonzero(accuracies >= best - spread)[0])
 
 

@@ -998,3 +998,77 @@ def test_safeguard_verdict_does_not_depend_on_random_state():
         for other in fits[1:]:
             np.testing.assert_array_equal(other.safeguard_scores_, fits[0].safeguard_scores_)
             np.testing.assert_array_equal(other.predict(X), fits[0].predict(X))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 4, 5, 8])
+def test_one_labeled_row_per_class_fits_and_the_safeguard_stands_aside(n_classes):
+    # With 4 classes or more, StratifiedKFold raised: no class had a row for each of its 2 folds.
+    X = np.random.RandomState(n_classes).randn(10 * n_classes, 2)
+    y = np.full(X.shape[0], -1)
+    y[:n_classes] = np.arange(n_classes)
+    clf = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y)
+    assert clf.safeguard_scores_ is None and clf.safeguard_fell_back_ is None
+    np.testing.assert_array_equal(clf.classes_, np.arange(n_classes))
+
+
+def test_the_safeguard_runs_with_a_validation_fraction_its_folds_are_too_small_for():
+    # Ten labels per class: validation_fraction=0.1 holds out one row of each in the full fit; the safeguard's
+    # folds train on two thirds of the labels, where it would hold out none, and fit without validation.
+    X, y = make_classification(300, 4, n_informative=3, n_redundant=0, n_classes=3, random_state=0)
+    y_semi = np.full_like(y, -1)
+    for k in range(3):
+        y_semi[np.flatnonzero(y == k)[:10]] = k
+    clf = CurriculumLabelingClassifier(LogisticRegression(), validation_fraction=0.1, random_state=0)
+    clf.fit(X, y_semi)
+    assert clf.safeguard_scores_ is not None and all(h["validation_score"] is not None for h in clf.history_)
+    # where the folds are large enough they keep validating: 30 labels per class, two thirds of 30 is 20
+    for k in range(3):
+        y_semi[np.flatnonzero(y == k)[:30]] = k
+    inner_fractions = []
+    fit = CurriculumLabelingClassifier.fit
+
+    def spy(self, *args, **kwargs):
+        inner_fractions.append(self.validation_fraction)
+        return fit(self, *args, **kwargs)
+
+    CurriculumLabelingClassifier.fit = spy
+    try:
+        CurriculumLabelingClassifier(LogisticRegression(), validation_fraction=0.1, random_state=0).fit(X, y_semi)
+    finally:
+        CurriculumLabelingClassifier.fit = fit
+    assert inner_fractions == [0.1] * 4
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_validation_rows_are_drawn_among_rows_of_positive_weight(seed):
+    # A labeled row of weight 0 counts as absent: drawn into the validation rows it could leave them no weight
+    # (accuracy_score raised, depending on random_state). The split, and the model, are those without the rows.
+    rng = np.random.RandomState(seed)
+    X = rng.randn(80, 2)
+    y_true = (X[:, 0] + 0.3 * rng.randn(80) > 0).astype(int)
+    labeled = np.r_[np.flatnonzero(y_true == 0)[:6], np.flatnonzero(y_true == 1)[:6]]
+    y = np.full(80, -1)
+    y[labeled] = y_true[labeled]
+    weight = np.ones(80)
+    zero = rng.choice(labeled, rng.randint(1, 9), replace=False)
+    weight[zero] = 0.0
+    for k in (0, 1):  # keep two rows of positive weight per class: one to validate, one to train
+        rows = labeled[y[labeled] == k]
+        weight[rows[:2]] = 1.0
+    params = dict(validation_fraction=0.5, safeguard=None, random_state=seed)
+    clf = CurriculumLabelingClassifier(LogisticRegression(), **params).fit(X, y, sample_weight=weight)
+    assert all(h["validation_score"] is not None for h in clf.history_)
+    kept = weight > 0
+    without = CurriculumLabelingClassifier(LogisticRegression(), **params).fit(X[kept], y[kept])
+    assert [h["validation_score"] for h in clf.history_] == [h["validation_score"] for h in without.history_]
+    np.testing.assert_array_equal(clf.predict(X), without.predict(X))
+
+
+def test_a_scalar_sample_weight_reaches_the_safeguards_folds():
+    X, y, y_semi = _two_blobs(0)
+    scalar = CurriculumLabelingClassifier(LogisticRegression(), random_state=0).fit(X, y_semi, sample_weight=2.0)
+    full = CurriculumLabelingClassifier(LogisticRegression(), random_state=0)
+    full.fit(X, y_semi, sample_weight=np.full(X.shape[0], 2.0))
+    assert scalar.safeguard_scores_ is not None
+    np.testing.assert_array_equal(scalar.safeguard_scores_, full.safeguard_scores_)
+    np.testing.assert_array_equal(scalar.predict(X), full.predict(X))
