@@ -25,6 +25,9 @@ Decisions
   but lost the sentinel in a string conversion, so it raises a
   ``ValueError`` telling them to use an ``object`` array with the integer
   ``-1``. Silently treating ``"-1"`` as a third class would be a wrong answer.
+  Every string that reads as the number -1 once surrounding whitespace is
+  stripped counts (``" -1"``, ``"-1.0"``, which ``y.astype(str)`` makes of
+  a float target), in every kind of array alike (:func:`reads_as_minus_one`).
 * A plain ``list`` (or tuple) that mixes strings with the integer ``-1``,
   ``["spam", -1, "ham"]``, is read as an ``object`` array: ``np.asarray``
   would turn the ``-1`` into the string ``"-1"`` and the list would be
@@ -66,6 +69,7 @@ __all__ = [
     "UnlabeledAsClassWarning",
     "encode_semi_supervised_target",
     "labeled_mask",
+    "reads_as_minus_one",
 ]
 
 #: The value of ``y`` that marks an unlabeled row.
@@ -173,6 +177,26 @@ def _mixes_strings_and_numbers(values):
     return False
 
 
+def reads_as_minus_one(text):
+    """Whether a string (or bytes) label reads as the number -1: ``"-1"``, ``" -1"``, ``"-1.0"``, ``b"-1"``.
+
+    Such a label is the unlabeled marker lost in a conversion to strings, never a class (the module's
+    Decisions).
+
+    Examples
+    --------
+    >>> from skssl.base import reads_as_minus_one
+    >>> [reads_as_minus_one(v) for v in ("-1", " -1 ", "-1.0", b"-1", "-10", "spam", "1")]
+    [True, True, True, True, False, False, False]
+    """
+    if isinstance(text, (bytes, np.bytes_)):
+        text = bytes(text).decode("latin-1")
+    try:
+        return float(str(text).strip()) == UNLABELED
+    except ValueError:
+        return False
+
+
 def labeled_mask(y):
     """Boolean mask of the labeled rows of a semi-supervised target.
 
@@ -204,7 +228,7 @@ def labeled_mask(y):
     y = _as_1d_target(y)
     kind = y.dtype.kind
     if kind in "US":
-        if np.any(y == y.dtype.type("-1")):
+        if any(reads_as_minus_one(v) for v in np.unique(y)):
             raise ValueError(
                 "y is a string array that contains '-1'. skssl marks unlabeled "
                 "rows with the integer -1; pass string labels as an object array "
@@ -213,12 +237,7 @@ def labeled_mask(y):
             )
         return np.ones(y.shape[0], dtype=bool)
     if kind == "O":
-        is_str_minus_one = np.fromiter(
-            (isinstance(v, (str, bytes)) and v.strip() in ("-1", b"-1") for v in y),
-            dtype=bool,
-            count=y.shape[0],
-        )
-        if is_str_minus_one.any():
+        if any(isinstance(v, (str, bytes)) and reads_as_minus_one(v) for v in y):
             raise ValueError(
                 "y contains the string '-1'. skssl marks unlabeled rows with the "
                 "integer -1, not the string '-1'; replace it with the integer -1."

@@ -53,6 +53,12 @@ def test_float_minus_one_is_the_sentinel_and_other_negatives_are_classes():
         (np.array(["a", "-1", "b"]), "object array"),
         (np.array([b"a", b"-1"]), "object array"),
         (np.array(["a", "-1", -1], dtype=object), "string '-1'"),
+        # whatever reads as the number -1, in string and object arrays alike (a float y cast to str: "-1.0")
+        (np.array(["a", " -1", "b"]), "object array"),
+        (np.array(["0.0", "-1.0", "1.0"]), "object array"),
+        (np.array([b"a", b"-1.0"]), "object array"),
+        (np.array(["a", " -1", "b"], dtype=object), "string '-1'"),
+        (np.array(["a", "-1.0", -1], dtype=object), "string '-1'"),
         (np.array(["a", 1, -1], dtype=object), "mix types"),
         (np.array([b"a", b"b", -1], dtype=object), "bytes.*decode them to str"),
         ([0.5, 1.5, -1], "Unknown label type"),
@@ -201,3 +207,11 @@ def test_plain_list_of_strings_and_minus_one_is_read_as_objects(data):
 def test_plain_list_of_strings_with_string_minus_one_still_raises():
     with pytest.raises(ValueError, match="object array"):
         labeled_mask(["spam", "-1", "ham"])
+
+
+@pytest.mark.parametrize("label", ["-10", "1", "-1a", "minus one", "", " ", "nan", "-1e1"])
+def test_strings_that_do_not_read_as_minus_one_are_classes(label):
+    y = np.array([label, "b", "b"] if label != "b" else ["a", "b"])
+    for target in (y, y.astype(object)):
+        classes, _, labeled = encode_semi_supervised_target(target)
+        assert labeled.all() and label in classes

@@ -24,6 +24,8 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.multiclass import check_classification_targets
 
+from ..base import reads_as_minus_one
+
 
 @validate_params(
     {
@@ -125,10 +127,10 @@ def _check_no_minus_one(y):
     if kind in "if":
         clash = bool(np.any(y == -1))
     elif kind in "US":
-        clash = bool(np.any(np.char.strip(y) == y.dtype.type("-1")))
+        clash = any(reads_as_minus_one(v) for v in np.unique(y))
     elif kind == "O":
         clash = any(
-            (isinstance(v, (str, bytes)) and v.strip() in ("-1", b"-1"))
+            (isinstance(v, (str, bytes)) and reads_as_minus_one(v))
             or (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and v == -1)
             for v in y
         )

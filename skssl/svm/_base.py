@@ -146,8 +146,31 @@ _ALPHA_ADVICE = (
 )
 
 
+def checked_class_weight(class_weight, classes, labels):
+    """scikit-learn's ``compute_class_weight``, refusing a weight that is negative or not finite.
+
+    scikit-learn passes a dict's values on unchecked; a negative or NaN weight would otherwise surface as
+    "every labeled row of the class has weight 0", which names the wrong problem.
+    """
+    weights = compute_class_weight(class_weight, classes=classes, y=labels)
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if bad.any():
+        given = {cls: float(w) for cls, w in zip(np.asarray(classes)[bad].tolist(), weights[bad])}
+        raise ValueError(f"class_weight must be finite and non-negative; got {given}.")
+    return weights
+
+
 def _check_alpha(estimator):
-    """Refuse an ``alpha`` below :data:`ALPHA_MIN` with a ``ValueError`` that says why."""
+    """Refuse an ``alpha`` below :data:`ALPHA_MIN`, or a bias penalty float64 cannot hold, with a ``ValueError``."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        bias_penalty = np.float64(estimator.alpha_) / np.square(np.float64(estimator.intercept_scaling_))
+    if not (np.isfinite(bias_penalty) and bias_penalty > 0):
+        raise ValueError(
+            f"intercept_scaling_={estimator.intercept_scaling_!r} puts the bias's penalty alpha_ / "
+            f"intercept_scaling_**2 (alpha_={estimator.alpha_!r}) outside float64's range. The bias is the weight "
+            "of a constant feature of this value: give one of the order of the rows' norm (1 for tf-idf rows, the "
+            "square root of the number of features for standardized rows), or intercept_scaling='auto'."
+        )
     if estimator.alpha_ < ALPHA_MIN:
         given = "" if estimator.alpha == estimator.alpha_ else f" (alpha={estimator.alpha!r})"
         raise ValueError(
@@ -162,10 +185,12 @@ def _check_finite_fit(estimator, values):
     """Raise a ``ValueError`` unless every array of ``values`` (name -> array) is finite."""
     for name, value in values.items():
         if not np.all(np.isfinite(value)):
+            weight = getattr(estimator, "unlabeled_weight", None)
+            against = "" if weight is None else f", or unlabeled_weight={weight!r} too large against it,"
             raise ValueError(
                 f"{type(estimator).__name__}: the fit produced a non-finite {name}; alpha_={estimator.alpha_!r} is "
-                "too small for float64 arithmetic on this data (the Newton systems are singular to working "
-                "precision and their solutions overflow). " + _ALPHA_ADVICE
+                f"too small for float64 arithmetic on this data{against} (the Newton systems are singular to "
+                "working precision and their solutions overflow). " + _ALPHA_ADVICE
             )
 
 
@@ -318,9 +343,7 @@ class _LinearFitMixin:
         if self.class_weight is not None:
             lab_weights = (
                 lab_weights
-                * compute_class_weight(self.class_weight, classes=self.classes_, y=self.classes_[y_enc[labeled]])[
-                    y_enc[labeled]
-                ]
+                * checked_class_weight(self.class_weight, self.classes_, self.classes_[y_enc[labeled]])[y_enc[labeled]]
             )
         refit_weights = np.zeros(X.shape[0])
         refit_weights[labeled] = lab_weights / lab_weights.sum()
@@ -561,7 +584,7 @@ class _LinearFitMixin:
         estimate_weights = sw.copy()
         if class_weight is not None:
             labels = self.classes_[y_enc[mask]]
-            cw = compute_class_weight(class_weight, classes=self.classes_, y=labels)
+            cw = checked_class_weight(class_weight, self.classes_, labels)
             sw[mask] *= cw[y_enc[mask]]
         if np.all(sw == 1.0):
             return None, None

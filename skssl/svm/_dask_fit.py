@@ -39,9 +39,8 @@ from contextvars import copy_context
 from functools import partial
 
 import numpy as np
-from sklearn.utils.class_weight import compute_class_weight
 
-from ._base import ALPHA_MIN, _alpha_error, _check_alpha, check_every_class_weighted
+from ._base import ALPHA_MIN, _alpha_error, _check_alpha, check_every_class_weighted, checked_class_weight
 from ._dask_rows import BlockLost, DaskRows
 from ._dask_problem import ProblemSpec
 from ._problem import ProblemTotals
@@ -71,7 +70,7 @@ def _class_weights(estimator, classes, counts):
     if estimator.class_weight is None:
         return None
     labels = np.repeat(classes, counts.astype(np.int64))
-    return compute_class_weight(estimator.class_weight, classes=classes, y=labels)
+    return checked_class_weight(estimator.class_weight, classes, labels)
 
 
 def fit_on_dask(estimator, X, y, sample_weight=None):

@@ -46,6 +46,8 @@ def test_unsigned_result_fits_an_estimator():
     [
         np.array(["-1", "a", "b", "a", "b", "-1"]),
         np.array(["-1", "a", "b", "a", "b", "-1"], dtype=object),
+        np.array([" -1", "a", "b", "a", "b", "-1.0"]),
+        np.array(["-1.0", "a", "b", "a", "b", " -1 "], dtype=object),
         np.array([-1, 0, 1, 0, 1, -1]),
         np.array([-1.0, 0.0, 1.0, 0.0, 1.0, -1.0]),
         np.array([-1, "a", "b", "a"], dtype=object),

@@ -234,3 +234,25 @@ def test_non_finite_solver_results_are_not_stored(Est, monkeypatch):
         with pytest.raises(ValueError, match=TOO_SMALL):
             est.fit(X, y)
     assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("scaling", [1e-200, 1e-170, 1e170, 1e200])
+def test_an_intercept_scaling_whose_bias_penalty_float64_cannot_hold_is_refused(Est, scaling):
+    # alpha / intercept_scaling**2 raised ZeroDivisionError or OverflowError from Python's float arithmetic.
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 2)
+    y = np.where(rng.rand(40) < 0.5, (X[:, 0] > 0).astype(int), -1)
+    y[:2] = [0, 1]
+    with pytest.raises(ValueError, match="outside float64's range"):
+        Est(intercept_scaling=scaling).fit(X, y)
+    Est(intercept_scaling=1e3).fit(X, y)  # large but representable: fitted
+
+
+def test_an_overflowing_fit_names_unlabeled_weight_beside_alpha():
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 2)
+    y = (X[:, 0] > 0).astype(int)
+    y[20:] = -1
+    with pytest.raises(ValueError, match=r"too small for float64 .*, or unlabeled_weight=1e\+300 too large against it"):
+        TransductiveSVC(unlabeled_weight=1e300).fit(X, y)

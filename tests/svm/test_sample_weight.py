@@ -151,3 +151,13 @@ def test_a_class_without_labeled_weight_is_named_in_the_error(seed):
     class_weight = {k: float(k != seed % n_classes) for k in range(n_classes)}
     with pytest.raises(ValueError, match="every labeled row of class"):
         TransductiveSVC(class_weight=class_weight).fit(X, y_semi)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("bad", [-1.0, -1e-12, np.nan, np.inf])
+def test_a_negative_or_non_finite_class_weight_is_named(Est, bad):
+    # It used to be reported as "every labeled row of the class has weight 0", which names the wrong problem.
+    X, _, y_semi = _data(3)
+    with pytest.raises(ValueError, match=r"class_weight must be finite and non-negative; got \{0: "):
+        Est(class_weight={0: bad, 1: 1.0}).fit(X, y_semi)
+    Est(class_weight={0: 0.5, 1: 2.0}).fit(X, y_semi)  # positive values are fine
