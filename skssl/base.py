@@ -183,6 +183,16 @@ def reads_as_minus_one(text):
     Such a label is the unlabeled marker lost in a conversion to strings, never a class (the module's
     Decisions).
 
+    Parameters
+    ----------
+    text : str or bytes
+        One label.
+
+    Returns
+    -------
+    bool
+        ``True`` when the label, stripped of surrounding whitespace, parses as a float equal to -1.
+
     Examples
     --------
     >>> from skssl.base import reads_as_minus_one
