@@ -238,18 +238,20 @@ def labeled_mask(y):
     y = _as_1d_target(y)
     kind = y.dtype.kind
     if kind in "US":
-        if any(reads_as_minus_one(v) for v in np.unique(y)):
+        found = [v for v in np.unique(y) if reads_as_minus_one(v)]
+        if found:
             raise ValueError(
-                "y is a string array that contains '-1'. skssl marks unlabeled "
+                f"y is a string array that contains '-1' (as {found[0].item()!r}). skssl marks unlabeled "
                 "rows with the integer -1; pass string labels as an object array "
                 "with the integer -1 for unlabeled rows, e.g. "
                 "np.array(['spam', -1, 'ham'], dtype=object)."
             )
         return np.ones(y.shape[0], dtype=bool)
     if kind == "O":
-        if any(isinstance(v, (str, bytes)) and reads_as_minus_one(v) for v in y):
+        found = [v for v in y if isinstance(v, (str, bytes)) and reads_as_minus_one(v)]
+        if found:
             raise ValueError(
-                "y contains the string '-1'. skssl marks unlabeled rows with the "
+                f"y contains the string '-1' (as {found[0]!r}). skssl marks unlabeled rows with the "
                 "integer -1, not the string '-1'; replace it with the integer -1."
             )
         return np.fromiter(

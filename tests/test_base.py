@@ -215,3 +215,10 @@ def test_strings_that_do_not_read_as_minus_one_are_classes(label):
     for target in (y, y.astype(object)):
         classes, _, labeled = encode_semi_supervised_target(target)
         assert labeled.all() and label in classes
+
+
+def test_the_error_names_the_label_that_reads_as_minus_one():
+    with pytest.raises(ValueError, match=r"\(as '-1\.0'\)"):
+        encode_semi_supervised_target(np.array(["a", "-1.0", "b"]))
+    with pytest.raises(ValueError, match=r"\(as ' -1'\)"):
+        encode_semi_supervised_target(np.array(["a", " -1", -1], dtype=object))
