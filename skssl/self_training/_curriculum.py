@@ -77,11 +77,15 @@ Decisions
   paper. With ``sample_weight`` the held-out rows are drawn among the rows
   of positive weight (a row of weight 0 counts as absent; drawn into the
   validation rows, it could leave them no weight to score by).
-* **Seeds.** ``random_state`` draws the validation split and, when the
-  wrapped estimator has a ``random_state`` parameter left at ``None``, a new
-  seed for every round's clone, so each re-initialisation starts from other
-  random weights (as in the paper) and the same ``random_state`` gives the
-  same model. An estimator whose own ``random_state`` is set keeps it.
+* **Seeds.** ``random_state`` draws the validation split and, for every
+  ``random_state`` parameter left at ``None`` in the wrapped estimator or
+  in an estimator nested in it (a ``Pipeline``'s steps, a search's
+  estimator), a new seed for every round's clone, so each
+  re-initialisation starts from other random weights (as in the paper) and
+  the same ``random_state`` gives the same model. A ``random_state`` that
+  is set keeps its value. (Seeding only the estimator's own parameter, as
+  before, left a ``make_pipeline(..., RandomForestClassifier())`` unseeded
+  and its fits different from run to run.)
 * **transduction_** holds, for unlabeled rows, the prediction of the final
   ``estimator_`` (like ``LabelSpreading``), not the pseudo-labels of the last
   round, which the model before it made.
@@ -329,8 +333,9 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
     verbose : int, default=0
         Print one line per round when positive.
     random_state : int, RandomState instance or None, default=None
-        Seeds the validation split and, where the estimator's own
-        ``random_state`` is ``None``, each round's clone.
+        Seeds the validation split and each round's clone: every
+        ``random_state`` of the estimator, or of an estimator nested in it
+        (a ``Pipeline``'s steps), that is ``None``.
 
     Attributes
     ----------
@@ -433,11 +438,18 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         return _default_estimator() if self.estimator is None else self.estimator
 
     def _new_model(self, base, rng):
-        """A fresh clone, seeded from ``rng`` where its own ``random_state`` is ``None``."""
+        """A fresh clone, each ``random_state`` in it left at ``None`` seeded from ``rng``."""
         model = clone(base)
-        params = model.get_params(deep=False)
-        if "random_state" in params and params["random_state"] is None:
-            model.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
+        # The estimator's own parameter and those of the estimators nested in it (the steps
+        # of a Pipeline, a grid search's estimator), in the order of their names so that the
+        # seeds drawn do not depend on the order get_params lists them in.
+        unseeded = sorted(
+            name
+            for name, value in model.get_params(deep=True).items()
+            if (name == "random_state" or name.endswith("__random_state")) and value is None
+        )
+        for name in unseeded:
+            model.set_params(**{name: int(rng.randint(np.iinfo(np.int32).max))})
         return model
 
     @meta_fit

@@ -412,6 +412,41 @@ def test_determinism():
     assert not np.array_equal(a.estimator_.coef_, c.estimator_.coef_)
 
 
+@pytest.mark.parametrize("safeguard", ["cross_validation", None])
+def test_determinism_with_a_random_estimator_nested_in_a_pipeline(safeguard):
+    # A random estimator inside a Pipeline has no random_state of the wrapped estimator's own;
+    # the same random_state must still give the same model, and another one another model.
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, y_semi = _blobs()
+
+    def fit(seed):
+        est = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=5))
+        clf = CurriculumLabelingClassifier(est, step=50, safeguard=safeguard, random_state=seed)
+        return clf.fit(X, y_semi)
+
+    a, b, c = fit(0), fit(0), fit(1)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.history_ == b.history_
+    assert not np.array_equal(a.predict_proba(X), c.predict_proba(X))
+    # Each round's clone received a seed, and the user's estimator was left as given.
+    assert isinstance(a.estimator_.get_params()["randomforestclassifier__random_state"], int)
+    assert a.estimator.get_params()["randomforestclassifier__random_state"] is None
+
+
+def test_a_nested_random_state_that_is_set_is_kept():
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+
+    X, _, y_semi = _blobs()
+    est = make_pipeline(RandomForestClassifier(n_estimators=5, random_state=7))
+    clf = CurriculumLabelingClassifier(est, step=50, safeguard=None, random_state=0).fit(X, y_semi)
+    assert clf.estimator_.get_params()["randomforestclassifier__random_state"] == 7
+    assert est.get_params()["randomforestclassifier__random_state"] == 7
+
+
 def test_attributes_and_prediction_methods_with_string_labels():
     X, y, y_semi = _blobs()
     names = np.array(["ant", "bee", "cat"], dtype=object)
