@@ -442,7 +442,9 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         model = clone(base)
         # The estimator's own parameter and those of the estimators nested in it (the steps
         # of a Pipeline, a grid search's estimator), in the order of their names so that the
-        # seeds drawn do not depend on the order get_params lists them in.
+        # seeds drawn do not depend on the order get_params lists them in. Written here rather
+        # than with scikit-learn's private ensemble helper _set_random_states, which also
+        # overwrites a random_state the user set; a set one is kept here.
         unseeded = sorted(
             name
             for name, value in model.get_params(deep=True).items()
