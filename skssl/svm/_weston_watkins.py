@@ -217,10 +217,15 @@ class JointLoss:
         return data_term(self.X, self.y, self.costs, coef, intercept)
 
     def curvature(self, coef, intercept, direction_coef, direction_intercept):
-        """:func:`data_curvature` at ``(coef, intercept)`` along a direction."""
-        point = (coef.tobytes(), intercept.tobytes())
-        if point != self._point:
-            self._point = point
+        """:func:`data_curvature` at ``(coef, intercept)`` along a direction.
+
+        The margins in force are kept for the point given by the same two array objects as the last call
+        (:func:`fit_weston_watkins` passes one pair per Newton step); any other pair is a new point. The arrays
+        of the point must not be changed in place between calls. The pair is held, so that no other array can
+        take its identity. (A key made of the point's bytes copied the whole model at every product.)
+        """
+        if self._point is None or self._point[0] is not coef or self._point[1] is not intercept:
+            self._point = (coef, intercept)
             self._active_costs = _active_costs(self.X, self.y, self.costs, coef, intercept)
         return _curvature_product(self.X, self.y, self._active_costs, direction_coef, direction_intercept)
 
@@ -256,22 +261,28 @@ def fit_weston_watkins(data_terms, data_curvatures, start_coef, start_intercept,
     def split(theta):
         return theta[:n_coef].reshape(n_classes, n_features), theta[n_coef:]
 
+    def penalized(data_coef, data_intercept, coef, intercept):
+        # data part + penalty's part, written into one new flat vector: no ravel or concatenate copies of the model
+        out = np.empty(n_coef + n_classes)
+        out_coef, out_intercept = split(out)
+        np.multiply(coef, alpha, out=out_coef)
+        out_coef += data_coef
+        np.multiply(intercept, alpha_b, out=out_intercept)
+        out_intercept += data_intercept
+        return out
+
     def objective(theta):
         coef, intercept = split(theta)
         loss, grad_coef, grad_intercept = data_terms(coef, intercept)
         value = loss + 0.5 * alpha * float(np.sum(coef * coef)) + 0.5 * alpha_b * float(intercept @ intercept)
-        grad = np.concatenate([(grad_coef + alpha * coef).ravel(), grad_intercept + alpha_b * intercept])
-        return value, grad
+        return value, penalized(grad_coef, grad_intercept, coef, intercept)
 
-    def curvature(theta, direction):
+    def curvature(point, direction):
         along_coef, along_intercept = split(direction)
-        product_coef, product_intercept = data_curvatures(*split(theta), along_coef, along_intercept)
-        return np.concatenate(
-            [(product_coef + alpha * along_coef).ravel(), product_intercept + alpha_b * along_intercept]
-        )
+        product_coef, product_intercept = data_curvatures(*point, along_coef, along_intercept)
+        return penalized(product_coef, product_intercept, along_coef, along_intercept)
 
-    _, grad_at_zero = objective(np.zeros(n_coef + n_classes))
-    scale = float(np.linalg.norm(grad_at_zero))
+    scale = float(np.linalg.norm(objective(np.zeros(n_coef + n_classes))[1]))
     if scale == 0.0:  # every cost is 0: the penalty alone, minimized at 0
         return np.zeros((n_classes, n_features)), np.zeros(n_classes), True
     theta = np.concatenate([np.asarray(start_coef, dtype=np.float64).ravel(), start_intercept])
@@ -281,8 +292,9 @@ def fit_weston_watkins(data_terms, data_curvatures, start_coef, start_intercept,
         if np.linalg.norm(grad) <= GRADIENT_TOLERANCE * scale:
             converged = True
             break
+        # One pair of arrays for the point, so that the data's curvature keeps its margins over the products.
         hessian = scipy.sparse.linalg.LinearOperator(
-            (theta.size, theta.size), matvec=partial(curvature, theta), dtype=np.float64
+            (theta.size, theta.size), matvec=partial(curvature, split(theta)), dtype=np.float64
         )
         # Inexact Newton: a rough step far from the minimum, an ever more exact one near it (superlinear).
         forcing = max(CG_TOLERANCE, min(0.1, np.sqrt(np.linalg.norm(grad) / scale)))
@@ -306,17 +318,23 @@ def _exact_step_length(objective, theta, step, slope_at_zero):
     non-decreasing piecewise-linear function of ``t``, is bracketed and its root found by Brent's method.
     """
 
-    def slope(t):
-        return float(objective(theta + t * step)[1] @ step)
-
     if slope_at_zero >= 0.0:
         return 0.0
+    along = (objective, theta, step)
     high = 1.0
-    slope_high = slope(high)
+    slope_high = _slope_along(high, *along)
     if abs(slope_high) <= SLOPE_TOLERANCE * abs(slope_at_zero):
         return high
     low = 0.0
     while slope_high < 0.0:  # not far enough yet: the root lies beyond
         low, high = high, 2.0 * high
-        slope_high = slope(high)
-    return scipy.optimize.brentq(slope, low, high, xtol=1e-14, rtol=1e-12)
+        slope_high = _slope_along(high, *along)
+    # The point and the step go to brentq in ``args``, not in a closure: scipy wraps the function in a
+    # self-referencing closure, a reference cycle that only the cyclic garbage collector frees, and a closure
+    # over them kept two copies of the model alive per Newton step (34 copies at the peak of a 5-class refit).
+    return scipy.optimize.brentq(_slope_along, low, high, args=along, xtol=1e-14, rtol=1e-12)
+
+
+def _slope_along(t, objective, theta, step):
+    """The objective's slope at ``theta + t * step`` along ``step``."""
+    return float(objective(theta + t * step)[1] @ step)
