@@ -28,6 +28,10 @@ def _variants(X):
         Y = X.copy()
         Y.indices = Y.indices.astype(dtype)
         yield f"indices {np.dtype(dtype).name}", Y
+    for dtype in (np.int64, np.uint32, np.uint64):  # the index arrays' types can differ: scipy keeps them so
+        Y = X.copy()
+        Y.indptr = Y.indptr.astype(dtype)
+        yield f"indptr {np.dtype(dtype).name}, indices {Y.indices.dtype.name}", Y
     for name in ("data", "indices", "indptr"):
         Y = X.copy()
         setattr(Y, name, np.repeat(getattr(Y, name), 2)[::2])
