@@ -151,6 +151,8 @@ def _labeled_scoring_rows(X, y):
     y = _as_1d_target(y)
     X, y = indexable(check_sparse_structure(X), y)
     mask = labeled_mask(y)
+    if not mask.size:
+        raise ValueError("Cannot score: X and y have no rows.")
     if not mask.any():
         raise ValueError("Cannot score: every row of y is -1 (unlabeled).")
     return X, y, mask

@@ -75,7 +75,10 @@ class SemiSupervisedKFold(BaseCrossValidator):
         :func:`sklearn.model_selection.check_cv` for a classifier: an int
         gives a ``StratifiedKFold`` over the labeled classes; any sklearn
         splitter (``KFold``, ``GroupKFold``, ``RepeatedStratifiedKFold``,
-        ...) is accepted.
+        ...) is accepted. It sees the labeled rows only, so the indices of
+        an iterable of ``(train, test)`` pairs are positions among the
+        labeled rows (``0`` is the first row with ``y != -1``), not rows of
+        ``X``; an index past the last labeled row raises a ``ValueError``.
 
     See Also
     --------
@@ -139,6 +142,7 @@ class SemiSupervisedKFold(BaseCrossValidator):
         groups_labeled = None if groups is None else _safe_indexing(groups, labeled)
         X_labeled = _safe_indexing(X, labeled)
         for train_l, test_l in self._inner_cv(y_labeled).split(X_labeled, y_labeled, groups_labeled):
+            train_l, test_l = (_labeled_positions(part, labeled.size) for part in (train_l, test_l))
             train = np.sort(np.concatenate([labeled[train_l], unlabeled]))
             yield train, labeled[test_l]
 
@@ -174,6 +178,29 @@ class SemiSupervisedKFold(BaseCrossValidator):
 
     def __repr__(self):
         return f"{type(self).__name__}(cv={self.cv!r})"
+
+
+def _labeled_positions(indices, n_labeled):
+    """The inner splitter's indices as positions among the ``n_labeled`` labeled rows, checked.
+
+    A splitter's own indices are always in range; an iterable of folds written for the rows of ``X`` is not,
+    and numpy would wrap a negative index or raise an ``IndexError`` that does not say why.
+    """
+    indices = np.asarray(indices)
+    if indices.dtype == bool:
+        if indices.shape != (n_labeled,):
+            raise ValueError(
+                f"A boolean fold of the inner splitter has shape {indices.shape}; it must mark the {n_labeled} "
+                "labeled rows (y != -1), not the rows of X."
+            )
+        return np.flatnonzero(indices)
+    if indices.size and (indices.dtype.kind not in "iu" or indices.min() < 0 or indices.max() >= n_labeled):
+        raise ValueError(
+            f"The inner splitter gave the indices {indices.min()} to {indices.max()}, but the inner splitter sees "
+            f"only the {n_labeled} labeled rows (y != -1): its indices are positions among them (0 is the first "
+            "labeled row), not rows of X."
+        )
+    return indices.astype(np.intp, copy=False)
 
 
 def _encode_quietly(y):

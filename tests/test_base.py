@@ -119,6 +119,8 @@ def test_score_ignores_unlabeled_rows(data):
     assert est.score(X, y_eval) == pytest.approx(np.mean(est.predict(X[10:]) == y[10:]))
     with pytest.raises(ValueError, match="every row of y is -1"):
         est.score(X, np.full(40, -1))
+    with pytest.raises(ValueError, match="no rows"):
+        est.score(X[:0], y[:0])
 
 
 def test_score_with_string_labels_and_sample_weight(data):

@@ -104,6 +104,33 @@ def test_split_errors():
         next(SemiSupervisedKFold().split(np.zeros((3, 1)), [0, 1]))
 
 
+def test_folds_given_as_an_iterable_are_positions_among_the_labeled_rows():
+    y = np.array([0, 1, -1, -1, 0, 1, -1, -1, 0, 1, -1, -1])
+    X = np.zeros((12, 1))
+    labeled, unlabeled = np.flatnonzero(y != -1), np.flatnonzero(y == -1)
+    folds = [(np.array([0, 1, 4, 5]), np.array([2, 3])), (np.array([True] * 4 + [False] * 2), np.array([4, 5]))]
+    (train0, test0), (train1, test1) = SemiSupervisedKFold(cv=folds).split(X, y)
+    np.testing.assert_array_equal(test0, labeled[[2, 3]])
+    np.testing.assert_array_equal(train0, np.sort(np.r_[labeled[[0, 1, 4, 5]], unlabeled]))
+    np.testing.assert_array_equal(test1, labeled[[4, 5]])
+    np.testing.assert_array_equal(train1, np.sort(np.r_[labeled[:4], unlabeled]))
+
+
+@pytest.mark.parametrize(
+    "fold",
+    [
+        (np.array([0, 1, 4, 5]), np.array([8, 9])),  # rows of X, past the 6 labeled rows: once an IndexError
+        (np.array([0, 1]), np.array([-1])),  # numpy wrapped it to the last labeled row
+        (np.array([0.0, 1.0]), np.array([2.0])),
+        (np.ones(12, dtype=bool), np.zeros(12, dtype=bool)),  # a mask over the rows of X
+    ],
+)
+def test_folds_out_of_the_labeled_rows_raise_a_clear_error(fold):
+    y = np.array([0, 1, -1, -1, 0, 1, -1, -1, 0, 1, -1, -1])
+    with pytest.raises(ValueError, match="labeled rows"):
+        list(SemiSupervisedKFold(cv=[fold]).split(np.zeros((12, 1)), y))
+
+
 def test_labeled_scorer_drops_unlabeled_rows_and_their_weights():
     X = np.array([[0.0], [1.0], [0.2], [0.8], [0.5]])
     clf = LogisticRegression().fit(X[:4], [0, 1, 0, 1])

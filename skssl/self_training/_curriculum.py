@@ -155,6 +155,7 @@ from sklearn.utils.validation import (
 )
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
+from ..utils._weights import check_weight_total
 from ..utils.validation import check_sparse_structure
 from ._delegation import (
     delegated_predictions,
@@ -521,6 +522,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             weight = params.pop("sample_weight", None)
             if weight is not None:
                 weight = _check_sample_weight(weight, X, dtype=np.float64, ensure_non_negative=True)
+                check_weight_total(weight)
             weights[method] = weight
         sample_weight = weights["fit"]
         if sample_weight is not None and not takes_weight:

@@ -119,6 +119,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
 from ..utils._dask import is_dask_array, map_row_blocks
+from ..utils._weights import check_weight_total
 from ..utils.validation import check_sparse_structure
 from ._callback import current_callback, solver_callback
 from ._mfn import MFNITERMAX
@@ -158,6 +159,11 @@ def checked_class_weight(class_weight, classes, labels):
         given = {cls: float(w) for cls, w in zip(np.asarray(classes)[bad].tolist(), weights[bad])}
         raise ValueError(f"class_weight must be finite and non-negative; got {given}.")
     return weights
+
+
+_WEIGHT_SCALE_ADVICE = (
+    ' With alpha="auto" a weight counts rows (a weight of 2 is the row counted twice): keep them near 1.'
+)
 
 
 def _check_alpha(estimator):
@@ -585,9 +591,12 @@ class _LinearFitMixin:
         if class_weight is not None:
             labels = self.classes_[y_enc[mask]]
             cw = checked_class_weight(class_weight, self.classes_, labels)
-            sw[mask] *= cw[y_enc[mask]]
+            with np.errstate(over="ignore"):  # an infinite product is refused below, by name
+                sw[mask] *= cw[y_enc[mask]]
         if np.all(sw == 1.0):
             return None, None
+        for weights, name in ((estimate_weights, "sample_weight"), (sw, "sample_weight (times class_weight)")):
+            check_weight_total(weights, name, advice=_WEIGHT_SCALE_ADVICE)
         if not np.any(sw[mask] > 0):
             raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
         check_every_class_weighted(

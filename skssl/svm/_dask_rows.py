@@ -72,7 +72,7 @@ import scipy.sparse as sp
 
 from ..utils.validation import check_sparse_structure
 from ._regularization import weighted_column_sum
-from ._validation import MAX_ABS_VALUE, without_duplicate_entries
+from ._validation import MAX_ABS_VALUE, MIN_ABS_VALUE, without_duplicate_entries
 
 __all__ = ["BlockActor", "BlockLost", "BlockStats", "CheckedBlock", "DaskRows", "StateRef", "dask_client"]
 
@@ -177,10 +177,17 @@ def _check_block(X, y, sw, index):
     values = X.data if sp.issparse(X) else X
     if values.size and not np.isfinite(values).all():
         raise ValueError(f"Block {index} of X contains NaN or infinity.")
-    if values.size and float(np.abs(values).max()) > MAX_ABS_VALUE:
+    top = float(np.abs(values).max()) if values.size else 0.0
+    if top > MAX_ABS_VALUE:
         raise ValueError(
             f"Block {index} of X has values above {MAX_ABS_VALUE:.0e} in absolute value; the l2-SVM problem "
             "cannot be solved in float64. Please scale X first (e.g. with dask-ml's or scikit-learn's MaxAbsScaler)."
+        )
+    if 0.0 < top < MIN_ABS_VALUE:  # (per block: see skssl.svm._validation's decision on scale)
+        raise ValueError(
+            f"Block {index} of X has no value above {MIN_ABS_VALUE:.2g} in absolute value (the largest is {top:.3g}); "
+            "their squares underflow in float64. Please scale X first (e.g. with dask-ml's or scikit-learn's "
+            "MaxAbsScaler)."
         )
     y = np.asarray(y)
     if y.ndim != 1:

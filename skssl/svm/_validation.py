@@ -42,8 +42,17 @@ Decisions
 * **Scale.** Values above :data:`MAX_ABS_VALUE` (1e15) are rejected with a
   ``ValueError`` asking to scale ``X`` (:func:`check_design_scale`, called by
   the estimators): their squares overflow (from ~1e154) or the
-  regularization is lost to rounding. A non-finite Newton point still
-  raises ``FloatingPointError`` rather than returning NaN weights.
+  regularization is lost to rounding. So is an ``X`` whose largest absolute
+  value is not 0 but below :data:`MIN_ABS_VALUE` (~1.5e-154): every square
+  underflows, the rows' squared norms are 0, and ``alpha="auto"`` took them
+  for all-zero rows and returned a model of zero weights that predicts one
+  class (found in review, 2026-11-29: ``X * 1e-200``; from ``X * 1e-100`` on,
+  ``alpha="auto"`` already refused the penalty as too small). A Dask fit
+  applies the test to each block's largest value, so it also refuses a
+  block of such values beside blocks of ordinary ones, which the fit of the
+  rows in memory accepts (they are then practically zero rows). A
+  non-finite Newton point still raises ``FloatingPointError`` rather than
+  returning NaN weights.
 """
 
 from contextlib import contextmanager
@@ -55,6 +64,7 @@ import scipy.sparse as sp
 __all__ = [
     "DUPLICATE_CHECK_ENTRIES",
     "MAX_ABS_VALUE",
+    "MIN_ABS_VALUE",
     "as_float64_design",
     "canonical_csr",
     "check_design_scale",
@@ -73,6 +83,9 @@ DUPLICATE_CHECK_ENTRIES = 1 << 20
 #: Gaussian data with alpha = 1e-3: at 1e10 and 1e20 the fits are finite and
 #: correct, at 1e30 l2-SVM-MFN returns w = 0 as "converged", at 1e154 NaN.
 MAX_ABS_VALUE = 1e15
+#: Smallest largest-absolute-value of a non-zero X the solvers accept: below it every square underflows float64's
+#: normal range (``sqrt`` of its smallest normal number), and the rows' squared norms are 0 or subnormal.
+MIN_ABS_VALUE = float(np.sqrt(np.finfo(np.float64).tiny))
 
 
 def as_float64_design(X):
@@ -216,7 +229,9 @@ def check_design_scale(X):
     Values above ~1e154 pass scikit-learn's finiteness check but their squares
     overflow; well before that, above :data:`MAX_ABS_VALUE`, the
     regularization is lost to rounding. Both would give NaN or meaningless
-    weights, so the user is asked to scale ``X``.
+    weights, so the user is asked to scale ``X``; and so is an ``X`` whose
+    values are not all 0 but all below :data:`MIN_ABS_VALUE`, whose squares
+    underflow.
 
     Parameters
     ----------
@@ -232,4 +247,10 @@ def check_design_scale(X):
             f"X has values up to {top:.3g} in absolute value; above {MAX_ABS_VALUE:.0e} the l2-SVM problem cannot "
             "be solved in float64 (squares overflow or the regularization is lost to rounding). Please scale X "
             "first, e.g. with sklearn.preprocessing.MaxAbsScaler or StandardScaler."
+        )
+    if 0.0 < top < MIN_ABS_VALUE:
+        raise ValueError(
+            f"X's largest absolute value is {top:.3g}; below {MIN_ABS_VALUE:.2g} the squares of its values underflow "
+            "in float64, and the rows' norms read as 0. Please scale X first, e.g. with "
+            "sklearn.preprocessing.MaxAbsScaler or StandardScaler."
         )

@@ -705,6 +705,15 @@ def test_negative_sample_weight_raises_without_mutating(sample_weight):
     assert FIT_LOG == [], "nothing may be fitted with negative weights"
 
 
+@pytest.mark.parametrize("sample_weight", [[1e308, 1e308] + [1.0] * 14, [5e-324] * 16])
+def test_sample_weight_whose_sum_leaves_float64_is_named(sample_weight):
+    # Finite weights whose sum overflows once gave "Input sample_weight contains NaN", which the caller never passed.
+    sw = np.asarray(sample_weight)
+    with pytest.raises(ValueError, match="sample_weight sums to"):
+        CurriculumLabelingClassifier(TableClassifier(_tables())).fit(X_IDS, Y_SEMI, sample_weight=sw)
+    assert FIT_LOG == [], "nothing may be fitted with such weights"
+
+
 def test_sample_weight_is_not_mutated_by_class_weighting():
     # Every unlabeled row is pseudo-labeled 0, so the pools are unbalanced and the class weights differ from 1.
     table = _two_class_table(np.r_[np.full(N_LAB, 0.99), CONF0], np.r_[LAB_LABEL, np.zeros(N_UNL, dtype=int)])

@@ -133,3 +133,12 @@ def test_an_actor_refused_for_a_lost_worker_is_a_lost_block():
         assert not isinstance(raised.value, BlockLost)
     finally:
         _RefusingActor._Future.status = "error"
+
+
+def test_a_block_of_values_too_small_to_square_is_refused():
+    y = np.array([0, 1, -1])
+    for X in (np.array([[1e-200, 0.0], [0.0, -3e-170], [0.0, 0.0]]), sp.csr_matrix(([2e-160], ([0], [1])), (3, 2))):
+        with pytest.raises(ValueError, match="Block 4 of X has no value above .*underflow"):
+            _check_block(X, y, None, 4)
+    _check_block(np.zeros((3, 2)), y, None, 4)  # all-zero rows are rows, not a scale problem
+    _check_block(np.array([[2e-154, 0.0], [0.0, 0.0], [1.0, 0.0]]), y, None, 4)

@@ -137,6 +137,34 @@ def test_huge_finite_values_raise_a_clear_error(Est, scale):
     assert time.perf_counter() - t0 < 5.0
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_values_too_small_to_square_raise_a_clear_error(seed):
+    # X * 1e-200 once fitted without a word: its squared norms underflow to 0, alpha="auto" took the rows for
+    # all-zero ones and returned zero weights, one class for every row. Over random problems, scales, signs and
+    # estimators (dense and CSR, given alpha or not): a ValueError asking to scale X, never a model.
+    rng = np.random.RandomState(seed)
+    n, d = rng.randint(20, 60), rng.randint(1, 6)
+    X = rng.randn(n, d)
+    y = np.where(np.arange(n) < 10, (X[:, 0] > 0).astype(int), -1)
+    y[:2] = [0, 1]
+    X *= 10.0 ** rng.uniform(-320, -155) * rng.choice([-1.0, 1.0])
+    assert 0 < np.abs(X).max() < 1.5e-154
+    est = ESTIMATORS[seed % len(ESTIMATORS)](**({"alpha": 1e-2} if seed % 2 else {}))
+    for rows in (X, sp.csr_matrix(X)):
+        with pytest.raises(ValueError, match="underflow in float64.*Please scale X"):
+            est.fit(rows, y)
+
+
+def test_the_smallest_accepted_scale_still_fits():
+    # Just above the bound, a given alpha fits the data as they are (alpha="auto" refuses a penalty that small).
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    y = np.where(np.arange(40) < 10, (X[:, 0] > 0).astype(int), -1)
+    scale = 2e-154 / np.abs(X).max()
+    model = LinearL2SVC(alpha=1e-3).fit(X * scale, y)
+    assert np.all(np.isfinite(model.coef_))
+
+
 @pytest.mark.parametrize(
     ("Est", "scale"), [(LinearL2SVC, 1e12), (TransductiveSVC, 1e4), (DeterministicAnnealingSVC, 1e4)]
 )

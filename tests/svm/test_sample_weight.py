@@ -1,10 +1,12 @@
 """sample_weight and class_weight: weight 2 is a duplicated row, weight 0 a removed one."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm._mfn import l2_svm_mfn
 
 ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC]
@@ -110,6 +112,32 @@ def test_sample_weight_is_validated_and_not_modified():
         LinearL2SVC().fit(X, y_semi, sample_weight=-sw)
     with pytest.raises(ValueError, match="every labeled row"):
         LinearL2SVC().fit(X, y_semi, sample_weight=np.where(y_semi == -1, 1.0, 0.0))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_weights_whose_sum_leaves_float64_are_named_in_the_error(seed):
+    # Every weight finite, their sum not: two rows of 1e308 once gave "the bias's penalty ... outside float64's
+    # range" (LinearL2SVC) or "probabilities do not sum to 1" (k-means, TSVM and DA), with overflow warnings;
+    # weights of 5e-324 an infinite alpha_. Over random problems, estimators, weights and class_weight:
+    # a ValueError that names sample_weight, no numpy warning, and the caller's array unchanged.
+    rng = np.random.RandomState(seed)
+    X, _, y_semi = _data(seed, n=40, d=5, sparse=bool(seed % 2))
+    Est = [*ESTIMATORS, PottsDeterministicAnnealingSVC][seed % 4]
+    sw = rng.uniform(0.5, 2.0, X.shape[0])
+    kind = ["overflow", "underflow", "class_weight overflow"][seed % 3]
+    if kind == "overflow":
+        sw[rng.choice(X.shape[0], 2, replace=False)] = 1e308
+    elif kind == "underflow":
+        sw[:] = 5e-324 * rng.randint(1, 4, X.shape[0])
+    kw = {"class_weight": {0: 1e300, 1: 1.0}} if kind == "class_weight overflow" else {}
+    if kind == "class_weight overflow":
+        sw[y_semi == 0] = 1e10
+    before = sw.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="sample_weight.*(more than float64 holds|below float64's normal)"):
+            Est(**kw).fit(X, y_semi, sample_weight=sw)
+    np.testing.assert_array_equal(sw, before)
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS)
