@@ -24,6 +24,10 @@ Decisions
 * Index arrays of another integer type (``int16``, ``uint32``, ...) are
   converted to ``int64`` (a copy of the index arrays only), as the kernels
   take ``int32`` or ``int64``; a non-integer index array is an error.
+  ``indptr`` and ``indices`` of different types (scipy keeps an ``int64``
+  ``indptr`` beside ``int32`` ``indices``) are both made ``int64``: the row
+  indexing of scipy 1.9.2, the oldest scipy skssl supports, refuses such a
+  matrix ("Output dtype not compatible with inputs").
   Non-contiguous ``data``, ``indices`` or ``indptr`` (views with a step) are
   copied to contiguous arrays. The caller's matrix is never modified: a
   converted matrix is a new object sharing the untouched arrays.
@@ -151,6 +155,8 @@ def _check_compressed(X, fmt, where, n_major=None, n_minor=None, minor_name=None
         minor_name = "column" if fmt == "csr" else "row"
     indptr = _as_index_array(X, "indptr", where)
     indices = _as_index_array(X, "indices", where)
+    if indptr.dtype != indices.dtype:  # one index type for both: scipy's compiled routines may require it
+        indptr, indices = indptr.astype(np.int64, copy=False), indices.astype(np.int64, copy=False)
     data = _as_array(X, "data", where) if fmt != "bsr" else X.data
     if indptr.shape[0] != n_major + 1:
         raise ValueError(f"{where}: indptr has {indptr.shape[0]} entries, expected {n_major + 1}.")

@@ -113,6 +113,19 @@ def test_other_integer_index_types_are_converted_without_touching_the_input(dtyp
     assert (checked != X).nnz == 0
 
 
+@pytest.mark.parametrize(
+    "indptr_dtype, indices_dtype", [(np.int64, np.int32), (np.int32, np.int64), (np.uint32, np.int32)]
+)
+def test_index_arrays_of_different_types_get_one_type(indptr_dtype, indices_dtype):
+    # scipy 1.9.2 (the oldest supported) refuses to index the rows of a matrix whose two index arrays differ.
+    X = sp.random(20, 7, density=0.3, format="csr", random_state=0)
+    X.indptr, X.indices = X.indptr.astype(indptr_dtype), X.indices.astype(indices_dtype)
+    checked = check_sparse_structure(X)
+    assert checked.indptr.dtype == checked.indices.dtype == np.int64
+    assert X.indptr.dtype == indptr_dtype and X.indices.dtype == indices_dtype  # the input is not touched
+    np.testing.assert_array_equal(checked[[3, 1, 5]].toarray(), X.toarray()[[3, 1, 5]])
+
+
 def test_strided_arrays_become_contiguous():
     X = _sound_csr(np.random.RandomState(0))
     Y = X.copy()
