@@ -193,8 +193,10 @@ def _kmeans_labels(X, n_clusters, weight):
 def _int32_indices(X):
     """``X`` with 32-bit sparse indices, which scikit-learn's k-means needs: a new index structure, values shared.
 
-    Both index arrays are checked: scipy keeps an int64 ``indptr`` beside int32 ``indices`` (the caller has
-    ruled out more non-zeros than int32 holds).
+    Both index arrays are checked, for any caller: a fit's ``X`` comes from
+    :func:`~skssl.utils.validation.check_sparse_structure`, which already gives both arrays one type, but scipy
+    itself keeps an int64 ``indptr`` beside int32 ``indices``. (The caller has ruled out more non-zeros than
+    int32 holds.)
     """
     if sp.issparse(X) and (X.indices.dtype != np.int32 or X.indptr.dtype != np.int32):
         return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
