@@ -189,6 +189,17 @@ def test_the_safeguard_on_dask_is_the_in_memory_one(client):
     assert on_dask.safeguard_agreement_ == in_memory.safeguard_agreement_
 
 
+def test_a_refit_in_memory_keeps_nothing_of_the_dask_fit(client):
+    """dask_rounds_ is a Dask fit's only; LinearL2SVC has no safeguard, so no safeguard_* attributes either."""
+    X, y = _problem(2, False)
+    est = LinearL2SVC().fit(*_dask(X, y, CHUNKINGS[0])[:2])
+    assert est.dask_rounds_ > 0 and not hasattr(est, "safeguard_fell_back_")
+    est.fit(X, y)
+    fresh = LinearL2SVC().fit(X, y)
+    assert sorted(k for k in vars(est) if k.endswith("_")) == sorted(k for k in vars(fresh) if k.endswith("_"))
+    np.testing.assert_array_equal(est.coef_, fresh.coef_)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("estimator", [TransductiveSVC, DeterministicAnnealingSVC])
 def test_defaults_on_dask_are_the_in_memory_fit(client, estimator):

@@ -98,6 +98,15 @@ Decisions
   checked before they are stored: a non-finite value raises a
   ``ValueError`` that asks for a larger ``alpha`` or scaled data, and so
   does a solver's ``FloatingPointError``.
+* **One fit, one result.** ``fit`` runs on a working copy of the estimator
+  (its parameters and the private inputs a parent fit set on it, no fitted
+  attribute) and stores the copy's fitted attributes on the estimator in
+  one step at the end, removing those of an earlier fit that it does not
+  set (:mod:`skssl.utils._fit_state`). So a fit never reads an earlier
+  fit's ``alpha_`` or model, fits of one object that overlap in threads end
+  as the last of them to finish, as in scikit-learn, and a fit that raises
+  leaves the estimator as it was. Only the estimators that take a
+  ``safeguard`` have the ``safeguard_*`` attributes.
 * ``float32`` data are upcast to float64 once per fit; the solvers need
   float64 accumulation (see :mod:`skssl.svm._mfn`).
 """
@@ -119,6 +128,7 @@ from sklearn.utils.validation import _check_sample_weight
 
 from ..base import SemiSupervisedClassifierMixin
 from ..utils._dask import is_dask_array, map_row_blocks
+from ..utils._fit_state import publish_fitted, working_copy
 from ..utils._weights import check_weight_total
 from ..utils.validation import check_sparse_structure
 from ._callback import current_callback, solver_callback
@@ -255,6 +265,9 @@ class _LinearFitMixin:
     #: How far ahead the safeguard's cross-validated check wants the semi-supervised model, in standard errors of
     #: the paired difference; None: the supervised model is returned when strictly ahead (``_fallback_check``).
     _check_margin = None
+    #: Private attributes a fit sets for the fits it starts (safeguard candidates, label checks): a new fit
+    #: starts without them, and they stay on its working copy.
+    _fit_state = ("_penalty_factor",)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -281,8 +294,12 @@ class _LinearFitMixin:
         self : object
             The fitted estimator.
         """
+        # The fit works on a copy of its own and stores its attributes at the end, so that fits of this object
+        # that overlap (in threads) or follow one another never read or scale each other's (module's decisions).
+        work = working_copy(self, fit_state=self._fit_state)
         with fit_scope():  # the fits run inside this one do not check its rows for duplicate entries again
-            return self._fit(X, y, sample_weight)
+            work._fit(X, y, sample_weight)
+        return publish_fitted(self, work)
 
     def decision_function(self, X):
         """Confidence scores: the signed distance of each row to each class's hyperplane.
@@ -323,6 +340,8 @@ class _LinearFitMixin:
 
     def _apply_safeguard(self, data, sample_weight):
         """Replace the semi-supervised model by its safe version (:mod:`skssl.svm._safeguard`)."""
+        if not self._has_safeguard:
+            return  # LinearL2SVC: no safeguard, and no attributes of one
         self.safeguard_agreement_ = None
         self.safeguard_scores_ = None
         self.safeguard_fell_back_ = None
@@ -512,6 +531,11 @@ class _LinearFitMixin:
     def _resolved_parameters(self):
         """Parameters resolved from the data in this fit, as the values a clone of it must take (none here)."""
         return {}
+
+    @property
+    def _has_safeguard(self):
+        """Whether this estimator takes a ``safeguard`` (and so has its fitted attributes)."""
+        return "safeguard" in self._parameter_constraints
 
     @property
     def _alpha_b(self):

@@ -165,11 +165,12 @@ def _fit_rows(estimator, rows):
     except FloatingPointError as error:
         raise _alpha_error(estimator, error) from error
     estimator._store_results(results)
-    estimator.safeguard_agreement_ = None
-    estimator.safeguard_scores_ = None  # the cross-validated check runs in memory only
-    estimator.safeguard_fell_back_ = None
-    if getattr(estimator, "safeguard", None) is not None and estimator.positive_fraction is None and n_unl:
-        _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
+    if estimator._has_safeguard:
+        estimator.safeguard_agreement_ = None
+        estimator.safeguard_scores_ = None  # the cross-validated check runs in memory only
+        estimator.safeguard_fell_back_ = None
+        if estimator.safeguard is not None and estimator.positive_fraction is None and n_unl:
+            _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
     estimator.dask_rounds_ = rows.n_rounds
     return estimator
 
