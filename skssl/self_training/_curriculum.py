@@ -111,6 +111,11 @@ Decisions
   Sparse ``X`` alone is checked first
   (:func:`skssl.utils.validation.check_sparse_structure`): selecting rows
   runs scipy's C++ code, which trusts the index arrays.
+* **One fit, one result.** ``fit`` runs on a working copy of the
+  meta-estimator and stores its fitted attributes in one step at the end
+  (:mod:`skssl.utils._fit_state`), removing those of an earlier fit it does
+  not set: fits of one object that overlap in threads end as the last of
+  them to finish, as in scikit-learn.
 * **Metadata routing** follows sklearn's ``SelfTrainingClassifier``:
   ``fit``, ``predict``, ``predict_proba``, ``predict_log_proba`` and
   ``decision_function`` take ``**params`` that reach the same method of the
@@ -155,6 +160,7 @@ from sklearn.utils.validation import (
 )
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
+from ..utils._fit_state import publish_fitted, working_copy
 from ..utils._weights import check_weight_total
 from ..utils.validation import check_sparse_structure
 from ._delegation import (
@@ -482,6 +488,15 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         self : object
             The fitted estimator.
         """
+        # On a working copy, its attributes stored at the end: fits of this object that overlap (in threads)
+        # never append to or write into each other's history_ and labeled_iter_ (the module's decisions).
+        work = working_copy(self, fit_state=("_round0_estimator",))
+        work._fit_curriculum(X, y, sample_weight, fit_params)
+        # round 0's model stays only where the safeguard's caller asked for it (_keep_round0_estimator)
+        return publish_fitted(self, work, private=("_round0_estimator",))
+
+    def _fit_curriculum(self, X, y, sample_weight, fit_params):
+        """The body of :meth:`fit`, on the working copy."""
         _raise_for_params(fit_params, self, "fit")
         sample_weight_arg = sample_weight
         y = _as_1d_target(y)

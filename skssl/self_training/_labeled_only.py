@@ -80,6 +80,7 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.validation import _check_method_params, _check_sample_weight, check_is_fitted, has_fit_parameter
 
 from ..base import SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
+from ..utils._fit_state import publish_fitted, working_copy
 from ..utils.validation import check_sparse_structure
 from ._delegation import (
     delegated_predictions,
@@ -195,6 +196,14 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
             ``sample_weight`` is given to an estimator whose ``fit`` takes
             none, or if a precomputed-kernel estimator meets unlabeled rows.
         """
+        # On a working copy, its attributes stored at the end: a fit of this object in another thread cannot swap
+        # estimator_ or classes_ under this one (skssl.utils._fit_state).
+        work = working_copy(self)
+        work._fit_labeled(X, y, sample_weight, params)
+        return publish_fitted(self, work)
+
+    def _fit_labeled(self, X, y, sample_weight, params):
+        """The body of :meth:`fit`, on the working copy."""
         _raise_for_params(params, self, "fit")
         y = _as_1d_target(y)
         X, y = indexable(check_sparse_structure(X), y)
