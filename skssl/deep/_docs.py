@@ -190,7 +190,7 @@ def fill_doc(cls, **extra):
         "iterations_type": "int" if iterations is not None else "int or None",
         "iterations_note": ""
         if iterations is not None
-        else "; ``None``: one pass over the labeled rows, but at least 10 steps",
+        else "; ``None``: one pass over the labeled rows, and at least 10 steps or 3 passes, whichever is fewer",
         **extra,
     }
     added = getattr(cls, "_added_parameters_doc", "")
