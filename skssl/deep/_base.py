@@ -53,8 +53,10 @@ Progress (``verbose``)
     rounds, where a table per fit would bury the output, and doctests would
     have to print it. ``verbose=1`` prints skorch's one line per epoch, made
     compact: the per-class threshold vector is summarised by its min, mean
-    and max (``thr_min``, ``thr_mean``, ``thr_max``), so a line stays about 70
-    characters wide for any number of classes.
+    and max (``thr_min``, ``thr_mean``, ``thr_max``), so a line stays about 80
+    characters wide for any number of classes. The line reads ``epoch k/N``
+    and ends with an estimate of the time left (``left``); colour codes are
+    written only to a terminal (:mod:`skssl.deep._progress`).
 """
 
 from abc import ABCMeta, abstractmethod
@@ -64,7 +66,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval
 from skorch import NeuralNetClassifier
 from skorch.callbacks import EpochScoring, PrintLog
@@ -77,8 +79,9 @@ from ._docs import fill_doc, inherit_method_docs
 from ._losses import weighted_mean
 from ._modules import MLPModule, SmallCNN, default_module_for
 from ._parallel import ParallelFit, no_parallel
+from ._progress import ProgressLog
 from ._params import NetParamsMixin, clone_param, merged_signature
-from ._random import FitRandomness, seed_from
+from ._random import FitRandomness, check_device, seed_from
 from ._samplers import EndlessSampler
 from ._threads import torch_threads
 from ._validation import NetDataMixin
@@ -131,6 +134,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     _fit_rng = None
     # the processes of the fit in progress (skssl.deep._parallel); one process outside fit
     _parallel = no_parallel
+    # the constructor's parameter names (set per subclass by __init_subclass__)
+    _constructor_params = frozenset()
 
     def __init__(
         self,
@@ -186,8 +191,21 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
             cls.__init__.__signature__ = merged_signature(cls)
+        cls._constructor_params = frozenset(BaseEstimator._get_param_names.__func__(cls))
         fill_doc(cls)
         inherit_method_docs(cls, ("train_step_single",))
+
+    def __setattr__(self, name, attr):
+        # skorch refuses a torch module or optimizer as an attribute outside its
+        # initialize methods, except while the net is constructed, which it detects
+        # by a missing ``initialized_``; this class keeps a class-level
+        # ``initialized_`` (above), so ``module=torch.nn.Linear(6, 2)`` would be
+        # refused in __init__ and in set_params. A constructor parameter is a plain
+        # attribute, whatever it holds, as it is on a fresh skorch net.
+        if name in self._constructor_params:
+            object.__setattr__(self, name, attr)
+        else:
+            super().__setattr__(name, attr)
 
     # --- skorch plumbing ---------------------------------------------------------------
     def get_dataset(self, X, y=None):
@@ -257,6 +275,12 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def initialize_module(self):
         """Build the module; the default one is sized from the training data.
 
+        A module class is built with the ``module__*`` parameters. A module
+        instance follows skorch's rule: it is used as given (trained in place,
+        and a later ``fit`` continues from its weights) unless ``module__*``
+        parameters are set, in which case a new module of its class is built
+        with them.
+
         Returns
         -------
         self : object
@@ -318,10 +342,10 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def _default_callbacks(self):
         # skorch's valid_acc compares predict() with the encoded validation
         # targets; predict() returns user labels, so score the indices instead.
-        # The full threshold vector stays in the history, not in the printed line.
+        # The progress line (skssl.deep._progress) leaves the threshold vector in the history.
         replace = {
             "valid_acc": EpochScoring(_encoded_accuracy, name="valid_acc", lower_is_better=False),
-            "print_log": PrintLog(keys_ignored=["thresholds"]),
+            "print_log": ProgressLog(keys_ignored=["thresholds"]),
         }
         return [(name, replace.get(name, cb)) for name, cb in super()._default_callbacks]
 
@@ -480,6 +504,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         return self._fit(X, y, sample_weight, reset=reset, **fit_params)
 
     def _fit(self, X, y, sample_weight, reset, **fit_params):
+        check_device(self.device)  # before any work: a CUDA device this machine lacks is named as such
         with torch_threads(self.n_jobs):
             return self._fit_with_threads(X, y, sample_weight, reset, **fit_params)
 
@@ -512,7 +537,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             self._end_fit()
         predicted = y_enc.copy()
         if not mask.all():
-            predicted[~mask] = np.argmax(self.predict_proba(X[~mask]), axis=1)
+            predicted[~mask] = np.argmax(self._proba(X[~mask]), axis=1)  # X is validated (feature names gone)
         self._set_transduction(y_enc, predicted)
         return self
 
@@ -598,6 +623,10 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         """
         if not isinstance(X, torch.utils.data.Dataset):  # skorch's scoring callbacks pass the validation Dataset
             X = self._validate_predict_X(X)
+        return self._proba(X)
+
+    def _proba(self, X):
+        """``predict_proba`` of validated rows (or a skorch Dataset)."""
         # the loader draws its base seed from a generator of its own (get_iterator)
         with torch_threads(self.n_jobs):
             return np.asarray(super().predict_proba(X), dtype=np.float64)

@@ -20,7 +20,9 @@ module : torch module class or instance, default=None
     Must return logits. ``None``: an MLP (:class:`MLPModule`) for 2-D ``X``
     and a small CNN (:class:`SmallCNN`) for 4-D ``X``, sized at fit time;
     tune them with ``module__hidden_units`` (an int or a tuple of ints) and
-    ``module__channels``."""
+    ``module__channels``. An instance (``torch.nn.Linear(6, 2)``) is trained
+    as given, as in skorch: a later ``fit`` continues from its weights, and
+    ``clone`` copies it; pass the class for fresh weights in every fit."""
 
 _SSL_PARAMETERS = """\
 masking : masking policy or None, default=None
@@ -83,10 +85,13 @@ predict_nonlinearity : callable, None or "auto", default="auto"
 warm_start : bool, default=False
     Keep the weights of a previous fit.
 verbose : int, default={verbose}
-    0 is silent; 1 prints one line per epoch (loss, mask rate and the
-    min/mean/max of the per-class thresholds for the semi-supervised nets).
+    0 is silent; 1 prints one line per epoch: ``epoch k/N``, the loss, the
+    mask rate and the min/mean/max of the per-class thresholds for the
+    semi-supervised nets, the epoch's duration and an estimate of the time
+    left; colour codes only when standard output is a terminal.
 device : str or torch.device, default="{device}"
-    Device of the module and the batches.
+    Device of the module and the batches. ``fit`` raises a ``ValueError``
+    for a CUDA device when ``torch.cuda.is_available()`` is False.
 n_jobs : int or None, default=1
     Number of torch intra-op threads (``torch.set_num_threads``) during
     ``fit``, ``partial_fit`` and ``predict_proba``; the caller's setting is
@@ -185,7 +190,7 @@ def fill_doc(cls, **extra):
         "iterations_type": "int" if iterations is not None else "int or None",
         "iterations_note": ""
         if iterations is not None
-        else "; ``None``: one pass over the labeled rows, but at least 10 steps",
+        else "; ``None``: one pass over the labeled rows, and at least 10 steps or 3 passes, whichever is fewer",
         **extra,
     }
     added = getattr(cls, "_added_parameters_doc", "")

@@ -49,7 +49,7 @@ import numpy as np
 import torch
 from sklearn.utils import check_random_state
 
-__all__ = ["FitRandomness", "seed_from", "takes_generator"]
+__all__ = ["FitRandomness", "check_device", "seed_from", "takes_generator"]
 
 #: serialises the calls that can only draw from torch's global generator (module docstring)
 _GLOBAL_RNG_LOCK = threading.RLock()
@@ -80,8 +80,46 @@ def takes_generator(fn):
     return "generator" in params
 
 
-def _device_of(device):
-    return torch.device("cpu" if device is None else device)
+def check_device(device):
+    """``device`` as a ``torch.device``; a CUDA device must exist on this machine.
+
+    Parameters
+    ----------
+    device : str, torch.device or None
+        The net's ``device`` (``None`` is the CPU).
+
+    Returns
+    -------
+    device : torch.device
+        The checked device.
+
+    Raises
+    ------
+    ValueError
+        When ``device`` is not a device name, or names a CUDA device that this
+        torch build or this machine does not have (torch's own error would be
+        about a CUDA library the dynamic linker did not load).
+    """
+    try:
+        checked = torch.device("cpu" if device is None else device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device={device!r} is not a torch device: {exc}") from exc
+    if checked.type != "cuda":
+        return checked
+    if not torch.cuda.is_available():
+        why = (
+            "this torch build has no CUDA support (torch.version.cuda is None)"
+            if torch.version.cuda is None
+            else f"this torch build supports CUDA {torch.version.cuda} but finds no usable GPU on this machine"
+        )
+        raise ValueError(
+            f"device={device!r} asks for CUDA, but CUDA is not available: {why}. Use device='cpu', or "
+            "install a CUDA build of torch on a machine with an NVIDIA GPU and its driver."
+        )
+    count = torch.cuda.device_count()
+    if checked.index is not None and checked.index >= count:
+        raise ValueError(f"device={device!r} names CUDA device {checked.index}, but this machine has {count}.")
+    return checked
 
 
 class FitRandomness:
@@ -103,7 +141,7 @@ class FitRandomness:
     """
 
     def __init__(self, seed, device="cpu"):
-        self.device = _device_of(device)
+        self.device = check_device(device)
         self.init = torch.Generator("cpu").manual_seed(int(seed))
         self.augment = torch.Generator(self.device).manual_seed(int(seed) + 3)
         # seeds of the data loaders and of the global-generator sections

@@ -1,4 +1,18 @@
-"""The supervised baseline: skssl's default nets trained on the labeled rows only."""
+"""The supervised baseline: skssl's default nets trained on the labeled rows only.
+
+Decision: the length of a default epoch (``iterations_per_epoch=None``). An
+epoch is one pass over the labeled rows with at least 10 steps, so that small
+sets get enough optimizer steps, but on a set small enough that 10 steps of
+``batch_size`` rows would draw more than 3 passes it stops at 3 passes
+(:func:`default_steps_per_epoch`). Before, 10 steps on the 20 labeled rows of a
+Curriculum Labeling round were 32 passes per epoch: the training loss was
+0.005 after 10 of the 30 epochs, and a default curriculum on 60 rows (24 fits
+of 300 steps with its safeguard) took over a minute. Test accuracy of the
+default net (``make_classification``, 5 features, 4 draws, 2,000 test rows)
+with 1, 3 and 10 steps per epoch: 0.806, 0.798, 0.799 on 20 rows; 0.845,
+0.869, 0.866 on 60 rows (3 steps under the rule); 0.834, 0.852, 0.860 on 200
+rows (10 steps under the rule, unchanged).
+"""
 
 import math
 from numbers import Integral
@@ -10,7 +24,38 @@ from skorch.utils import to_tensor
 from ._augment import default_augmentations
 from ._base import BaseNet
 
-__all__ = ["SupervisedNetClassifier"]
+__all__ = ["SupervisedNetClassifier", "default_steps_per_epoch"]
+
+#: the fewest steps of an epoch on a small labeled set ...
+_MIN_STEPS = 10
+#: ... unless fewer steps already draw this many passes over its rows
+_MAX_PASSES = 3
+
+
+def default_steps_per_epoch(n_labeled, batch_size):
+    """Steps of an epoch with ``iterations_per_epoch=None``.
+
+    One pass over the labeled rows, and at least 10 steps, except that an
+    epoch of a small set stops at the steps that draw 3 passes over its
+    rows: ``max(ceil(n / b), min(10, ceil(3 n / b)))``. A step draws
+    ``batch_size`` rows with repetition, so 10 steps on 20 rows were 32
+    passes, and the 30 epochs of a fit reached a training loss of 0.005 by
+    epoch 10 and spent the other 20 on a memorised set (module docstring).
+
+    Parameters
+    ----------
+    n_labeled : int
+        Labeled rows of the fit.
+    batch_size : int
+        Rows per step.
+
+    Returns
+    -------
+    steps : int
+        Steps per epoch, at least 1.
+    """
+    one_pass = math.ceil(n_labeled / batch_size)
+    return max(one_pass, min(_MIN_STEPS, math.ceil(_MAX_PASSES * n_labeled / batch_size)), 1)
 
 
 class SupervisedNetClassifier(BaseNet):
@@ -89,7 +134,7 @@ class SupervisedNetClassifier(BaseNet):
 
     def _steps_per_epoch(self, n_labeled):
         if self.iterations_per_epoch is None:
-            return max(math.ceil(n_labeled / self.batch_size), 10)
+            return default_steps_per_epoch(n_labeled, self.batch_size)
         return self.iterations_per_epoch
 
     def _start_fit(self, X, y_enc, mask, reset, seed):

@@ -6,7 +6,9 @@ Data and labels (the skorch traps)
     indices, so ``classes_`` never holds -1 and ``predict`` maps indices back
     to labels; a user ``train_split`` only sees labeled rows. Inputs are cast
     to float32; 2-D ``X`` gets the default MLP, 4-D ``X`` the default CNN, any
-    other dimensionality raises. Sparse input is refused (a net densifies
+    other dimensionality raises. A read-only array (the values of a pandas
+    DataFrame can be one) is copied, since torch shares the arrays' memory and
+    cannot keep them read-only. Sparse input is refused (a net densifies
     every batch anyway; pass ``X.toarray()`` deliberately). Every source of
     randomness is seeded from ``random_state`` through generators of the
     fit's own (:mod:`skssl.deep._random`), so the caller's global torch
@@ -22,6 +24,16 @@ from skorch.utils import to_tensor
 from ..base import _as_1d_target, encode_semi_supervised_target
 
 __all__ = ["NetDataMixin"]
+
+
+def _writable(a):
+    """``a``, or a copy of it when it is read-only.
+
+    torch shares the memory of the arrays it is given and warns on a read-only
+    one (torch cannot mark a tensor read-only); a pandas DataFrame's values
+    can be such a read-only view. The caller's data is never written to.
+    """
+    return a if a is None or a.flags.writeable else a.copy()
 
 
 class NetDataMixin:
@@ -61,7 +73,7 @@ class NetDataMixin:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float32, ensure_non_negative=True)
             if not sample_weight[mask].sum() > 0:
                 raise ValueError("sample_weight is zero for every labeled row; there is nothing to fit.")
-        return np.ascontiguousarray(X, dtype=np.float32), y_enc, mask, sample_weight
+        return _writable(np.ascontiguousarray(X, dtype=np.float32)), y_enc, mask, _writable(sample_weight)
 
     def _validate_predict_X(self, X):
         check_is_fitted(self, "input_shape_")
@@ -80,7 +92,7 @@ class NetDataMixin:
                 f"X has rows of shape {tuple(X.shape[1:])}, but {type(self).__name__} was fitted on "
                 f"rows of shape {tuple(self.input_shape_)}."
             )
-        return X
+        return _writable(X)
 
     def _check_module_accepts(self, X):
         module = self.module_

@@ -116,6 +116,12 @@ Decisions
   (:mod:`skssl.utils._fit_state`), removing those of an earlier fit it does
   not set: fits of one object that overlap in threads end as the last of
   them to finish, as in scikit-learn.
+* **One convergence warning per fit.** The wrapped estimator is fitted once
+  per round and, with the safeguard, again in every round of every fold (24
+  fits with the defaults); its ``ConvergenceWarning`` s are counted and one
+  warning at the end of ``fit`` says how many fits did not converge and what
+  to do (:mod:`skssl.self_training._convergence`). Other warnings pass as
+  they are.
 * **Metadata routing** follows sklearn's ``SelfTrainingClassifier``:
   ``fit``, ``predict``, ``predict_proba``, ``predict_log_proba`` and
   ``decision_function`` take ``**params`` that reach the same method of the
@@ -138,6 +144,7 @@ Decisions
 
 import copy
 import importlib.util
+import time
 from numbers import Real
 
 import numpy as np
@@ -170,6 +177,7 @@ from ._delegation import (
     fitted_estimator_attribute,
     meta_fit,
 )
+from ._convergence import convergence_tally
 from ._safeguard import cross_validated_scores
 
 __all__ = ["CurriculumLabelingClassifier"]
@@ -338,7 +346,9 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         is returned instead. About four times the cost of a fit; ``None``
         returns the curriculum's model as the paper does.
     verbose : int, default=0
-        Print one line per round when positive.
+        When positive, print one line per round (``round t/N``, with its
+        duration) and one per fold of the safeguard, which runs the
+        curriculum again on each of its folds.
     random_state : int, RandomState instance or None, default=None
         Seeds the validation split and each round's clone: every
         ``random_state`` of the estimator, or of an estimator nested in it
@@ -491,12 +501,15 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         # On a working copy, its attributes stored at the end: fits of this object that overlap (in threads)
         # never append to or write into each other's history_ and labeled_iter_ (the module's decisions).
         work = working_copy(self, fit_state=("_round0_estimator",))
-        work._fit_curriculum(X, y, sample_weight, fit_params)
+        with convergence_tally() as (tally, outermost):
+            work._fit_curriculum(X, y, sample_weight, fit_params, tally)
+        if outermost:
+            tally.warn(type(self).__name__)
         # round 0's model stays only where the safeguard's caller asked for it (_keep_round0_estimator)
         return publish_fitted(self, work, private=("_round0_estimator",))
 
-    def _fit_curriculum(self, X, y, sample_weight, fit_params):
-        """The body of :meth:`fit`, on the working copy."""
+    def _fit_curriculum(self, X, y, sample_weight, fit_params, tally):
+        """The body of :meth:`fit`, on the working copy; every inner fit runs in ``tally.fit``."""
         _raise_for_params(fit_params, self, "fit")
         sample_weight_arg = sample_weight
         y = _as_1d_target(y)
@@ -580,6 +593,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         needs_round0 = keep_round0 or (self.safeguard is not None and X_unlabeled is not None)
         model = None
         for t, percentile in enumerate(schedule):
+            round_start = time.monotonic()
             if t == 0:
                 pseudo_rows = np.zeros(0, dtype=np.intp)
                 pseudo_labels = np.zeros(0, dtype=np.int64)
@@ -608,9 +622,11 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
 
             if model is None or self.reinitialize:
                 model = self._new_model(base, rng)
-                model.fit(X_pool, y_pool, **round_kwargs["fit"])
+                with tally.fit(model):
+                    model.fit(X_pool, y_pool, **round_kwargs["fit"])
             else:
-                self._keep_training(model, X_pool, y_pool, round_kwargs, n_classes)
+                with tally.fit(model):
+                    self._keep_training(model, X_pool, y_pool, round_kwargs, n_classes)
             if t == 0 and needs_round0:
                 # the supervised model, returned instead of the curriculum's when the safeguard says so
                 self._round0_estimator = model if self.reinitialize else copy.deepcopy(model)
@@ -644,9 +660,10 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             if self.verbose:
                 extra = "" if score is None else f", validation accuracy {score:.4f}"
                 print(
-                    f"[CurriculumLabeling] round {t}: percentile {self.history_[-1]['percentile']:g}, "
-                    f"threshold {threshold:.4g}, {pseudo_rows.shape[0]} pseudo-labeled rows "
-                    f"({n_left} left), {rows.shape[0]} rows fitted{extra}"
+                    f"[CurriculumLabeling] round {t}/{len(schedule) - 1}: percentile "
+                    f"{self.history_[-1]['percentile']:g}, threshold {threshold:.4g}, {pseudo_rows.shape[0]} "
+                    f"pseudo-labeled rows ({n_left} left), {rows.shape[0]} rows fitted{extra} "
+                    f"({time.monotonic() - round_start:.1f}s)"
                 )
 
         self.estimator_ = best_model if valid_rows is not None else model

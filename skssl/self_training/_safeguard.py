@@ -48,6 +48,7 @@ Decisions
   with ``safeguard=None``.
 """
 
+import time
 import warnings
 
 import numpy as np
@@ -123,7 +124,8 @@ def cross_validated_scores(curriculum, X, y, labeled_rows, y_labeled, sample_wei
     correct = np.zeros(2)
     total = 0.0
     all_rows = np.arange(y.shape[0])
-    for train, held_out in folds:
+    for fold, (train, held_out) in enumerate(folds, 1):
+        fold_start = time.monotonic()
         held_rows = labeled_rows[held_out]
         keep = np.setdiff1d(all_rows, held_rows, assume_unique=True)
         inner = clone(curriculum).set_params(safeguard=None, verbose=0, random_state=seed)
@@ -146,4 +148,10 @@ def cross_validated_scores(curriculum, X, y, labeled_rows, y_labeled, sample_wei
         correct[0] += np.sum(weight * (supervised == truth))
         correct[1] += np.sum(weight * (inner.predict(X_held) == truth))
         total += weight.sum()
+        if curriculum.verbose:
+            print(
+                f"[CurriculumLabeling] safeguard fold {fold}/{len(folds)}: {inner.n_iter_} rounds on "
+                f"{keep.shape[0]} rows, {held_rows.shape[0]} labeled rows held out "
+                f"({time.monotonic() - fold_start:.1f}s)"
+            )
     return correct / total if total > 0 else None

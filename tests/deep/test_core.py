@@ -11,7 +11,7 @@ pytest.importorskip("skorch")
 
 from sklearn.base import clone  # noqa: E402
 
-from skssl.deep import FixedThreshold, SemiSupervisedNet  # noqa: E402
+from skssl.deep import FixedThreshold, FreeMatchClassifier, SemiSupervisedNet  # noqa: E402
 from skssl.deep._losses import masked_cross_entropy  # noqa: E402
 
 from ._data import FAST, blobs  # noqa: E402
@@ -139,3 +139,13 @@ def test_the_user_guide_example_trains_with_its_own_loss_and_records():
     # the core's machinery comes with it: clone and the same net again
     again = clone(SoftWeightedNet(random_state=0, **FAST)).fit(X, y_semi)
     np.testing.assert_array_equal(again.predict_proba(X), soft.predict_proba(X))
+
+
+def test_user_guide_shows_the_progress_line_the_nets_print(capsys):
+    # the guide's "Watching a fit" output is a captured one: its header is the line a net prints
+    X, _, y_semi = blobs()
+    FreeMatchClassifier(verbose=1, random_state=0, **FAST).fit(X, y_semi)
+    header = capsys.readouterr().out.splitlines()[0]
+    guide = [line.strip() for line in USER_GUIDE.read_text().splitlines()]
+    assert header.strip() in guide
+    assert re.search(r"^1/3 .* \d+s$", "\n".join(guide), flags=re.MULTILINE)

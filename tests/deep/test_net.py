@@ -1,6 +1,7 @@
 """SemiSupervisedNet and the public deep estimators: contract, determinism, bad input."""
 
 import pickle
+import warnings
 import re
 
 import numpy as np
@@ -356,3 +357,79 @@ def test_verbose_line_is_compact(capsys):
     assert header[:2] == ["epoch", "mask_rate"] and {"thr_min", "thr_mean", "thr_max", "train_loss"} <= set(header)
     assert "thresholds" not in header
     assert max(len(line) for line in lines) <= 80
+
+
+FAST_NO_MODULE = {k: v for k, v in FAST.items() if not k.startswith("module__")}
+
+
+def _fast_for(Est):
+    """FAST without the MLP's sizes (and without ``mu`` for the supervised net)."""
+    return {k: v for k, v in FAST_NO_MODULE.items() if Est is not SupervisedNetClassifier or k != "mu"}
+
+
+@pytest.mark.parametrize("Est", [*ESTIMATORS, SupervisedNetClassifier])
+def test_module_instance_is_used_as_given(Est):
+    # the skorch idiom module=<instance>; skorch's rule: trained in place, copied by clone
+    X, _, y_semi = blobs()
+    module = torch.nn.Linear(2, 3)
+    est = Est(module=module, random_state=0, **_fast_for(Est))
+    assert est.get_params()["module"] is module
+    est.fit(X, y_semi)
+    assert est.module_ is module
+    assert est.predict(X).shape == (X.shape[0],)
+    twin = clone(est)
+    assert isinstance(twin.module, torch.nn.Linear) and twin.module is not module
+    assert twin.fit(X, y_semi).predict(X).shape == (X.shape[0],)
+    # a refit continues from the instance's weights; set_params takes another instance
+    before = module.weight.detach().clone()
+    est.fit(X, y_semi)
+    assert est.module_ is module and not torch.equal(before, module.weight)
+    other = torch.nn.Linear(2, 3)
+    assert est.set_params(module=other).fit(X, y_semi).module_ is other
+    assert Est(**_fast_for(Est)).set_params(module=torch.nn.Linear(2, 3)).module.out_features == 3
+
+
+def test_module_instance_with_module_params_builds_a_new_one():
+    X, _, y_semi = blobs()
+    module = torch.nn.Linear(2, 3)
+    est = FixMatchClassifier(module=module, module__in_features=2, module__out_features=3, **FAST_NO_MODULE)
+    est.fit(X, y_semi)
+    assert isinstance(est.module_, torch.nn.Linear) and est.module_ is not module
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without CUDA")
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", torch.device("cuda")])
+def test_cuda_device_without_cuda_says_so(device):
+    X, _, y_semi = blobs()
+    with pytest.raises(ValueError, match=r"CUDA is not available.*device='cpu'"):
+        FixMatchClassifier(device=device, **FAST).fit(X, y_semi)
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        SupervisedNetClassifier(device=device, max_epochs=1).fit(X, y_semi)
+
+
+def test_dataframe_input_gives_no_warning():
+    pd = pytest.importorskip("pandas")
+    X, _, y_semi = blobs()
+    df = pd.DataFrame(X, columns=["a", "b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for Est in (FixMatchClassifier, SupervisedNetClassifier):
+            est = Est(random_state=0, **_fast_for(Est))
+            est.fit(df, y_semi, sample_weight=pd.Series(np.ones(len(y_semi))))
+            est.predict(df)
+            est.partial_fit(df, y_semi)
+    assert np.array_equal(df.to_numpy(), X)  # the caller's data is untouched
+
+
+def test_verbose_line_shows_epoch_total_and_time_left_without_colour(capsys):
+    X, _, y_semi = blobs()
+    est = FixMatchClassifier(random_state=0, verbose=1, **{**FAST, "max_epochs": 3}).fit(X, y_semi)
+    out = capsys.readouterr().out
+    assert "\x1b[" not in out  # pytest's captured stdout is not a terminal
+    lines = [line.split() for line in out.splitlines() if line.strip()]
+    assert lines[0][0] == "epoch" and lines[0][-2:] == ["dur", "left"]
+    assert [row[0] for row in lines[2:]] == ["1/3", "2/3", "3/3"]
+    assert all(re.fullmatch(r"\d+s|\d+m\d\ds|\d+h\d\dm", row[-1]) for row in lines[2:])
+    est.partial_fit(X, y_semi)  # partial_fit continues skorch's epoch count
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert rows == ["4/6", "5/6", "6/6"]

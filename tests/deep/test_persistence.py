@@ -18,7 +18,7 @@ TRUSTED_FOR_EVERY_NET = {
     "builtins.print",
     "functools.partial",
     "skorch.callbacks.logging.EpochTimer",
-    "skorch.callbacks.logging.PrintLog",
+    "skssl.deep._progress.ProgressLog",
     "skorch.callbacks.scoring.EpochScoring",
     "skorch.callbacks.scoring.PassthroughScoring",
     "skorch.history.History",

@@ -1,6 +1,7 @@
 """Unit tests of CurriculumLabelingClassifier on hand-made probabilities and small data."""
 
 import importlib.util
+import warnings
 
 import numpy as np
 import pytest
@@ -8,11 +9,13 @@ import scipy.sparse as sp
 import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_classification
-from sklearn.exceptions import UnsetMetadataPassedError
+from sklearn.exceptions import ConvergenceWarning, UnsetMetadataPassedError
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.model_selection import cross_validate
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.utils import get_tags
 
@@ -596,6 +599,46 @@ def test_default_estimator_is_the_skssl_net():
     assert clf.predict_proba(X).shape == (150, 3)
 
 
+def test_default_net_work_on_a_small_set_is_bounded(monkeypatch):
+    # A default curriculum on 60 x 5 rows took 80 s: 24 fits of the default net (6 rounds, then again on each
+    # of the safeguard's 3 folds), each 30 epochs of at least 10 steps of 64 rows, i.e. 32 passes per epoch
+    # over 20 labeled rows. Count the optimizer steps and the rows each fit had.
+    pytest.importorskip("torch")
+    pytest.importorskip("skorch")
+    deep = pytest.importorskip("skssl.deep")
+    steps, pools = [0], []
+    real_step, real_epoch = deep.SupervisedNetClassifier.train_step, deep.SupervisedNetClassifier._steps_per_epoch
+
+    def counting_step(self, batch, **fit_params):
+        steps[0] += 1
+        return real_step(self, batch, **fit_params)
+
+    def recording_epoch(self, n_labeled):
+        pools.append(n_labeled)
+        return real_epoch(self, n_labeled)
+
+    monkeypatch.setattr(deep.SupervisedNetClassifier, "train_step", counting_step)
+    monkeypatch.setattr(deep.SupervisedNetClassifier, "_steps_per_epoch", recording_epoch)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 5))
+    y = np.full(60, -1)
+    y[:20] = np.arange(20) % 2
+    # step=50: 3 rounds (12 fits with the safeguard's folds) instead of 6; the length of a fit does not depend on it
+    CurriculumLabelingClassifier(step=50, random_state=0).fit(X, y)
+    assert len(pools) == 12
+    # an epoch draws at most 3 passes over a fit's rows (batches of 64, rounded up to a step), never 10 steps
+    assert steps[0] == sum(30 * max(1, -(-3 * n // 64)) for n in pools)
+    assert steps[0] <= 12 * 30 * 3 < 12 * 30 * 10
+
+
+def test_default_steps_per_epoch():
+    pytest.importorskip("torch")
+    pytest.importorskip("skorch")
+    from skssl.deep._supervised import default_steps_per_epoch
+
+    assert [default_steps_per_epoch(n, 64) for n in (1, 20, 22, 60, 200, 640, 641)] == [1, 1, 2, 3, 10, 10, 11]
+
+
 class _NeverFit(LinearSVC):
     """A LinearSVC that fails the test if Curriculum Labeling trains it."""
 
@@ -1030,7 +1073,13 @@ def test_safeguard_verbose_line(capsys):
     X, y, y_semi = _two_blobs(0)
     CurriculumLabelingClassifier(FlipsAfterRoundZero(), verbose=1, random_state=0).fit(X, y_semi)
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 7 and out[-1].startswith("[CurriculumLabeling] safeguard: cross-validated accuracy")
+    rounds = [line for line in out if line.startswith("[CurriculumLabeling] round ")]
+    folds = [line.split(":")[0] for line in out if line.startswith("[CurriculumLabeling] safeguard fold")]
+    assert [line.split(":")[0] for line in rounds] == [f"[CurriculumLabeling] round {t}/5" for t in range(6)]
+    # the safeguard's folds, which cost most of the fit, report their progress too
+    assert folds == [f"[CurriculumLabeling] safeguard fold {k}/{len(folds)}" for k in range(1, len(folds) + 1)]
+    assert len(folds) >= 2 and len(out) == 6 + len(folds) + 1
+    assert out[-1].startswith("[CurriculumLabeling] safeguard: cross-validated accuracy")
     assert out[-1].endswith("kept the supervised model of round 0")
 
 
@@ -1116,3 +1165,44 @@ def test_a_scalar_sample_weight_reaches_the_safeguards_folds():
     assert scalar.safeguard_scores_ is not None
     np.testing.assert_array_equal(scalar.safeguard_scores_, full.safeguard_scores_)
     np.testing.assert_array_equal(scalar.predict(X), full.predict(X))
+
+
+class _WarnsInFit(LogisticRegression):
+    """LogisticRegression that also says something else in every fit."""
+
+    def fit(self, X, y, sample_weight=None):
+        warnings.warn("a note from the estimator", UserWarning, stacklevel=2)
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def _unscaled_problem():
+    # features of very different scales: lbfgs stops at max_iter in every fit
+    X, y = make_classification(300, n_features=6, n_informative=4, random_state=0)
+    X = X * np.logspace(0, 4, 6)
+    y_semi = np.where(np.random.RandomState(0).rand(300) < 0.7, -1, y)
+    return X, y_semi
+
+
+def test_convergence_warnings_are_collected_into_one():
+    X, y_semi = _unscaled_problem()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = CurriculumLabelingClassifier(_WarnsInFit(max_iter=5), random_state=0).fit(X, y_semi)
+    n_fits = clf.n_iter_ * (1 + 3)  # the rounds, then the curriculum again on each of the safeguard's 3 folds
+    converge = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(converge) == 1
+    message = str(converge[0].message)
+    assert f"{n_fits} of the {n_fits} fits of _WarnsInFit inside CurriculumLabelingClassifier.fit" in message
+    assert "Scale X" in message and "max_iter" in message
+    assert converge[0].filename == __file__  # at the user's line
+    # other warnings are not swallowed
+    assert sum(str(w.message) == "a note from the estimator" for w in caught) == n_fits
+
+
+def test_converged_fits_give_no_convergence_warning():
+    X, y_semi = _unscaled_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        CurriculumLabelingClassifier(make_pipeline(StandardScaler(), LogisticRegression()), random_state=0).fit(
+            X, y_semi
+        )
