@@ -15,8 +15,8 @@ Decisions
   labeled rows. Each fold's estimator is fitted on *every* row, the held-out
   labeled rows turned into ``-1``: a semi-supervised estimator reads its
   unlabeled rows, so a held-out row it has seen without its label is exactly
-  what an unlabeled training row is to the final model. Dropping those rows
-  instead was measured too (the user guide, "Probabilities").
+  what an unlabeled training row is to the final model (the transductive
+  use of an S3VM; on new rows its decision values may be less extreme).
 * **Sigmoid.** Platt's method fits a logistic curve to the decision values
   with the targets smoothed to ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``,
   so that a held-out set the model separates perfectly (the usual case with

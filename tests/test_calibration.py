@@ -42,8 +42,8 @@ def _blobs(n_classes=3, seed=0):
         (_tsvm(), "isotonic", True),
         (_tsvm(), "sigmoid", False),
         (_tsvm(), "isotonic", False),
-        (DeterministicAnnealingSVC(safeguard=None, max_iter=5), "sigmoid", True),
-        (PottsDeterministicAnnealingSVC(), "sigmoid", False),
+        (DeterministicAnnealingSVC(safeguard=None), "sigmoid", True),
+        (PottsDeterministicAnnealingSVC(safeguard=None), "sigmoid", False),
     ],
 )
 def test_probabilities_shape_classes_and_sum(estimator, method, ensemble):
