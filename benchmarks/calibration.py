@@ -4,8 +4,8 @@ Rows: on each data set and label draw, the test-set Brier score, the expected ca
 equal-width bins of the top-class confidence, the gap between confidence and accuracy weighted by the share
 of rows in the bin) and the accuracy of
 
-* ``SemiSupervisedCalibratedClassifierCV`` (sigmoid, ``cv=3``) around ``TransductiveSVC`` and
-  ``DeterministicAnnealingSVC``, fitted with ``-1`` in ``y``;
+* ``SemiSupervisedCalibratedClassifierCV`` (sigmoid, ``cv=3``) around ``TransductiveSVC`` (with
+  ``ensemble=False``, the default, and ``True``) and ``DeterministicAnnealingSVC``, fitted with ``-1`` in ``y``;
 * ``CalibratedClassifierCV(LinearSVC(), cv=3)`` fitted on the labeled rows only (what one has without the
   unlabeled rows);
 * ``CalibratedClassifierCV(LinearSVC(), cv=3)`` fitted on every training row with its true label (a
@@ -77,16 +77,11 @@ def problems():
 
 
 def models():
-    yield (
-        "SSCalibratedCV(TransductiveSVC)",
-        "semi",
-        SemiSupervisedCalibratedClassifierCV(TransductiveSVC(safeguard=None), cv=3),
-    )
-    yield (
-        "SSCalibratedCV(DeterministicAnnealingSVC)",
-        "semi",
-        SemiSupervisedCalibratedClassifierCV(DeterministicAnnealingSVC(safeguard=None), cv=3),
-    )
+    for ensemble in (False, True):
+        model = SemiSupervisedCalibratedClassifierCV(TransductiveSVC(safeguard=None), cv=3, ensemble=ensemble)
+        yield f"SSCalibratedCV(TransductiveSVC), ensemble={ensemble}", "semi", model
+    model = SemiSupervisedCalibratedClassifierCV(DeterministicAnnealingSVC(safeguard=None), cv=3, ensemble=False)
+    yield "SSCalibratedCV(DeterministicAnnealingSVC), ensemble=False", "semi", model
     yield "CalibratedCV(LinearSVC), labeled rows", "labeled", CalibratedClassifierCV(LinearSVC(), cv=3)
     yield "CalibratedCV(LinearSVC), all rows labeled", "full", CalibratedClassifierCV(LinearSVC(), cv=3)
 

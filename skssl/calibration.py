@@ -24,6 +24,12 @@ Decisions
   private; here a public :class:`~sklearn.linear_model.LogisticRegression`
   without a penalty is fitted on each value twice, once per class, weighted
   by the smoothed target and its complement, which is the same objective.
+* **ensemble=False by default**, unlike scikit-learn: Platt's smoothing and
+  the isotonic fit depend on how many rows a calibrator sees, and with the
+  few labels of a semi-supervised problem a fold holds a handful. Pooling
+  the out-of-fold decision values gives one calibrator all labeled rows;
+  the fold-wise calibrators averaged came out underconfident
+  (``benchmarks/calibration.py``).
 * ``classes_`` never holds ``-1``; ``predict`` is the argmax of
   ``predict_proba``, as in scikit-learn's wrapper.
 """
@@ -170,12 +176,14 @@ class SemiSupervisedCalibratedClassifierCV(
         :class:`~skssl.model_selection.SemiSupervisedKFold` (an int gives a
         ``StratifiedKFold`` over the labeled classes). Every labeled class
         needs at least ``cv`` rows when ``cv`` is an int.
-    ensemble : bool, default=True
-        True: keep each fold's estimator with its calibrators and average
-        their probabilities. False: fit the calibrators on the out-of-fold
-        decision values of all folds and apply them to one estimator fitted
-        on the whole ``y`` (one model to keep; its decision values come from
-        more labels than those the calibrators saw).
+    ensemble : bool, default=False
+        False: fit the calibrators on the out-of-fold decision values of all
+        folds and apply them to one estimator fitted on the whole ``y``.
+        True: keep each fold's estimator with calibrators fitted on its own
+        held-out rows and average their probabilities, as scikit-learn's
+        default does; with few labels each calibrator then sees a handful of
+        rows and the probabilities come out too timid (the user guide,
+        "Probabilities").
 
     Attributes
     ----------
@@ -226,7 +234,7 @@ class SemiSupervisedCalibratedClassifierCV(
         "ensemble": ["boolean"],
     }
 
-    def __init__(self, estimator=None, *, method="sigmoid", cv=5, ensemble=True):
+    def __init__(self, estimator=None, *, method="sigmoid", cv=5, ensemble=False):
         self.estimator = estimator
         self.method = method
         self.cv = cv
