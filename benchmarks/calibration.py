@@ -94,7 +94,7 @@ def main(argv=None):
     lines = [
         "# Calibrated probabilities with unlabeled rows",
         "",
-        "Written by `benchmarks/calibration.py`; test-set Brier score (lower is better), ECE over 10 bins",
+        "Written by `python benchmarks/calibration.py`; test-set Brier score (lower is better), ECE over 10 bins",
         "(lower is better) and accuracy. Sigmoid calibration, `cv=3`, 10% of the training rows labeled.",
         "",
         "| data | draw | model | Brier | ECE | accuracy | fit s |",
