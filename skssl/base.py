@@ -83,6 +83,20 @@ class NoUnlabeledDataWarning(UserWarning):
     Silence it with :func:`warnings.filterwarnings` when that is intended
     (e.g. under ``GridSearchCV`` with a plain splitter).
 
+    When the ``y`` passed by the user did hold ``-1``, a scikit-learn
+    meta-estimator between the user and the skssl estimator has usually
+    rewritten it: :class:`~sklearn.multiclass.OneVsRestClassifier` hands each
+    binary estimator a 0/1 target in which ``-1`` is a class (so its rows
+    are "rest"); the message says so. What cannot be detected is a
+    meta-estimator that keeps ``-1`` in the ``y`` it hands on but counts it
+    as a class itself: :class:`~sklearn.calibration.CalibratedClassifierCV`
+    fits each fold's S3VM on the ``-1`` rows (read as unlabeled, so nothing
+    warns) while its own ``classes_`` hold ``-1``; likewise a recoding that
+    turns a real class into ``-1`` makes its rows unlabeled. Fit skssl's
+    estimators on the multi-class ``y`` directly, and use
+    :class:`~skssl.calibration.SemiSupervisedCalibratedClassifierCV` for
+    probabilities.
+
     See Also
     --------
     encode_semi_supervised_target : Emits this warning.
@@ -365,7 +379,11 @@ def encode_semi_supervised_target(y, *, warn_no_unlabeled=True):
         )
     if warn_no_unlabeled and n_labeled == y.shape[0]:
         warnings.warn(
-            "y has no unlabeled row (no entry equals -1); fitting the supervised problem on the labeled rows.",
+            "y has no unlabeled row (no entry equals -1); fitting the supervised problem on the labeled rows. "
+            "If y did hold -1 rows, a scikit-learn meta-estimator (OneVsRestClassifier, CalibratedClassifierCV, "
+            "OneVsOneClassifier, ...) probably relabelled or split it, so -1 was taken as a class or its rows "
+            "were dropped: fit the skssl estimator on the multi-class y directly (it handles several classes "
+            "itself) and get probabilities from skssl.calibration.SemiSupervisedCalibratedClassifierCV.",
             NoUnlabeledDataWarning,
             stacklevel=user_stacklevel(),
         )

@@ -41,6 +41,7 @@ RESULTS = (
     "safeguard_replay_tsvm_fresh7",
     "safeguard_replay_da",
     "safeguard_replay_da_fresh7",
+    "calibration",
 )
 
 

@@ -1,0 +1,384 @@
+"""Calibrated class probabilities for semi-supervised classifiers.
+
+The linear S3VMs of :mod:`skssl.svm` give decision values, not probabilities.
+scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV` cannot add
+them: it splits ``y`` with a plain splitter and takes ``-1`` for a class.
+:class:`SemiSupervisedCalibratedClassifierCV` does what it does -- Platt's
+sigmoid (Platt, "Probabilistic outputs for support vector machines", 1999) or
+isotonic regression (Zadrozny and Elkan, KDD 2002) fitted on held-out decision
+values, one class against the rest and normalised for several classes -- with
+folds over the labeled rows only.
+
+Decisions
+---------
+* **Folds.** :class:`~skssl.model_selection.SemiSupervisedKFold` splits the
+  labeled rows. Each fold's estimator is fitted on *every* row, the held-out
+  labeled rows turned into ``-1``: a semi-supervised estimator reads its
+  unlabeled rows, so a held-out row it has seen without its label is exactly
+  what an unlabeled training row is to the final model (the transductive
+  use of an S3VM; on new rows its decision values may be less extreme).
+* **Sigmoid.** Platt's method fits a logistic curve to the decision values
+  with the targets smoothed to ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``,
+  so that a held-out set the model separates perfectly (the usual case with
+  a few labels) gives a finite slope. scikit-learn's fitter of it is
+  private; here a public :class:`~sklearn.linear_model.LogisticRegression`
+  without a penalty is fitted on each value twice, once per class, weighted
+  by the smoothed target and its complement, which is the same objective.
+* **ensemble=False by default**, unlike scikit-learn: Platt's smoothing and
+  the isotonic fit depend on how many rows a calibrator sees, and with the
+  few labels of a semi-supervised problem a fold holds a handful. Pooling
+  the out-of-fold decision values gives one calibrator all labeled rows;
+  the fold-wise calibrators averaged came out underconfident
+  (``benchmarks/calibration.py``).
+* ``classes_`` never holds ``-1``; ``predict`` is the argmax of
+  ``predict_proba``, as in scikit-learn's wrapper.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils import _safe_indexing, get_tags, indexable
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter
+
+from .base import UNLABELED, SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
+from .model_selection import SemiSupervisedKFold
+from .svm import TransductiveSVC
+from .utils.validation import check_sparse_structure
+
+__all__ = ["SemiSupervisedCalibratedClassifierCV"]
+
+
+def _with_rows_unlabeled(y, rows):
+    """A copy of ``y`` with ``y[rows] = -1``, in a dtype that can hold the integer -1 next to the labels."""
+    kind = y.dtype.kind
+    if kind in "iu":
+        y_new = y.astype(np.int64)
+    elif kind == "f":
+        y_new = y.copy()
+    else:  # strings, booleans, objects: the sentinel is the integer -1 in an object array
+        y_new = y.astype(object)
+    y_new[rows] = UNLABELED
+    return y_new
+
+
+def _scores(estimator, X, n_classes):
+    """Decision values of ``estimator`` on ``X``: one column for two classes (``classes_[1]``), else one per class."""
+    if hasattr(estimator, "decision_function"):
+        scores = np.asarray(estimator.decision_function(X), dtype=np.float64)
+    else:
+        scores = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+        if n_classes == 2:
+            scores = scores[:, 1]
+    return scores.reshape(-1, 1) if scores.ndim == 1 else scores
+
+
+def _smoothed_targets(positive, sample_weight):
+    """Platt's targets: ``(N+ + 1) / (N+ + 2)`` for the positive rows, ``1 / (N- + 2)`` for the others."""
+    n_pos = sample_weight[positive].sum()
+    n_neg = sample_weight[~positive].sum()
+    return np.where(positive, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+
+
+class _SigmoidCalibrator:
+    """Platt's sigmoid ``1 / (1 + exp(-(a f + b)))`` fitted with smoothed targets (the module's Decisions)."""
+
+    def fit(self, scores, positive, sample_weight):
+        targets = _smoothed_targets(positive, sample_weight)
+        # The decisions of an S3VM can reach hundreds; the logistic fit is invariant to scaling them, and lbfgs
+        # converges better near unit scale.
+        self.scale_ = max(float(np.max(np.abs(scores))), 1.0)
+        f = (scores / self.scale_).reshape(-1, 1)
+        model = LogisticRegression(C=np.inf)
+        model.fit(
+            np.vstack([f, f]),
+            np.r_[np.ones(f.shape[0]), np.zeros(f.shape[0])],
+            sample_weight=np.r_[sample_weight * targets, sample_weight * (1.0 - targets)],
+        )
+        self.a_, self.b_ = float(model.coef_[0, 0]) / self.scale_, float(model.intercept_[0])
+        return self
+
+    def predict(self, scores):
+        return 1.0 / (1.0 + np.exp(-(self.a_ * scores + self.b_)))
+
+
+class _IsotonicCalibrator:
+    """A non-decreasing step function of the decision value, clipped to [0, 1] and to the fitted range."""
+
+    def fit(self, scores, positive, sample_weight):
+        self.model_ = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+        self.model_.fit(scores, positive.astype(np.float64), sample_weight=sample_weight)
+        return self
+
+    def predict(self, scores):
+        return self.model_.predict(scores)
+
+
+_CALIBRATORS = {"sigmoid": _SigmoidCalibrator, "isotonic": _IsotonicCalibrator}
+
+
+class _CalibratedFold:
+    """One fitted estimator with a calibrator per column of its decision values."""
+
+    def __init__(self, estimator, calibrators, n_classes):
+        self.estimator = estimator
+        self.calibrators = calibrators
+        self.n_classes = n_classes
+
+    def predict_proba(self, X):
+        return _calibrated_proba(_scores(self.estimator, X, self.n_classes), self.calibrators, self.n_classes)
+
+
+def _fit_calibrators(method, scores, codes, sample_weight, n_classes):
+    """One calibrator per column of ``scores``: column ``k`` against ``codes == k`` (``1`` for two classes)."""
+    targets = [1] if n_classes == 2 else range(n_classes)
+    return [_CALIBRATORS[method]().fit(scores[:, j], codes == k, sample_weight) for j, k in enumerate(targets)]
+
+
+def _calibrated_proba(scores, calibrators, n_classes):
+    """Probabilities from the calibrated columns: ``1 - p`` beside ``p`` for two classes, else normalised rows."""
+    if n_classes == 2:
+        p = np.clip(calibrators[0].predict(scores[:, 0]), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+    proba = np.column_stack([cal.predict(scores[:, k]) for k, cal in enumerate(calibrators)])
+    total = proba.sum(axis=1, keepdims=True)
+    # Where every calibrated column is 0 (isotonic below every fitted value), nothing favours a class.
+    return np.divide(proba, total, out=np.full_like(proba, 1.0 / n_classes), where=total > 0)
+
+
+class SemiSupervisedCalibratedClassifierCV(
+    SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator
+):
+    """Probability calibration of a semi-supervised classifier, cross-validated on the labeled rows.
+
+    The counterpart of :class:`sklearn.calibration.CalibratedClassifierCV` for
+    a ``y`` where ``-1`` marks unlabeled rows. The labeled rows are split in
+    ``cv`` folds; for each, a clone of ``estimator`` is fitted on all rows
+    with the held-out labeled rows turned into ``-1``, and its decision values
+    on those rows fit a calibrator of each class against the rest (one for two
+    classes). The probabilities of several classes are normalised to sum to 1.
+
+    Parameters
+    ----------
+    estimator : estimator object, default=None
+        A skssl semi-supervised classifier with ``decision_function`` or
+        ``predict_proba``; it is cloned. ``None`` means
+        :class:`~skssl.svm.TransductiveSVC`.
+    method : {"sigmoid", "isotonic"}, default="sigmoid"
+        Platt's sigmoid of the decision value, or isotonic regression, which
+        needs more labeled rows (a few hundred) not to overfit.
+    cv : int, cross-validation generator or iterable, default=5
+        The splitter of the labeled rows, as in
+        :class:`~skssl.model_selection.SemiSupervisedKFold` (an int gives a
+        ``StratifiedKFold`` over the labeled classes). Every labeled class
+        needs at least ``cv`` rows when ``cv`` is an int.
+    ensemble : bool, default=False
+        False: fit the calibrators on the out-of-fold decision values of all
+        folds and apply them to one estimator fitted on the whole ``y``.
+        True: keep each fold's estimator with calibrators fitted on its own
+        held-out rows and average their probabilities, as scikit-learn's
+        default does; with few labels each calibrator then sees a handful of
+        rows and the probabilities come out too timid (the user guide,
+        "Probabilities").
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The labeled classes; ``-1`` is never one of them.
+    calibrated_classifiers_ : list
+        The fitted pairs of estimator and calibrators: one per fold
+        (``ensemble=True``) or one (``ensemble=False``). Each has
+        ``estimator`` and ``predict_proba``.
+    transduction_ : ndarray of shape (n_samples,)
+        Labels of the training rows: the given label for labeled rows, the
+        most probable class for unlabeled ones.
+    n_features_in_ : int
+        Number of features seen during ``fit``, read from the first fitted
+        estimator.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``, when ``X`` has string column
+        names, read from the first fitted estimator.
+
+    See Also
+    --------
+    sklearn.calibration.CalibratedClassifierCV : The supervised wrapper; it
+        takes ``-1`` for a class.
+    skssl.model_selection.SemiSupervisedKFold : The splitter of the labeled rows.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from skssl.calibration import SemiSupervisedCalibratedClassifierCV
+    >>> from skssl.datasets import make_semi_supervised
+    >>> from skssl.svm import TransductiveSVC
+    >>> X, y = make_blobs(200, centers=2, random_state=0)
+    >>> y_semi = make_semi_supervised(y, 20, per_class=True, random_state=0)
+    >>> clf = SemiSupervisedCalibratedClassifierCV(TransductiveSVC(), cv=3).fit(X, y_semi)
+    >>> clf.classes_
+    array([0, 1])
+    >>> proba = clf.predict_proba(X)
+    >>> proba.shape, bool(abs(proba.sum(axis=1) - 1).max() < 1e-12)
+    ((200, 2), True)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"]), None],
+        "method": [StrOptions({"sigmoid", "isotonic"})],
+        "cv": ["cv_object"],
+        "ensemble": ["boolean"],
+    }
+
+    def __init__(self, estimator=None, *, method="sigmoid", cv=5, ensemble=False):
+        self.estimator = estimator
+        self.method = method
+        self.cv = cv
+        self.ensemble = ensemble
+
+    def _base_estimator(self):
+        return TransductiveSVC() if self.estimator is None else self.estimator
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the fold estimators and their calibrators; rows with ``y == -1`` are unlabeled.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, in any form the wrapped estimator takes; only its
+            rows are selected here.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for unlabeled rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, passed to the wrapped estimator's ``fit`` and, for the
+            held-out rows, to the calibrators.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If a labeled class has fewer rows than ``cv`` folds, if a fold's
+            training rows miss a class, or if ``sample_weight`` is given to an
+            estimator whose ``fit`` takes none.
+        """
+        base = self._base_estimator()
+        y = _as_1d_target(y)
+        X, y = indexable(check_sparse_structure(X), y)
+        # The wrapped estimator warns itself if it meets no -1 (the folds always give it some).
+        self.classes_, y_encoded, labeled = encode_semi_supervised_target(y, warn_no_unlabeled=False)
+        n_classes = self.classes_.shape[0]
+        fit_params = {}
+        weights = np.ones(y.shape[0])
+        if sample_weight is not None:
+            if not has_fit_parameter(base, "sample_weight"):
+                raise ValueError(f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight.")
+            weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            fit_params = {"sample_weight": weights}
+        if isinstance(self.cv, numbers.Integral):
+            counts = np.bincount(y_encoded[labeled], minlength=n_classes)
+            if counts.min() < self.cv:
+                raise ValueError(
+                    f"Requesting {self.cv}-fold cross-validation but the labeled rows hold only {counts.min()} "
+                    f"row(s) of class {self.classes_[counts.argmin()]!r}; label more rows or lower cv."
+                )
+
+        folds = []
+        for _, test in SemiSupervisedKFold(self.cv).split(X, y):
+            estimator = clone(base).fit(X, _with_rows_unlabeled(y, test), **fit_params)
+            if len(estimator.classes_) != n_classes:
+                raise ValueError(
+                    f"A fold's training rows hold the labeled classes {list(estimator.classes_)}, not all of "
+                    f"{list(self.classes_)}; use a stratified splitter for cv."
+                )
+            folds.append((estimator, test, _scores(estimator, _safe_indexing(X, test), n_classes)))
+
+        if self.ensemble:
+            self.calibrated_classifiers_ = [
+                _CalibratedFold(
+                    est,
+                    _fit_calibrators(self.method, scores, y_encoded[test], weights[test], n_classes),
+                    n_classes,
+                )
+                for est, test, scores in folds
+            ]
+        else:
+            test = np.concatenate([t for _, t, _ in folds])
+            scores = np.vstack([s for _, _, s in folds])
+            calibrators = _fit_calibrators(self.method, scores, y_encoded[test], weights[test], n_classes)
+            final = clone(base).fit(X, y, **fit_params)
+            self.calibrated_classifiers_ = [_CalibratedFold(final, calibrators, n_classes)]
+
+        predicted = np.zeros(y.shape[0], dtype=np.intp)
+        unlabeled = np.flatnonzero(~labeled)
+        if unlabeled.size:
+            predicted[unlabeled] = self._proba(_safe_indexing(X, unlabeled)).argmax(axis=1)
+        self._set_transduction(y_encoded, predicted)
+        return self
+
+    def _proba(self, X):
+        proba = np.mean([fold.predict_proba(X) for fold in self.calibrated_classifiers_], axis=0)
+        return proba
+
+    def predict_proba(self, X):
+        """Calibrated class probabilities, columns in the order of ``classes_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Class probabilities; each row sums to 1.
+        """
+        check_is_fitted(self, "calibrated_classifiers_")
+        return self._proba(check_sparse_structure(X))
+
+    def predict(self, X):
+        """The most probable class of each row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
+        return self._decode(self.predict_proba(X).argmax(axis=1))
+
+    def _first_estimator_attribute(self, name):
+        try:
+            check_is_fitted(self, "calibrated_classifiers_")
+        except NotFittedError as exc:
+            raise AttributeError(f"{type(self).__name__} is not fitted yet; it has no {name}.") from exc
+        return getattr(self.calibrated_classifiers_[0].estimator, name)
+
+    @property
+    def n_features_in_(self):
+        """Number of features seen during ``fit`` (that of the first fitted estimator)."""
+        return self._first_estimator_attribute("n_features_in_")
+
+    @property
+    def feature_names_in_(self):
+        """Names of the features seen during ``fit`` (those of the first fitted estimator)."""
+        return self._first_estimator_attribute("feature_names_in_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self._base_estimator()).input_tags
+        tags.input_tags.sparse = inner.sparse
+        tags.input_tags.allow_nan = inner.allow_nan
+        return tags
