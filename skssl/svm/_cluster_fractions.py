@@ -1,88 +1,29 @@
 """Class fractions from clusters of the rows, where the rows cluster by class and the labels say otherwise.
 
-TSVM, deterministic annealing and Potts DA enforce the class fractions of the
-unlabeled rows exactly, and with ``positive_fraction=None`` they estimate
-them from the labeled rows. A few labels taken as they came estimate them
-badly: SVMlin's pcmac split has 21 positive rows among 50 labels (0.42) for
-a balanced task, and 10 to 30 labels on a small tabular set are often 0.1 to
-0.2 off. Where the rows form one cluster per class, the clusters' sizes
-among the unlabeled rows are a better estimate, and that is the very
-assumption these estimators make (classes separated by low density).
+TSVM, deterministic annealing and Potts DA enforce the class fractions of
+the unlabeled rows exactly (Sindhwani & Keerthi 2006, sections 2-3), and with
+``positive_fraction=None`` they estimate them from the labeled rows, which a
+few labels do badly. :func:`fractions_from_clusters` runs k-means with one
+cluster per class on all rows (rows of many columns in their latent space,
+by direction), matches clusters to classes by the labels, and takes the
+clusters' shares of the unlabeled rows when at least ``MIN_PURITY`` of the
+labeled weight and more than half of each class's falls in its own cluster,
+and the shares differ from the labels' by more than one standard error.
+The k-means start is drawn from the distinct rows in an order of their
+content, so the answer depends neither on the order of the rows nor on
+repeats versus weights.
 
-The rule (:func:`fractions_from_clusters`):
-
-1. k-means with one cluster per class on all rows of the fit (k-means++,
-   3 restarts, a fixed seed; row weights as ``sample_weight``);
-2. clusters matched to classes so that most labeled rows fall in their own
-   class's cluster (the Hungarian assignment on the cluster x class counts);
-3. the clusters are taken as the classes only when at least
-   ``MIN_PURITY`` (90%) of the labeled weight falls in its class's cluster,
-   and more than half of every class's labeled weight does;
-4. and their shares of the unlabeled rows replace the labels' fractions only
-   when they differ from them by more than one standard error of the labels'
-   estimate (``sqrt(f (1 - f) / l)``) for some class: within that, the
-   labels and the clusters agree and the labels are kept.
-
-Decisions
----------
-* **Why one standard error.** The safeguard (:mod:`skssl.svm._safeguard`)
-  already fits candidates at the labels' fractions moved by one standard
-  error, so fractions within that band are covered; beyond it, labels and
-  clusters disagree, and a labeled sample that skewed is more likely than
-  clusters that wrong once the labels confirm the clusters. Measured on
-  ``benchmarks/user_value.py`` (3 draws, gain in points over the better of
-  ``LogisticRegression`` and ``LinearSVC``): a first version that replaced
-  the fractions whenever the purity test passed cost TSVM 0.09 points on
-  the development sets with stratified draws (iris +1.5 -> -0.7, where the
-  labels' fractions are nearly exact). With the one-standard-error
-  condition the rule fires in none of the 105 (data set, draw) pairs of
-  the stratified benchmark, whose tables are therefore unchanged, and in 7
-  of the 105 with labels drawn uniformly at random, all on small tabular
-  sets (wheat seeds, iris, vote, wine). There, development sets: TSVM
-  +0.94 -> +1.01 (wheat seeds -2.6 -> -0.5, iris 0.0 -> -0.7), DA +0.60 ->
-  +0.79 (wheat seeds -3.7 -> +0.5), Potts DA +1.55 -> +1.82; held out:
-  TSVM +1.35 -> +1.82 (vote -2.0 -> 0.0, wine 0.0 -> +3.1), DA +1.09 ->
-  +1.53, Potts DA -0.06 -> +0.55.
-* **Why 90% purity.** The clusters must be the classes, not another
-  partition (topic, length, style): the rule fires on no text set of the
-  benchmark. On pcmac with SVMlin's 50 labels 46 fall in their class's
-  cluster (the threshold was set after a first version had shown 45 there)
-  and the clusters say 0.498 (the test set: 0.498): TSVM 89.9% -> 93.4%,
-  DA 89.7% -> 94.4% (``benchmarks/when_to_use.py --only pcmac``).
-* **More than half of every class in its own cluster**, besides 90%
-  overall: a class with a tenth of the labels could otherwise sit wholly
-  outside its cluster, matched to a few outlying rows, and get a share
-  near 0 (a case a review found: 18 and 2 labels, 3 outliers).
-* **At least ``MIN_LABELED`` (10) labeled rows**, and twice as many as
-  there are classes, rows counted by their weight as everywhere in the fit
-  (so the rule depends on the scale of ``sample_weight``, as the
-  safeguard's spread does): the purity of fewer is no evidence.
-* **k-means++ on a canonical sample of the distinct rows**, then Lloyd's
-  iterations on all rows: k-means++ draws rows by position, so run on the
-  rows as given it would make the fit depend on their order and on whether
-  a row is repeated or weighted; run on the distinct rows in the
-  lexicographic order of their values (:mod:`skssl.svm._row_order`, the
-  same order for dense and CSR rows), with a repeated row's weights
-  summed, it does not. Not k-means started at the labeled rows'
-  class means: that stops in the partition those few rows suggest (on
-  pcmac at 0.35 against the truth's 0.50, 96% pure). scikit-learn's k-means runs its own OpenMP threads (all
-  cores, whatever ``n_jobs``) and limits BLAS to one thread while it runs;
-  its per-thread sums can make two runs differ in the last bits of a
-  centre, which changes a row's cluster only on an exact tie.
-* **Cost.** On 20 Newsgroups binary (11,314 TF-IDF rows, 1.5M non-zeros)
-  the rule takes 0.6 CPU s, against about 6 for a default TSVM fit. On
-  dense rows scikit-learn's k-means works on a centred copy of ``X`` for
-  as long as it runs.
-* **Only estimated fractions**: a ``positive_fraction`` given by the user is
-  used as given. **Dask arrays** keep the labels' fractions: a clustering
-  pass over the blocks is not implemented, so a fit on a ``dask.array``
-  differs from the in-memory fit exactly where this rule fires.
+Design decisions: user guide, Implementation decisions: linear S3VMs,
+"Class fractions from clusters".
 """
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
+from sklearn.decomposition import TruncatedSVD
+from sklearn.preprocessing import normalize
+from threadpoolctl import threadpool_limits
 
 from ._row_order import distinct_rows
 
@@ -96,6 +37,9 @@ MIN_LABELED = 10
 MIN_CLASS_SHARE = 0.5
 #: k-means++ restarts and seed, and the most distinct rows it starts from.
 N_INIT, SEED, SAMPLE = 3, 0, 2000
+#: Rows of more columns are clustered in a latent space of this many dimensions (:func:`_latent_directions`),
+#: where restarts cost little: k-means++ is restarted this many times there.
+LATENT_DIM, LATENT_N_INIT, LATENT_N_ITER = 100, 10, 5
 
 
 def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
@@ -173,7 +117,8 @@ def _kmeans_labels(X, n_clusters, weight):
     row's weights summed, and k-means++ (``N_INIT`` restarts, seed ``SEED``) runs on at most ``SAMPLE`` of them
     drawn from that order; its centres start Lloyd's iterations on every row with its weight, run until no row
     changes cluster (``tol=0``: scikit-learn's default tolerance scales with the unweighted variance of the
-    rows, which repeating a row changes).
+    rows, which repeating a row changes). Rows of more than ``LATENT_DIM`` columns are clustered by direction
+    in their latent space (:func:`_latent_directions`).
     """
     X = _int32_indices(X)
     distinct, group = distinct_rows(X)
@@ -185,9 +130,31 @@ def _kmeans_labels(X, n_clusters, weight):
     distinct, distinct_weight = distinct[positive], distinct_weight[positive]
     if distinct.shape[0] < n_clusters:
         return np.zeros(X.shape[0], dtype=np.intp)  # fewer distinct rows than classes: one cluster, no purity
-    start = KMeans(n_clusters, n_init=N_INIT, random_state=SEED).fit(X[distinct], sample_weight=distinct_weight)
+    n_init = N_INIT
+    if X.shape[1] > LATENT_DIM:
+        X, n_init = _latent_directions(X, X[distinct], distinct_weight), LATENT_N_INIT
+    start = KMeans(n_clusters, n_init=n_init, random_state=SEED).fit(X[distinct], sample_weight=distinct_weight)
     final = KMeans(n_clusters, init=start.cluster_centers_, n_init=1, tol=0.0)
     return final.fit(X, sample_weight=weight).labels_
+
+
+def _latent_directions(X, sample, sample_weight):
+    """All rows projected on the ``LATENT_DIM`` leading right singular vectors of the weighted sample, unit length.
+
+    Latent semantic analysis followed by k-means on the directions (as scikit-learn's text-clustering example
+    does): in the raw space of many sparse columns k-means' restarts end in very different partitions of
+    almost equal inertia (on pcmac the clusters' share of a class ranged from 0.42 to 0.54 over seeds), and in
+    the leading singular directions they agree. The decomposition is fitted on the canonical sample of distinct
+    rows that also starts k-means, a row of weight ``w`` scaled by ``sqrt(w)`` as ``w`` copies of it would count,
+    randomized with a fixed seed; so it depends neither on the order of the rows nor on repeats.
+    """
+    scale = np.sqrt(sample_weight)
+    scaled = sp.diags(scale) @ sample if sp.issparse(sample) else sample * scale[:, None]
+    svd = TruncatedSVD(min(LATENT_DIM, min(sample.shape) - 1), n_iter=LATENT_N_ITER, random_state=SEED)
+    # One BLAS thread: the products are small and tall, and on a busy machine idle BLAS threads spinning for
+    # work cost several times the decomposition (measured on 20 Newsgroups).
+    with threadpool_limits(1, user_api="blas"):
+        return normalize(svd.fit(scaled).transform(X))
 
 
 def _int32_indices(X):

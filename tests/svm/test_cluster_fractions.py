@@ -6,6 +6,8 @@ import scipy.sparse as sp
 
 from skssl.svm import _base as svm_base
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+from skssl.datasets import load_pcmac
+from skssl.svm import _cluster_fractions as cluster_fractions
 from skssl.svm._cluster_fractions import MIN_LABELED, fractions_from_clusters
 
 
@@ -187,3 +189,74 @@ def test_one_fit_clusters_the_rows_once(Estimator, monkeypatch):
     calls.clear()
     fitted = Estimator(safeguard="cross_validation").fit(X, np.where(mask, y, -1))
     assert len(calls) == 1 + 4 and fitted.safeguard_scores_ is not None  # 4 folds: 4 labels in the small class
+
+
+def _wide_topics(n_per_class=(120, 80), n_features=400, seed=0):
+    """Sparse rows of many columns whose non-zeros come mostly from their class's own columns."""
+    rng = np.random.RandomState(seed)
+    rows, y = [], []
+    for k, n in enumerate(n_per_class):
+        own = np.arange(k * 150, k * 150 + 150)
+        for _ in range(n):
+            cols = np.unique(np.concatenate([rng.choice(own, 12), rng.choice(n_features, 4)]))
+            row = np.zeros(n_features)
+            row[cols] = rng.rand(cols.size) + 0.5
+            rows.append(row / np.linalg.norm(row))
+            y.append(k)
+    return sp.csr_matrix(np.array(rows)), np.array(y)
+
+
+def test_rows_of_many_columns_are_clustered_in_their_latent_space():
+    X, y = _wide_topics()
+    mask = _label(y, [4, 16])  # the labels say 0.2 / 0.8 where the rows say 0.6 / 0.4
+    out = fractions_from_clusters(X, y, mask, _labels_say(y, mask))
+    truth = np.bincount(y[~mask]) / (~mask).sum()
+    np.testing.assert_allclose(out, truth, atol=0.02)
+
+
+def test_the_latent_space_depends_on_neither_the_order_of_the_rows_nor_repeats():
+    X, y = _wide_topics(seed=1)
+    mask = _label(y, [4, 16], seed=2)
+    said = _labels_say(y, mask)
+    first = fractions_from_clusters(X, y, mask, said)
+    assert first is not said
+    order = np.random.RandomState(3).permutation(y.shape[0])
+    np.testing.assert_allclose(fractions_from_clusters(X[order], y[order], mask[order], said), first, rtol=1e-12)
+    repeated = sp.vstack([X, X[:30]]).tocsr()
+    y_rep, mask_rep = np.concatenate([y, y[:30]]), np.concatenate([mask, mask[:30]])
+    weight = np.ones(y.shape[0])
+    weight[:30] = 2.0
+    np.testing.assert_allclose(
+        fractions_from_clusters(repeated, y_rep, mask_rep, said),
+        fractions_from_clusters(X, y, mask, said, weight),
+        rtol=1e-12,
+    )
+
+
+def _pcmac_fractions(monkeypatch=None, seed=None):
+    data = load_pcmac()
+    mask = data.y_train != -1
+    classes = np.unique(data.y_train[mask])
+    y_enc = np.zeros(mask.shape[0], dtype=np.intp)
+    y_enc[mask] = np.searchsorted(classes, data.y_train[mask])
+    if seed is not None:
+        monkeypatch.setattr(cluster_fractions, "SEED", seed)
+    said = _labels_say(y_enc, mask)
+    test_share = np.mean(data.y_test == classes[1])
+    return fractions_from_clusters(data.X_train, y_enc, mask, said), said, test_share
+
+
+def test_pcmac_clusters_give_the_balance_its_labels_miss():
+    """pcmac's 50 labels say 0.42 for a task that is balanced (its test set: 0.498)."""
+    out, said, test_share = _pcmac_fractions()
+    assert out is not said
+    assert abs(out[1] - test_share) < 0.04
+
+
+@pytest.mark.slow
+def test_the_pcmac_balance_is_no_lucky_draw_of_the_seed(monkeypatch):
+    found = [_pcmac_fractions(monkeypatch, seed) for seed in range(1, 7)]
+    fired = [out for out, said, _ in found if out is not said]
+    assert len(fired) >= 5
+    test_share = found[0][2]
+    assert all(abs(out[1] - test_share) < 0.04 for out in fired)
