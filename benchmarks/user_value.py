@@ -631,8 +631,8 @@ def protocol_note(draws, label_draw):
 
 
 def run_lines(table):
-    """The runs a results table of this script records, one ``- Command: ...`` line each (flat, however many
-    merges deep); empty when ``table`` does not exist."""
+    """The runs a results table of this script records, one ``- Command: ...`` line each, and the command of
+    each earlier merge (flat, however many merges deep); empty when ``table`` does not exist."""
     if not table.exists():
         return []
     paragraphs = table.read_text().split("\n\n")
@@ -640,7 +640,13 @@ def run_lines(table):
         return [f"- {paragraphs[1]}"]
     # a merged table: its runs follow its first paragraph (older merges nested them one level per merge)
     text = "\n".join(paragraphs[1:3] if paragraphs[1].startswith("The logs of") else paragraphs[1:2])
-    return [f"- {line.strip()[2:]}" for line in text.splitlines() if line.strip().startswith("- Command:")]
+    runs = []
+    for line in (line.strip() for line in text.splitlines()):
+        if line.startswith("- Command:"):
+            runs.append(line)
+        elif line.startswith("- The logs of") and "`" in line:  # an older merge: the command it was made by
+            runs.append(f"- An earlier merge: `{line.split('`')[1]}`")
+    return runs
 
 
 def merge_logs(args, argv=None):
@@ -676,8 +682,8 @@ def merge_logs(args, argv=None):
     rebuild += ["--out", shown_path(args.out)] if args.out else []
     header = (
         "# Does unlabeled data help with the defaults?\n\n"
-        f"Merged from the committed logs {', '.join(f'`{log}`' for log in logs)} (a later log's cell replaces an "
-        f"earlier one's); rebuilt by `{shlex.join(rebuild)}`. The runs behind these logs:\n"
+        f"Merged from the committed log{'s' * (len(logs) > 1)} {', '.join(f'`{log}`' for log in logs)} (a later "
+        f"log's cell replaces an earlier one's); rebuilt by `{shlex.join(rebuild)}`. The runs behind the rows:\n"
         + "\n".join(runs or ["- not recorded (no table beside the logs)"])
         + "\n\n"
         + protocol_note(draws_text(records), label_draws.pop())

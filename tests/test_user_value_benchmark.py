@@ -373,7 +373,12 @@ def test_the_runs_of_an_older_nested_merge_are_read_flat(uv, tmp_path):
         "- The logs of 2 runs, merged (`cmd2`); a later run's cell replaces an earlier one's:\n"
         "  - Command: `one`\n  - Command: `two`\n- Command: `three`\n\nprotocol\n"
     )
-    assert uv.run_lines(table) == ["- Command: `one`", "- Command: `two`", "- Command: `three`"]
+    assert uv.run_lines(table) == [
+        "- An earlier merge: `cmd2`",
+        "- Command: `one`",
+        "- Command: `two`",
+        "- Command: `three`",
+    ]
     assert uv.run_lines(tmp_path / "missing.md") == []
 
 
