@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 from _harness import RESULTS_DIR, append_jsonl, provenance, read_jsonl, timed
-from _results import partial_path
+from _results import add_allow_dirty, check_publishable, partial_path
 
 
 def parse_args(doc, default):
@@ -26,6 +26,7 @@ def parse_args(doc, default):
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a few steps: the partial log and report")
     parser.add_argument("parts", nargs="*", default=default, metavar="PART", help=f"default: {' '.join(default)}")
+    add_allow_dirty(parser)
     return parser.parse_args()
 
 
@@ -35,6 +36,7 @@ class Study:
     def __init__(self, name):
         self.name, self.log, self.md = name, RESULTS_DIR / f"{name}.jsonl", RESULTS_DIR / f"{name}.md"
         self.train = self.test = None
+        self.allow_dirty = False  # the script's --allow-dirty
 
     def partial(self, why):
         if self.log == partial_path(self.log):
@@ -70,7 +72,10 @@ class Study:
         source = f"Generated from `{self.log.name}`{runs} by: {provenance()}"
         out = [f"# {title}", "", source, "", *intro, "", *sections]
         out += [notes.read_text().rstrip()] if notes.exists() else []
-        self.md.write_text("\n".join(out).rstrip("\n") + "\n")
+        text = "\n".join(out).rstrip("\n") + "\n"
+        if self.md != partial_path(self.md):  # the committed report: reproducible from the repository
+            text = check_publishable(text, allow_dirty=self.allow_dirty)
+        self.md.write_text(text)
         print(f"wrote {self.md}")
 
 

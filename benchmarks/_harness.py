@@ -26,7 +26,17 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from _results import RESULTS_DIR, ResultsFile, partial_path  # noqa: F401 - the rule, re-exported here
+from _results import (  # noqa: F401 - the rule, re-exported here
+    DIRTY_MARK,
+    RESULTS_DIR,
+    ResultsFile,
+    ResultsRefused,
+    add_allow_dirty,
+    check_publishable,
+    git_state,
+    partial_path,
+    shown_path,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
@@ -46,13 +56,10 @@ def command_line(args=None):
 
 
 def git_revision():
-    """Short commit of the benchmarked tree, with ``+`` when it has uncommitted changes (``?`` without git)."""
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True)
-    except OSError:
-        return "?"
-    return (rev.stdout.strip() or "?") + ("+" if dirty.stdout.strip() else "")
+    """Short commit of the benchmarked tree, followed by ``DIRTY_MARK`` when it has uncommitted changes outside
+    ``benchmarks/results/`` (``?`` without git); :class:`ResultsFile` refuses to commit-write such a table."""
+    rev, dirty = git_state()
+    return f"{rev} {DIRTY_MARK}" if dirty else rev
 
 
 def versions():

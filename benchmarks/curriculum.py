@@ -30,7 +30,7 @@ import inspect
 import warnings
 
 import numpy as np
-from _harness import RESULTS_DIR, ResultsFile, finish_sections, markdown_table, provenance, timed
+from _harness import RESULTS_DIR, ResultsFile, add_allow_dirty, finish_sections, markdown_table, provenance, timed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -197,12 +197,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed, smaller MNIST subsample")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="these sections only; the others are kept")
+    add_allow_dirty(parser)
     args = parser.parse_args()
     which = set(args.only or SECTIONS)
     seeds = [0] if args.quick else [0, 1, 2]
     n_mnist = 3000 if args.quick else 10000
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
-    results = ResultsFile(RESULTS, reduced=["--quick (one seed, 3000 MNIST images)"] if args.quick else [])
+    results = ResultsFile(
+        RESULTS, reduced=["--quick (one seed, 3000 MNIST images)"] if args.quick else [], allow_dirty=args.allow_dirty
+    )
     sections = {}
     if which & {"mnist-lr", "mnist-mlp"}:
         with results.skipping("MNIST"):

@@ -29,7 +29,7 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 import scipy.sparse as sp
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, table_head
+from _harness import RESULTS_DIR, Lines, ResultsFile, add_allow_dirty, markdown_row, provenance, reductions, table_head
 from linear_scaling import RCV1_ROWS, make_rcv1_like
 
 HEADER = ["repeat", "method", "where", "wall s", "set-up s", "solve s", "rounds", "KB out / round"]
@@ -111,6 +111,7 @@ def main(argv=None):
     parser.add_argument("--project-workers", type=int, default=32)
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per in-memory fit")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/dask_scaling.md")
+    add_allow_dirty(parser)
     args = parser.parse_args(argv)
     from distributed import Client, LocalCluster
 
@@ -118,7 +119,7 @@ def main(argv=None):
 
     reduced = reductions(args, rows=RCV1_ROWS, repeats=3, methods=list(lsp.ESTIMATORS), probe_rounds=300)
     reduced += [f"--workers {args.workers} (full run: 2)"] if args.workers != 2 else []
-    results = ResultsFile(RESULTS_DIR / "dask_scaling.md", args.out, reduced=reduced)
+    results = ResultsFile(RESULTS_DIR / "dask_scaling.md", args.out, reduced=reduced, allow_dirty=args.allow_dirty)
     log = Lines()
     X, y_semi, y = make_rcv1_like(args.rows)
     r = float(y[y_semi == -1].mean())

@@ -189,6 +189,7 @@ def report():
 
 if __name__ == "__main__":
     cli = parse_args(__doc__, ["run"])
+    STUDY.allow_dirty = cli.allow_dirty
     cmd, *args = cli.parts
     if cli.quick or EPOCHS < 20:
         STUDY.partial("--quick or DEEP_LONG_TAIL_EPOCHS below 20")

@@ -185,6 +185,7 @@ def part_report():
 if __name__ == "__main__":
     torch.set_num_threads(1)
     cli = parse_args(__doc__, ["labels", "longtail", "overhead"])
+    STUDY.allow_dirty = cli.allow_dirty
     if unknown := [p for p in cli.parts if p.split(":")[0] not in ("labels", "longtail", "overhead", "report")]:
         sys.exit(f"deep_ssl: unknown part {unknown[0]!r}; use labels[:...], longtail[:EPOCHS], overhead or report.")
     # labels:<per_class>:<variant>[,<variant>...][:<epochs>] and longtail:<epochs> name their epochs last

@@ -278,6 +278,7 @@ def part_report():
 
 if __name__ == "__main__":
     cli = parse_args(__doc__, ["report"])
+    STUDY.allow_dirty = cli.allow_dirty
     cmd, *args = cli.parts
     parts = dict(report=part_report, steps=part_steps, threads=part_threads, gridsearch=part_gridsearch)
     parts.update(workers=part_workers, fit=lambda **kw: fit_once(*args[:2], *map(int, args[2:3]), **kw))

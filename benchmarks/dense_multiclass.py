@@ -15,7 +15,17 @@ retired, see ``CHANGELOG.md``.)
 
 import argparse
 
-from _harness import RESULTS_DIR, ROOT, ResultsFile, markdown_table, provenance, reductions, run_in_child, timed
+from _harness import (
+    RESULTS_DIR,
+    ROOT,
+    ResultsFile,
+    add_allow_dirty,
+    markdown_table,
+    provenance,
+    reductions,
+    run_in_child,
+    timed,
+)
 
 METHODS = ("tsvm", "da", "potts")
 BASELINES = ("logreg", "linearsvc")
@@ -79,9 +89,13 @@ def main():
     parser.add_argument("--repeats", type=int, default=3, help="label draws")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--out", default=None, help="default: benchmarks/results/dense_multiclass_cost.md")
+    add_allow_dirty(parser)
     args = parser.parse_args()
     results = ResultsFile(
-        RESULTS_DIR / "dense_multiclass_cost.md", args.out, reduced=reductions(args, repeats=3, methods=METHODS)
+        RESULTS_DIR / "dense_multiclass_cost.md",
+        args.out,
+        reduced=reductions(args, repeats=3, methods=METHODS),
+        allow_dirty=args.allow_dirty,
     )
     args.provenance = provenance()
     methods = [*BASELINES, *[m for m in METHODS if m in args.methods]]

@@ -30,7 +30,17 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 import scipy.sparse as sp
-from _harness import RESULTS_DIR, Lines, ResultsFile, fmt, markdown_row, provenance, reductions, table_head
+from _harness import (
+    RESULTS_DIR,
+    Lines,
+    ResultsFile,
+    add_allow_dirty,
+    fmt,
+    markdown_row,
+    provenance,
+    reductions,
+    table_head,
+)
 
 from skssl.datasets import load_newsgroups_binary
 
@@ -104,10 +114,11 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per fit before it is abandoned")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_scaling.md")
+    add_allow_dirty(parser)
     args = parser.parse_args(argv)
     reduced = reductions(args, rows=DEFAULT_ROWS, stack=7, max_da_nnz=16e6)
     reduced += [f"--n-jobs {args.n_jobs} (the default table is n_jobs=1)"] if args.n_jobs != 1 else []
-    results = ResultsFile(RESULTS_DIR / "linear_scaling.md", args.out, reduced=reduced)
+    results = ResultsFile(RESULTS_DIR / "linear_scaling.md", args.out, reduced=reduced, allow_dirty=args.allow_dirty)
     log = Lines()
     log("# Linear S3VMs at paper scale: time and memory against nnz", "", provenance(argv), "")
     log(

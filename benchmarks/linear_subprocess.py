@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from _harness import ROOT, peak_rss_mb, run_in_child, timed
+from _harness import ROOT, peak_rss_mb, run_in_child, shown_path, timed
 
 DEFAULT_SVMLIN_SRC = ROOT.parent / "shared" / "reference" / "svmlin"
 
@@ -75,7 +75,10 @@ def build_svmlin(src, workdir):
     proc = subprocess.run(cmd, cwd=build, capture_output=True, text=True)
     if proc.returncode != 0:
         return None, "SVMlin build failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
-    return build / "svmlinear", f"built from {src} with {Path(cxx).name} -O3 -std=c++11 (Read() bounds guard)"
+    return (
+        build / "svmlinear",
+        f"built from {shown_path(src)} with {Path(cxx).name} -O3 -std=c++11 (Read() bounds guard)",
+    )
 
 
 def write_svmlin_examples(X, path):

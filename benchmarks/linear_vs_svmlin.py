@@ -26,7 +26,7 @@ from pathlib import Path
 import linear_subprocess as lsp
 import numpy as np
 import _harness
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, table_head
+from _harness import RESULTS_DIR, Lines, ResultsFile, add_allow_dirty, markdown_row, provenance, table_head
 from _user_data import load_reuters_earn
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, load_pcmac, newsgroups_labeled_subset
@@ -124,6 +124,7 @@ def parse_args(argv=None):
     parser.add_argument("--no-pcmac", action="store_true", help="leave out the pcmac rows")
     parser.add_argument("--no-20ng", action="store_true", help="leave out the 20 Newsgroups rows")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/linear_vs_svmlin.md")
+    add_allow_dirty(parser)
     return parser.parse_args(argv)
 
 
@@ -146,7 +147,9 @@ def summary(name, rows, targets):
 
 def main(argv=None):
     args = parse_args(argv)
-    results = ResultsFile(RESULTS_DIR / "linear_vs_svmlin.md", args.out, reduced=reductions(args))
+    results = ResultsFile(
+        RESULTS_DIR / "linear_vs_svmlin.md", args.out, reduced=reductions(args), allow_dirty=args.allow_dirty
+    )
     log = Lines()
     with tempfile.TemporaryDirectory(prefix="skssl-svmlin-") as workdir:
         svmlin, how = lsp.build_svmlin(args.svmlin_src, workdir)

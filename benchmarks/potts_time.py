@@ -17,7 +17,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from _harness import RESULTS_DIR, Lines, ResultsFile, markdown_row, provenance, reductions, table_head, timed  # noqa: E402
+from _harness import (
+    RESULTS_DIR,
+    Lines,
+    ResultsFile,
+    add_allow_dirty,
+    markdown_row,
+    provenance,
+    reductions,
+    table_head,
+    timed,
+)  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, make_semi_supervised  # noqa: E402
@@ -34,9 +44,13 @@ def main():
     parser.add_argument("--runs", nargs="+", default=DEFAULT_RUNS, help="labels:seed pairs")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None, help="default: benchmarks/results/potts_time.md")
+    add_allow_dirty(parser)
     args = parser.parse_args()
     results = ResultsFile(
-        RESULTS_DIR / "potts_time.md", args.out, reduced=reductions(args, runs=DEFAULT_RUNS, repeats=3)
+        RESULTS_DIR / "potts_time.md",
+        args.out,
+        reduced=reductions(args, runs=DEFAULT_RUNS, repeats=3),
+        allow_dirty=args.allow_dirty,
     )
     try:
         raw = fetch_20newsgroups_bydate(None if args.data_dir is None else Path(args.data_dir) / "20news-bydate.tgz")

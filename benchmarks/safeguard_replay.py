@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 import user_value as uv
-from _harness import RESULTS_DIR, ResultsFile, append_jsonl, markdown_table, provenance, timed
+from _harness import RESULTS_DIR, ResultsFile, add_allow_dirty, append_jsonl, markdown_table, provenance, timed
 
 import skssl.svm._base as svm_base
 from skssl.svm import LinearL2SVC
@@ -234,10 +234,11 @@ def main(argv=None):
     parser.add_argument(
         "--baselines", nargs="+", metavar="LOG", help="user_value.py logs with the baselines (default: its results)"
     )
+    add_allow_dirty(parser)
     args = parser.parse_args(argv)
     if args.replay:
         records = [json.loads(line) for log in args.replay for line in Path(log).read_text().splitlines()]
-        results = ResultsFile(RESULTS, args.out)
+        results = ResultsFile(RESULTS, args.out, allow_dirty=args.allow_dirty)
         header = f"# The safeguard's check, replayed\n\n{provenance(argv)}\n"
         print(results.finish(render(records, header, args.baselines)).read_text())
         return

@@ -88,6 +88,7 @@ A complete run writes ``results/user_value.md`` and its ``.jsonl`` (``benchmarks
 
 import argparse
 import json
+import shlex
 import warnings
 from collections import namedtuple
 from pathlib import Path
@@ -96,8 +97,9 @@ import numpy as np
 from _harness import (
     RESULTS_DIR,
     ResultsFile,
+    add_allow_dirty,
+    shown_path,
     append_jsonl,
-    command_line,
     markdown_table,
     provenance,
     reductions,
@@ -628,8 +630,31 @@ def protocol_note(draws, label_draw):
     )
 
 
+def run_lines(table):
+    """The runs a results table of this script records, one ``- Command: ...`` line each, and the command of
+    each earlier merge (flat, however many merges deep); empty when ``table`` does not exist."""
+    if not table.exists():
+        return []
+    paragraphs = table.read_text().split("\n\n")
+    if paragraphs[1].startswith("Command:"):  # one run: its provenance
+        return [f"- {paragraphs[1]}"]
+    # a merged table: its runs follow its first paragraph (older merges nested them one level per merge)
+    text = "\n".join(paragraphs[1:3] if paragraphs[1].startswith("The logs of") else paragraphs[1:2])
+    runs = []
+    for line in (line.strip() for line in text.splitlines()):
+        if line.startswith("- Command:"):
+            runs.append(line)
+        elif line.startswith("- The logs of") and "`" in line:  # an older merge: the command it was made by
+            runs.append(f"- An earlier merge: `{line.split('`')[1]}`")
+    return runs
+
+
 def merge_logs(args, argv=None):
     """``--merge``: one table from the logs of several runs; complete only when they cover the full run."""
+    logs = [shown_path(log) for log in args.merge]
+    outside = [log for log in logs if log.startswith(("/", ".."))]
+    if outside:
+        raise SystemExit(f"--merge: logs outside the repository, which nobody else has: {', '.join(outside)}")
     records = {}
     for log in args.merge:
         for line in Path(log).read_text().splitlines():
@@ -652,17 +677,18 @@ def merge_logs(args, argv=None):
     reduced = [f"the logs lack {len(missing)} (data set, method, draw) cells"] if missing else []
     runs = []
     for log in args.merge:
-        table = Path(log).with_suffix(".md")
-        paragraphs = table.read_text().split("\n\n") if table.exists() else ["", f"log `{log}`"]
-        runs.append(f"- {paragraphs[1]}")
-        if paragraphs[1].startswith("The logs of"):  # a merged table: keep the runs it lists, one level deeper
-            runs.append("\n".join("  " + line for line in paragraphs[2].splitlines()))
+        runs += [line for line in run_lines(Path(log).with_suffix(".md")) if line not in runs]
+    rebuild = ["python", "benchmarks/user_value.py", "--merge", *logs]
+    rebuild += ["--out", shown_path(args.out)] if args.out else []
     header = (
         "# Does unlabeled data help with the defaults?\n\n"
-        f"The logs of {len(args.merge)} runs, merged (`{command_line(argv)}`); a later run's cell replaces an "
-        "earlier one's:\n\n" + "\n".join(runs) + "\n\n" + protocol_note(draws_text(records), label_draws.pop())
+        f"Merged from the committed log{'s' * (len(logs) > 1)} {', '.join(f'`{log}`' for log in logs)} (a later "
+        f"log's cell replaces an earlier one's); rebuilt by `{shlex.join(rebuild)}`. The runs behind the rows:\n"
+        + "\n".join(runs or ["- not recorded (no table beside the logs)"])
+        + "\n\n"
+        + protocol_note(draws_text(records), label_draws.pop())
     )
-    results = ResultsFile(RESULTS, args.out, reduced=reduced)
+    results = ResultsFile(RESULTS, args.out, reduced=reduced, allow_dirty=args.allow_dirty)
     methods = [m for m in METHODS if any(r["method"] == m for r in records)]
     written = results.finish(render(records, methods, header))
     with open(written.with_suffix(".jsonl"), "w") as out:
@@ -703,6 +729,7 @@ def main(argv=None):
         help="the S3VMs' safeguard (default: their default); another value makes the run reduced",
     )
     parser.add_argument("--out", help="write a run reduced on purpose to this file (and .jsonl beside it)")
+    add_allow_dirty(parser)
     args = parser.parse_args(argv)
     if args.draws < 1:
         parser.error("--draws must be at least 1")
@@ -730,7 +757,7 @@ def main(argv=None):
         label_draw="stratified",
         safeguard="default",
     )
-    results = ResultsFile(RESULTS, args.out, reduced=reduced)
+    results = ResultsFile(RESULTS, args.out, reduced=reduced, allow_dirty=args.allow_dirty)
     log_path = results.partial.with_suffix(".jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("")

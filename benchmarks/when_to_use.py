@@ -26,7 +26,16 @@ import argparse
 import warnings
 
 import numpy as np
-from _harness import RESULTS_DIR, ResultsFile, finish_sections, markdown_table, provenance, sections_text, timed
+from _harness import (
+    RESULTS_DIR,
+    ResultsFile,
+    add_allow_dirty,
+    finish_sections,
+    markdown_table,
+    provenance,
+    sections_text,
+    timed,
+)
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
@@ -196,9 +205,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), help="run these sections only")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/when_to_use.md")
+    add_allow_dirty(parser)
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
-    results = ResultsFile(RESULTS, args.out)
+    results = ResultsFile(RESULTS, args.out, allow_dirty=args.allow_dirty)
     done = {}
     for key in args.only or list(SECTIONS):
         with results.skipping(f"section {key}"):

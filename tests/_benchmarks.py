@@ -21,3 +21,11 @@ def load_benchmark(name):
     finally:
         sys.path.remove(str(BENCHMARKS))
     return module
+
+
+def as_repository(path, monkeypatch):
+    """Make ``path`` the repository the results writer checks (``benchmarks/_results.py``): not a git
+    checkout, so never dirty, and holding the logs and tables a test writes there. Returns ``path``."""
+    load_benchmark("_harness")
+    monkeypatch.setattr(sys.modules["_results"], "ROOT", path)
+    return path

@@ -1,5 +1,8 @@
-"""The rule of benchmarks/README.md: only a complete run replaces a file in benchmarks/results/."""
+"""The rule of benchmarks/README.md: only a complete run replaces a file in benchmarks/results/, and what it
+writes there (and what the docs quote) names nothing outside the repository and no tree with uncommitted
+changes."""
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -8,10 +11,16 @@ import pytest
 
 from ._benchmarks import BENCHMARKS, load_benchmark
 
+REPO = BENCHMARKS.parent
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
 
 @pytest.fixture
-def rf():
-    return load_benchmark("_results")
+def rf(tmp_path, monkeypatch):
+    """The results writer, checking ``tmp_path`` (no git checkout: never dirty) as its repository."""
+    module = load_benchmark("_results")
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    return module
 
 
 @pytest.fixture
@@ -115,3 +124,108 @@ def test_a_missing_data_set_is_skipped_and_makes_the_run_partial(rf, committed, 
     assert "skipping 20 Newsgroups" in capsys.readouterr().out
     with pytest.raises(ValueError), results.skipping("other"):
         raise ValueError("not a missing data set")
+
+
+def _git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A git checkout with one committed source file and a committed results file."""
+    root = tmp_path / "repo"
+    (root / "benchmarks" / "results").mkdir(parents=True)
+    (root / "code.py").write_text("x = 1\n")
+    (root / "benchmarks" / "results" / "bench.md").write_text("committed table\n")
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first")
+    return root
+
+
+@needs_git
+def test_a_complete_run_on_a_tree_with_uncommitted_changes_is_refused_before_it_runs(rf, repo):
+    table = repo / "benchmarks" / "results" / "bench.md"
+    (table.parent / "log.jsonl").write_text("a row\n")  # a run's own log does not make the tree dirty
+    table.write_text("rewritten mid-run\n")
+    assert rf.git_state(repo)[1] is False
+    (repo / "code.py").write_text("x = 2\n")
+    assert rf.git_state(repo)[1] is True
+    with pytest.raises(rf.ResultsRefused, match="uncommitted changes.*--allow-dirty"):
+        rf.ResultsFile(table, root=repo)
+    partial = rf.ResultsFile(table, reduced=["--quick"], root=repo)  # a partial run is a development run anyway
+    assert partial.finish("quick\n") == table.with_name("bench.partial.md")
+
+
+@needs_git
+def test_allow_dirty_writes_a_marked_table(rf, repo):
+    table = repo / "benchmarks" / "results" / "bench.md"
+    (repo / "code.py").write_text("x = 2\n")
+    results = rf.ResultsFile(table, allow_dirty=True, root=repo)
+    assert results.finish("new table\n") == table
+    assert rf.DIRTY_MARK in table.read_text() and table.read_text().endswith("new table\n")
+
+
+@needs_git
+def test_a_table_whose_provenance_was_written_on_a_dirty_tree_is_refused(rf, repo):
+    table = repo / "benchmarks" / "results" / "bench.md"
+    results = rf.ResultsFile(table, root=repo)  # clean now, but the run's provenance says it was not
+    with pytest.raises(rf.ResultsRefused, match="uncommitted"):
+        results.finish(f"skssl at git abc1234 {rf.DIRTY_MARK}\n")
+    assert table.read_text() == "committed table\n"
+
+
+def test_provenance_marks_a_dirty_tree(monkeypatch):
+    h = load_benchmark("_harness")
+    monkeypatch.setattr(h, "git_state", lambda root=None: ("abc1234", True))
+    assert h.git_revision() == f"abc1234 {h.DIRTY_MARK}"
+    monkeypatch.setattr(h, "git_state", lambda root=None: ("abc1234", False))
+    assert h.git_revision() == "abc1234"
+
+
+def test_a_table_naming_a_path_outside_the_repository_is_refused(rf, committed, tmp_path):
+    outside = "/work/scratch/s44/pd_status.jsonl"
+    with pytest.raises(rf.ResultsRefused, match=re.escape(outside)):
+        rf.ResultsFile(committed).finish(f"Command: `python benchmarks/x.py --out {outside}`\n")
+    assert committed.read_text() == "committed table\n"
+    inside = f"`{tmp_path / 'results' / 'bench.jsonl'}`, `../shared/data`, https://example.org/a/b, 1/2\n"
+    assert rf.ResultsFile(committed).finish(inside) == committed
+
+
+def test_shown_path_is_relative_to_the_repository_or_to_the_shared_folder_beside_it(rf, tmp_path):
+    assert rf.shown_path(tmp_path / "benchmarks" / "results" / "a.jsonl") == "benchmarks/results/a.jsonl"
+    assert rf.shown_path(tmp_path.parent / "shared" / "data") == "../shared/data"
+    assert rf.shown_path("/elsewhere/a.jsonl") == "/elsewhere/a.jsonl"
+    assert rf.foreign_paths("`/elsewhere/a.jsonl`") == ["/elsewhere/a.jsonl"]
+
+
+def _published():
+    """The committed files that quote or hold results: benchmarks/results/, docs/ and README.md."""
+    files = [REPO / "README.md", *sorted((REPO / "benchmarks" / "results").glob("*"))]
+    for ext in ("rst", "md", "txt", "py", "html"):
+        files += sorted((REPO / "docs").rglob(f"*.{ext}"))
+    skip = ("_build", "auto_examples", "generated", "_generated")
+    return [f for f in files if f.is_file() and not f.name.count(".partial.") and not set(f.parts) & set(skip)]
+
+
+FOREIGN = re.compile(r"(?<![\w.:/~-])/(?:work|tmp|home|root|scratch|mnt|Users|var)/[^\s`'\")\]]*")
+DIRTY = re.compile(r"\bgit [0-9a-f]{6,40}\+")
+
+
+@pytest.mark.parametrize("path", _published(), ids=lambda p: str(p.relative_to(REPO)))
+def test_committed_results_and_docs_name_nothing_outside_the_repository(rf, path):
+    """No scratch path nobody else has (``../shared/data``, the documented data location beside the
+    repository, is the one place outside it a file may name), and no run on a tree with uncommitted changes."""
+    text = path.read_text(errors="replace")
+    lines = text.splitlines()
+
+    def where(match):
+        n = text.count("\n", 0, match.start())
+        return f"line {n + 1}: {lines[n][:120]}"
+
+    bad = [where(m) for m in FOREIGN.finditer(text) if not Path(m.group(0)).is_relative_to(REPO)]
+    bad += [where(m) for m in re.finditer(r"\.\./shared/(?!data\b)\S*", text)]
+    assert not bad, f"{path.name} names paths outside the repository:\n" + "\n".join(bad)
+    dirty = [where(m) for m in DIRTY.finditer(text)]
+    dirty += [where(m) for m in re.finditer(re.escape(rf.DIRTY_MARK), text)]
+    assert not dirty, f"{path.name} holds results of a tree with uncommitted changes:\n" + "\n".join(dirty)

@@ -11,12 +11,17 @@ from sklearn.utils import Bunch
 
 from skssl.svm import LinearL2SVC
 
-from ._benchmarks import load_benchmark
+from ._benchmarks import as_repository, load_benchmark
 
 
 @pytest.fixture(scope="module")
 def uv():
     return load_benchmark("user_value")
+
+
+@pytest.fixture
+def results_root(tmp_path, monkeypatch):
+    return as_repository(tmp_path, monkeypatch)
 
 
 def _tabular(seed=0, n=300):
@@ -293,7 +298,7 @@ def test_the_mnist_subsample_holds_every_class_in_train_and_test(uv):
         assert counts.min() > 0.5 * counts.mean(), counts
 
 
-def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, monkeypatch, capsys):
+def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, results_root, tmp_path, monkeypatch, capsys):
     """``--merge``: a later log's cell replaces an earlier one's; complete only when every cell is there."""
     toys = [uv.Dataset(name, "tabular", "dev", lambda: _tabular(2), uv.tabular_split) for name in ("toy1", "toy2")]
     monkeypatch.setattr(uv, "DATASETS", toys)
@@ -332,12 +337,12 @@ def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, tmp_path, 
         uv.main(["--merge", str(empty)])
 
 
-def test_a_merge_of_a_merged_table_keeps_the_runs_it_lists(uv, tmp_path, monkeypatch):
-    """Re-merging the committed table keeps the provenance of every run behind it, one level deeper."""
+def test_a_merged_table_names_its_logs_the_command_that_rebuilds_it_and_every_run_flat(uv, results_root, monkeypatch):
+    """Re-merging the committed table keeps the provenance of every run behind it, in one flat list."""
     toys = [uv.Dataset("toy1", "tabular", "dev", lambda: _tabular(2), uv.tabular_split)]
     monkeypatch.setattr(uv, "DATASETS", toys)
     monkeypatch.setattr(uv, "BY_NAME", {d.name: d for d in toys})
-    results = tmp_path / "results" / "user_value.md"
+    results = results_root / "benchmarks" / "results" / "user_value.md"
     monkeypatch.setattr(uv, "RESULTS", results)
     rows = [
         {"dataset": "toy1", "kind": "tabular", "group": "dev", "draw": draw, "n_train": 70, "n_labeled": 7,
@@ -345,18 +350,49 @@ def test_a_merge_of_a_merged_table_keeps_the_runs_it_lists(uv, tmp_path, monkeyp
         for draw in range(uv.DRAWS) for method in uv.METHODS
     ]  # fmt: skip
     for name, command in (("a", "first run"), ("b", "second run"), ("c", "third run")):
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (tmp_path / f"{name}.md").write_text(f"# title\n\nCommand: `{command}`\n\nprotocol\n")
-    uv.main(["--merge", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")])
-    uv.main(["--merge", str(results.with_suffix(".jsonl")), str(tmp_path / "c.jsonl")])
+        (results.parent / f"{name}.jsonl").parent.mkdir(parents=True, exist_ok=True)
+        (results.parent / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (results.parent / f"{name}.md").write_text(f"# title\n\nCommand: `{command}`\n\nprotocol\n")
+    uv.main(["--merge", str(results.parent / "a.jsonl"), str(results.parent / "b.jsonl")])
+    uv.main(["--merge", str(results.with_suffix(".jsonl")), str(results.parent / "c.jsonl")])
     paragraphs = results.read_text().split("\n\n")
-    assert paragraphs[1].startswith("The logs of 2 runs, merged")
-    lines = paragraphs[2].splitlines()
-    assert lines[0].startswith("- The logs of 2 runs, merged (") and f"{tmp_path / 'b.jsonl'}`)" in lines[0]
-    assert lines[1:] == ["  - Command: `first run`", "  - Command: `second run`", "- Command: `third run`"]
+    lines = paragraphs[1].splitlines()
+    assert lines[0].startswith(
+        "Merged from the committed logs `benchmarks/results/user_value.jsonl`, `benchmarks/results/c.jsonl`"
+    )
+    rebuild = "python benchmarks/user_value.py --merge benchmarks/results/user_value.jsonl benchmarks/results/c.jsonl"
+    assert f"rebuilt by `{rebuild}`" in lines[0]
+    assert lines[1:] == ["- Command: `first run`", "- Command: `second run`", "- Command: `third run`"]
+    assert str(results_root) not in results.read_text()
 
 
-def test_a_held_back_group_runs_only_by_name_and_a_merge_is_complete_without_it(uv, tmp_path, monkeypatch, capsys):
+def test_the_runs_of_an_older_nested_merge_are_read_flat(uv, tmp_path):
+    table = tmp_path / "t.md"
+    table.write_text(
+        "# t\n\nThe logs of 2 runs, merged (`cmd`); a later run's cell replaces an earlier one's:\n\n"
+        "- The logs of 2 runs, merged (`cmd2`); a later run's cell replaces an earlier one's:\n"
+        "  - Command: `one`\n  - Command: `two`\n- Command: `three`\n\nprotocol\n"
+    )
+    assert uv.run_lines(table) == [
+        "- An earlier merge: `cmd2`",
+        "- Command: `one`",
+        "- Command: `two`",
+        "- Command: `three`",
+    ]
+    assert uv.run_lines(tmp_path / "missing.md") == []
+
+
+def test_a_merge_refuses_logs_outside_the_repository(uv, results_root, tmp_path_factory, monkeypatch):
+    monkeypatch.setattr(uv, "RESULTS", results_root / "benchmarks" / "results" / "user_value.md")
+    outside = tmp_path_factory.mktemp("scratch") / "run.jsonl"
+    outside.write_text(json.dumps({"dataset": uv.DATASETS[0].name, "draw": 0, "method": "logreg"}) + "\n")
+    with pytest.raises(SystemExit, match="outside the repository"):
+        uv.main(["--merge", str(outside)])
+
+
+def test_a_held_back_group_runs_only_by_name_and_a_merge_is_complete_without_it(
+    uv, results_root, tmp_path, monkeypatch, capsys
+):
     """``HELD_BACK``: listed to judge a later change, so no run of every group fits it before then."""
     assert uv.HELD_BACK == ("fresh8",)
     eighth = [d for d in uv.DATASETS if d.group == "fresh8"]
