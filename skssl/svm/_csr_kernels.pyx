@@ -2,34 +2,20 @@
 """Compiled kernels of the linear solvers: CGLS on CSR or dense row blocks with OpenMP threads, the
 outputs of listed rows, the exact line search, and deterministic annealing's mean belief.
 
-The only path of the solvers' products (there is no Python fallback), used
-through :mod:`skssl.svm._kernels`; the decisions and measurements are in
-:mod:`skssl.svm._rowblocks`, :mod:`skssl.svm._mfn` and :mod:`skssl.svm._da`.
-
+The only path of the solvers' products, used through :mod:`skssl.svm._kernels`.
 Every loop over rows is written once, for a fused type of rows: CSR rows
-(scipy's arrays, int or long long indices) or the rows of a C-contiguous
-dense ``X`` listed by index and read in place. Cython compiles it once per
-kind; the copies differ only in the two row products, ``_row_dot`` and
-``_row_axpy``: a CSR row is summed in column order, as scipy's CSR mat-vec
-sums it, a dense row goes to BLAS's ``ddot`` / ``daxpy``. The public
-functions (``csr_cgls``, ``dense_cgls``, ``csr_matvec_subset``, ...)
-describe their rows and hand them to those loops after checking their
-arguments; the kind of rows is looked at once per row block, never per row.
+(int or long long indices) or the rows of a C-contiguous dense ``X`` read in
+place by index. The copies differ only in ``_row_dot`` and ``_row_axpy``: a
+CSR row is summed in column order, as scipy's mat-vec sums it, a dense row
+goes to BLAS's ``ddot`` / ``daxpy``. One CGLS iteration's two products,
+``q = X p`` and ``X^T (C q)``, are fused into one pass over the rows (``q_i``
+is known once row ``i`` is read), so ``X`` is read once per iteration.
 
-One CGLS iteration needs ``q = X p`` and then ``X^T (C q)``; on 20
-Newsgroups these products are four fifths of a fit. scipy computes them as
-two mat-vecs, each reading all of ``X``'s values and indices. Row ``i``'s
-contribution to ``X^T (C q)`` is ``c_i q_i x_i``, and ``q_i`` is known as soon
-as the row is read, so one pass over the rows can do both products while the
-row is still in cache: X is read once per iteration, which is what limits
-the products once X outgrows the caches, and what limits two threads sharing
-the memory bus. scipy has no such fused product, hence this kernel.
+The number of blocks is fixed by ``n_jobs`` (it fixes the order of sums);
+how many threads run them is chosen at run time by :class:`ThreadSchedule`.
 
-The number of blocks is fixed by the fit's ``n_jobs`` (it decides the order
-of the sums); how many OpenMP threads run them is chosen at run time by the
-fit's :class:`ThreadSchedule`, which times CGLS's iterations (see
-:mod:`skssl.svm._rowblocks`). Every block keeps its own partial sums, so the
-results do not depend on that choice.
+Design decisions: user guide, Implementation decisions: linear S3VMs,
+"Compiled kernels and threads".
 """
 
 from contextvars import ContextVar

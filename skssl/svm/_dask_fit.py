@@ -5,33 +5,13 @@
 :mod:`skssl.svm._dask_problem`, :mod:`skssl.svm._dask_mfn`,
 :mod:`skssl.svm._dask_tsvm` and :mod:`skssl.svm._dask_da` for the
 solvers). It does what the in-memory ``fit`` does (:mod:`skssl.svm._base`)
-with sums over the row blocks in place of arrays: the classes, the class fractions,
-``alpha="auto"``, ``class_weight``, the dropping of zero-weight rows, one
-binary problem per class, the checks of the result and the safeguard.
+with sums over the row blocks in place of arrays, gathering nothing
+row-sized; one-vs-rest problems run at once in client threads, the
+safeguard runs on the cluster, and ``transduction_`` is a lazy Dask array.
+:class:`~skssl.svm.PottsDeterministicAnnealingSVC` and labels that are not
+numbers are not supported.
 
-Decisions
----------
-* **Nothing row-sized is gathered.** ``classes_``, the class fractions
-  and ``alpha="auto"`` need only per-block sums (labels and weights per
-  class, squared row norms), so even the labeled rows stay on the
-  workers.
-* **One-vs-rest problems run at once** in client threads: each waits on
-  its own round trips, so the cluster works on several problems at a time.
-  The result does not depend on it.
-* **transduction_** is a lazy Dask array with the row chunks of ``X``
-  (labeled rows keep their label, the others get the final model's
-  prediction); computing it scores ``X`` on the workers.
-* **The safeguard** fits its extra candidates (a second optimizer's among them) on the cluster too,
-  counts their agreement on the unlabeled rows block by block, and refits
-  on lazily derived labels and weights (:class:`~skssl.svm.LinearL2SVC`
-  for two classes; for more, the joint l2-SVM of
-  :mod:`skssl.svm._weston_watkins`, each evaluation of its loss and
-  gradient, and each product with its Hessian, one round that sums the
-  blocks' parts): the in-memory safeguard's model, with only counts and
-  sums travelling.
-* **Not on Dask:** :class:`~skssl.svm.PottsDeterministicAnnealingSVC`
-  (its transport problem couples all rows), and labels that are not
-  numbers (a Dask ``y`` must use -1 for unlabeled rows).
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
 from concurrent.futures import ThreadPoolExecutor

@@ -1,66 +1,16 @@
 """The row-block store of a fit on a Dask cluster: blocks of rows and their per-row state stay on the workers.
 
-A linear estimator given a ``dask.array`` fits on the cluster of the
-current ``distributed.Client``. :class:`DaskRows` persists the row blocks
-of ``X`` (with the matching blocks of ``y`` and ``sample_weight``), checks
-them where they are, hands each checked block to a :class:`BlockActor` on
-its worker, and runs the solvers' per-block steps there
-(:meth:`DaskRows.round`): every step takes a block's state and a few
-feature-length vectors and scalars, and makes the block's next state (on
-the same worker) and a small reply that the client gathers and sums in
-block order. The solvers of :mod:`skssl.svm._dask_mfn`,
-:mod:`skssl.svm._dask_tsvm` and :mod:`skssl.svm._dask_da` are written on
-these rounds, with the client's :class:`StateRef` handles in place of the
-states.
+:class:`DaskRows` persists the row blocks of ``X`` (with the matching blocks
+of ``y`` and ``sample_weight``), checks them where they are, hands each to a
+:class:`BlockActor` (a Dask actor) on its worker, and runs the solvers'
+per-block steps there (:meth:`DaskRows.round`): a step takes a block's state
+and a few feature-length vectors and scalars, makes the block's next state
+on the same worker and a small reply that the client sums in block order.
+Steps are sent lazily with the next round trip (:meth:`DaskRows.submit`),
+states are forgotten with their :class:`StateRef` handles, and a lost worker
+(:class:`BlockLost`) restarts the fit, at most ``MAX_RESTARTS`` times.
 
-Decisions
----------
-* **Dask is the engine.** Blocks are persisted futures, checked by Dask
-  tasks; their states live in Dask actors (``client.submit(...,
-  actor=True)``) created on the workers that hold the checked blocks; there
-  is no scheduler, RPC or process pool of skssl's own. A block and its
-  per-row state (outputs, costs, switched labels, beliefs) do not move;
-  only the arguments of the steps (weights, directions, a few scalars) and
-  their replies (feature-length sums, counts, scalars, a few candidates)
-  travel.
-* **Actors, not a task per step.** A CGLS iteration needs the previous
-  one's global sums, so a fit is thousands of round trips and their
-  latency, not the products, set the cost of a fit on a few workers. A
-  round of tasks goes client, scheduler, worker, scheduler, client (and a
-  second task per block fetches the reply without moving the state): 19.1
-  ms on an idle 2-core machine with 2 workers against 2.4 ms for a call to
-  the actors, which goes from the client to the worker and back
-  (``benchmarks/dask_scaling.py``).
-* **Steps are sent lazily.** :meth:`DaskRows.submit` only records a step on
-  the new handle; the next round trip that needs the state sends the chain
-  of pending steps with it, so a step never costs a round trip of its own.
-  A step is a pure function of its input state and arguments and never
-  changes its input, so sending a step twice (two client threads needing
-  the same pending state) is harmless.
-* **States are forgotten with their handles.** When the client drops a
-  :class:`StateRef`, its id is sent with the block's next round trip and the
-  actor forgets the state; a fit holds a few states per block, whatever its
-  number of steps, and nothing on the scheduler grows with them. A finished
-  fit drops its actors.
-* **A lost worker restarts the fit.** An actor's states die with its
-  worker; its calls then raise :class:`BlockLost`. ``fit`` persists and
-  checks the blocks again (Dask recomputes the lost ones from their
-  lineage) and runs again from the start: the fit is deterministic, so it
-  ends with the model it would have given without the loss, at the price
-  of the work done before it. After ``MAX_RESTARTS`` restarts, or where Dask
-  cannot recompute a block (``KilledWorker``), the fit raises a
-  ``RuntimeError`` that names the row blocks, never a different model.
-* **Determinism.** Replies are summed on the client in block order, so the
-  model does not depend on the number of workers or on where blocks live;
-  a different chunking changes only the order of floating-point sums.
-* **Empty chunks** are allowed anywhere (``y`` and ``sample_weight`` must
-  still have the same row chunks); they get no task and no state.
-* **Checks where the data are.** A first round checks every block (no NaN
-  or infinite value, no value above the solvers' scale limit, labels of a
-  numeric type) and returns its sums (rows, labeled rows and their weights
-  per class, weighted squared row norms): what ``fit`` needs for
-  ``classes_``, the class fractions and ``alpha="auto"`` without gathering
-  any row.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
 import collections

@@ -2,57 +2,15 @@
 
 The estimators pass ``X`` through :func:`as_float64_design` (float64 CSR, or a
 C-contiguous float64 ndarray that the compiled dense kernels read in place)
-and :func:`check_design_scale` (no value above :data:`MAX_ABS_VALUE`); the
-solvers (:mod:`skssl.svm._mfn` and the loops built on it) assume both.
+and :func:`check_design_scale` (largest absolute value between
+:data:`MIN_ABS_VALUE` and :data:`MAX_ABS_VALUE`, or zero); the solvers
+(:mod:`skssl.svm._mfn` and the loops built on it) assume both. ``fit``
+replaces a CSR matrix that stores a duplicate entry by its canonical copy
+(:func:`without_duplicate_entries`, once per fit, never modifying the
+caller's matrix); unsorted indices alone are kept. The fits an estimator
+runs inside its own reuse its checked matrix (:func:`fit_scope`).
 
-Decisions
----------
-* **Duplicate entries are summed first.** scipy lets a CSR matrix store
-  the same (row, column) more than once, its value being the sum of the
-  entries (``toarray`` and products read it so). Parts of a fit that read
-  the stored entries one by one, the content order of the rows
-  (:mod:`skssl.svm._row_order`) and the scale check, would see the parts
-  instead of the value: such a matrix gave another ``alpha_`` and another
-  model than the same values in canonical form or dense. So an
-  estimator's ``fit`` replaces a matrix that holds a duplicate entry by its
-  canonical copy (duplicates summed, indices sorted:
-  :func:`without_duplicate_entries`), once, where it validates ``X`` (and
-  in every Dask block); the caller's matrix is never modified. The solvers
-  themselves read duplicates right (their products sum them), so
-  :func:`as_float64_design`, which every solve calls, does not look for
-  them: in a first version it did, and the check took 29% of the CPU of a
-  ``TransductiveSVC()`` fit on TF-IDF rows (174 calls). The fits an
-  estimator runs inside its own (the safeguard's candidates and folds,
-  the annealing start's checks) get its checked matrix and do not look
-  again (:func:`fit_scope`). Measured on 20 Newsgroups' ibm.pc against
-  mac hardware (1,175 documents, 131,266 unsorted TF-IDF entries, 50
-  labels): the checks of every such fit took 1.9% of the CPU of
-  ``TransductiveSVC()`` (20 calls); those of the user's matrix once and
-  of the row subsets the supervised fits of the checks take, 0.6% (16
-  calls; ``DeterministicAnnealingSVC()``: 0.1%).
-* **Unsorted indices alone are kept.** ``TfidfVectorizer.fit_transform``
-  returns rows whose column indices are not sorted (it renumbers the
-  vocabulary alphabetically), so most text a user fits comes so; the
-  kernels read such rows as they are, and a canonical copy would add the
-  size of ``X`` to a fit's memory. Whether an unsorted matrix holds a
-  duplicate is found on a sorted copy of a slice of rows at a time
-  (:data:`DUPLICATE_CHECK_ENTRIES` entries): memory bounded, time
-  ``O(nnz log)``; a canonical matrix (scipy's cached flag, else one pass
-  over the indices) is not looked at further.
-* **Scale.** Values above :data:`MAX_ABS_VALUE` (1e15) are rejected with a
-  ``ValueError`` asking to scale ``X`` (:func:`check_design_scale`, called by
-  the estimators): their squares overflow (from ~1e154) or the
-  regularization is lost to rounding. So is an ``X`` whose largest absolute
-  value is not 0 but below :data:`MIN_ABS_VALUE` (~1.5e-154): every square
-  underflows, the rows' squared norms are 0, and ``alpha="auto"`` took them
-  for all-zero rows and returned a model of zero weights that predicts one
-  class (found in review, 2026-11-29: ``X * 1e-200``; from ``X * 1e-100`` on,
-  ``alpha="auto"`` already refused the penalty as too small). A Dask fit
-  applies the test to each block's largest value, so it also refuses a
-  block of such values beside blocks of ordinary ones, which the fit of the
-  rows in memory accepts (they are then practically zero rows). A
-  non-finite Newton point still raises ``FloatingPointError`` rather than
-  returning NaN weights.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Validation of X".
 """
 
 from contextlib import contextmanager
