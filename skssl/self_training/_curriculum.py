@@ -7,128 +7,13 @@ unlabeled row with the model of round ``t - 1``, takes one global threshold at
 the percentile ``100 - step * t`` of the maximum class probability, pseudo-
 labels the rows at or above it and fits a *fresh* model on the labeled and the
 pseudo-labeled rows as one pool. The last round is the one at percentile 0,
-where every unlabeled row is used.
+where every unlabeled row is used. Pseudo-label rounds are class-weighted
+(``class_weighting``), a held-out fraction of the labels can pick the best
+round (``validation_fraction``), and the cross-validated safeguard
+(:mod:`skssl.self_training._safeguard`) returns round 0's model where the
+curriculum does not help.
 
-Decisions
----------
-* **Rows at or above the threshold.** The reference program keeps the rows
-  with ``max_proba >= threshold`` (Algorithm 1 in the paper prints ``>``), and
-  only ``>=`` makes the round at percentile 0 use every unlabeled row, which
-  is the paper's stopping rule. A ``step`` that does not divide 100 ends with
-  an extra round at percentile 0 (the reference clamps the percentile to 0).
-* **Pseudo-labels may leave.** Each round selects from the whole unlabeled
-  set with the newest model, so a row picked in round ``t`` can be dropped or
-  relabeled in round ``t + 1``; ``labeled_iter_`` keeps the round in which a
-  row was *first* pseudo-labeled and ``history_`` counts the rows that left.
-* **Re-initialisation** is a :func:`sklearn.base.clone` per round. With
-  ``reinitialize=False`` (the paper's fine-tuning ablation) one model is kept
-  and trained further: through ``warm_start=True`` when the estimator has
-  that parameter (sklearn's SGD, MLP, LogisticRegression, skorch nets), else
-  through ``partial_fit`` on the round's pool. An estimator with neither
-  cannot be fine-tuned and ``fit`` raises a ``ValueError`` instead of silently
-  re-initialising. For convex models (LogisticRegression) warm starting
-  reaches the same optimum, so the ablation only matters for models with
-  local optima or a fixed iteration budget.
-* **Class weighting.** The reference program weights a pseudo-label round's
-  row of class ``k`` by ``(N - n_k) / n_k``, where ``n_k`` counts class ``k``
-  in the round's pool of ``N`` rows. Summed over a class this gives class
-  ``k`` the weight ``N - n_k``: in a two-class pool it *swaps* the class
-  totals, so a minority class of 13% weighs 87% of the pool. On balanced
-  data (the paper's CIFAR and ImageNet) that only undoes drift; on
-  imbalanced data it turns the model to the minority class. Around
-  ``LogisticRegression`` with 100 labels of SMS spam (13.4% spam) every round
-  after the first predicted spam everywhere (13.4% test accuracy against
-  86.6% supervised), and mammography (2.3% positive) fell from 98.1% to 58%.
-  skssl's default, ``"labeled_prior"``, instead weights a row of class ``k``
-  by ``N pi_k / n_k``, where ``pi_k`` is the share of class ``k`` among the
-  labeled training rows: every class weighs its labeled share of the pool,
-  whatever share the pseudo-labels gave it. Pseudo-labels cannot drift
-  towards a few classes (the reason for weighting at all) nor turn the
-  classes' balance around. On balanced labels it is ``N / (K n_k)``,
-  sklearn's ``class_weight="balanced"``. The reference's rule stays
-  available as ``"inverse_frequency"`` (rescaled by ``1 / (K - 1)`` to
-  average 1 over the pool, since a sklearn estimator's ``sample_weight``
-  scale trades off against its regulariser, whereas the reference's
-  mean-reduced cross-entropy ignores the scale). With ``sample_weight``,
-  ``"labeled_prior"`` counts rows by their weight (``n_k``, ``N`` and
-  ``pi_k`` are sums of weights), so the class totals of the product still
-  match the labeled shares. ``"auto"`` applies ``"labeled_prior"`` whenever
-  the estimator's ``fit`` takes ``sample_weight`` and fits unweighted
-  otherwise; ``True`` or a rule's name insists and raises when the estimator
-  cannot take weights; ``False`` never weights. Round 0 is never weighted.
-  ``history_`` records whether each round was weighted. Measured reason for
-  weighting by default: on six 20 Newsgroups groups with 10 labels per class
-  around ``SGDClassifier(loss="log_loss")`` the unweighted rounds drift
-  towards a few classes (``benchmarks/results/curriculum.md``).
-* **Safeguard.** By default (``safeguard="cross_validation"``) the
-  curriculum's model is returned only when, run on stratified folds of the
-  labeled rows, it classifies at least as many held-out rows correctly as
-  the supervised model of round 0; otherwise round 0's model is. The paper
-  has no such step: around ``LogisticRegression()`` on topic and sentiment
-  text the rounds lost 7 to 15 points to the supervised model. The rule,
-  its measurements and its cost are in :mod:`skssl.self_training._safeguard`.
-* **Validation.** ``validation_fraction`` holds out that fraction of the
-  labeled rows of every class (rounded down, so every class keeps at least one
-  training row; a hand-written split because ``StratifiedShuffleSplit`` refuses
-  classes with a single member). The held-out rows are never trained on nor
-  pseudo-labeled; each round's model is scored on them (accuracy) and the best
-  round's model becomes ``estimator_``, the later round winning ties (more
-  rows seen). The next round is still scored by the newest model, as in the
-  paper. With ``sample_weight`` the held-out rows are drawn among the rows
-  of positive weight (a row of weight 0 counts as absent; drawn into the
-  validation rows, it could leave them no weight to score by).
-* **Seeds.** ``random_state`` draws the validation split and, for every
-  ``random_state`` parameter left at ``None`` in the wrapped estimator or
-  in an estimator nested in it (a ``Pipeline``'s steps, a search's
-  estimator), a new seed for every round's clone, so each
-  re-initialisation starts from other random weights (as in the paper) and
-  the same ``random_state`` gives the same model. A ``random_state`` that
-  is set keeps its value. (Seeding only the estimator's own parameter, as
-  before, left a ``make_pipeline(..., RandomForestClassifier())`` unseeded
-  and its fits different from run to run.)
-* **transduction_** holds, for unlabeled rows, the prediction of the final
-  ``estimator_`` (like ``LabelSpreading``), not the pseudo-labels of the last
-  round, which the model before it made.
-* **Confidence** is the maximum of ``predict_proba``. An estimator without
-  ``predict_proba`` (``LinearSVC``, ``SGDClassifier(loss="hinge")``) raises a
-  ``ValueError`` in ``fit`` before anything is trained; the check is repeated
-  after the first fit for estimators that only expose it once fitted.
-* **Non-finite probabilities are an error.** A single ``NaN`` in the
-  maximum probabilities makes every percentile ``NaN``, so no row would pass
-  the threshold and the fit would silently stay supervised; ``fit`` raises a
-  ``ValueError`` naming the estimator and the number of rows instead (the
-  rows could not be ranked, and dropping them silently would hide a broken
-  model). Negative ``sample_weight`` is rejected as in skssl's own
-  estimators.
-* **X belongs to the wrapped estimator.** The meta-estimator only selects
-  rows of ``X`` (sklearn's ``_safe_indexing``, after ``indexable``, which
-  turns COO into CSR), so anything the wrapped estimator takes works: 4-D
-  image arrays for skssl's image net, raw text for a ``Pipeline`` that starts
-  with a vectorizer, DataFrames. The wrapped estimator validates ``X`` (NaN,
-  shape, dtype) in its own ``fit`` and ``predict``, as in sklearn's
-  ``Pipeline``; ``n_features_in_`` and ``feature_names_in_`` are read from
-  ``estimator_``.
-  Sparse ``X`` alone is checked first
-  (:func:`skssl.utils.validation.check_sparse_structure`): selecting rows
-  runs scipy's C++ code, which trusts the index arrays.
-* **Metadata routing** follows sklearn's ``SelfTrainingClassifier``:
-  ``fit``, ``predict``, ``predict_proba``, ``predict_log_proba`` and
-  ``decision_function`` take ``**params`` that reach the same method of the
-  wrapped estimator when ``enable_metadata_routing=True`` (and raise
-  sklearn's ``ValueError`` otherwise). ``fit`` keeps its ``sample_weight``
-  argument: without routing it goes to the estimator's ``fit`` as before;
-  with routing it is metadata like any other and reaches the estimator only
-  if requested (``set_fit_request(sample_weight=True)``). Unlike the sklearn
-  model, every round fits a subset of the rows, so a routed value with one
-  entry per row of ``X`` (``sample_weight``, groups) is cut to the round's
-  rows, as sklearn's cross-validation cuts fit parameters; other values are
-  passed unchanged. The meta-estimator uses
-  the weights that reach the estimator's ``fit`` (multiplied by the class
-  weights of the pseudo rounds, which the meta-estimator passes itself) and
-  weighs the validation accuracy with them. ``score`` is the meta-estimator's
-  own (accuracy on the labeled rows through ``predict``, the wrapped model
-  being fit on class indices) and consumes ``sample_weight`` itself
-  (``set_score_request``).
+Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Curriculum Labeling".
 """
 
 import copy
