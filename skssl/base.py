@@ -14,7 +14,7 @@ module turns such a ``y`` into what an algorithm needs and back:
   validation of ``(X, y)``, the mapping of predictions back to user labels,
   the ``transduction_`` helper and a ``score`` that ignores unlabeled rows.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Targets".
+Design decisions: user guide, Implementation decisions (shared contract), "Targets".
 """
 
 import warnings

@@ -13,7 +13,7 @@ see three classes. This module gives the two pieces that make
   ``y == -1`` (and warns once when a plain classifier learned ``-1`` as a
   class); use it when the splitter is not under your control.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Cross-validation".
+Design decisions: user guide, Implementation decisions (shared contract), "Cross-validation".
 """
 
 import numbers

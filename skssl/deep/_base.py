@@ -11,7 +11,7 @@ torch's threads during a call (:mod:`skssl.deep._threads`); ``random_state``
 seeds the fit's own generators (:mod:`skssl.deep._random`); ``verbose=0``
 by default.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Deep nets".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Deep nets".
 """
 
 from abc import ABCMeta, abstractmethod

@@ -14,7 +14,7 @@ with ``mask, pseudo = masking_.mask(softmax(weak logits))``
 the one method a new loss overrides. Predictions use the EMA of the weights
 (:mod:`skssl.deep._ema`).
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Defaults sized for a CPU".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Defaults sized for a CPU".
 """
 
 from numbers import Real

@@ -11,7 +11,7 @@ Both return logits for ``torch.nn.CrossEntropyLoss``. They are built on
 torch's ``meta`` device and filled by ``reset_parameters(generator)`` from
 the fit's own generator (:mod:`skssl.deep._random`).
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Defaults sized for a CPU".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Defaults sized for a CPU".
 """
 
 import math

@@ -11,7 +11,7 @@ broadcast from process 0, and the masking policy is updated with the
 probabilities of every process, so weights, EMA and policy are the same
 everywhere. With one process the fit is the one-process fit, bit for bit.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Data-parallel fits".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Data-parallel fits".
 """
 
 import zlib

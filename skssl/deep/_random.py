@@ -11,7 +11,7 @@ under one process-wide lock with the global generator seeded from the fit
 and restored (:meth:`FitRandomness.global_section`). ``random_state=None``
 takes the seed from numpy's global ``RandomState``.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Random numbers".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Random numbers".
 """
 
 import inspect

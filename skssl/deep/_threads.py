@@ -9,7 +9,7 @@ sets its own thread to its ``n_jobs``, and the last one to leave restores
 the saved count, so overlapping fits in threads do not leave another fit's
 count behind.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Threads".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Threads".
 """
 
 import os

@@ -12,7 +12,7 @@ is recorded in the history every epoch).
   (SAT) and fairness loss (SAF, sign ``saf_sign``).
 * :class:`ClassAdaptiveThreshold` -- Adsh's adaptive thresholds (Algorithm 2).
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Masking policies".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Masking policies".
 """
 
 from abc import ABCMeta, abstractmethod

@@ -13,7 +13,7 @@ round (``validation_fraction``), and the cross-validated safeguard
 (:mod:`skssl.self_training._safeguard`) returns round 0's model where the
 curriculum does not help.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Curriculum Labeling".
+Design decisions: user guide, Implementation decisions (deep, self-training), "Curriculum Labeling".
 """
 
 import copy

@@ -10,7 +10,7 @@ with. ``sample_weight`` and routed per-row fit parameters are cut to the
 labeled rows; ``transduction_`` and ``score`` are those of the other skssl
 estimators.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "The labeled-only baseline".
+Design decisions: user guide, Implementation decisions (deep, self-training), "The labeled-only baseline".
 """
 
 import numpy as np

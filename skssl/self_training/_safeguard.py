@@ -10,7 +10,7 @@ The curriculum's model is kept when it classifies at least as many;
 otherwise the supervised model of the full fit is returned. Where a fold
 would lose a class, ``safeguard_scores_`` is ``None`` and nothing changes.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "The safeguard of Curriculum Labeling".
+Design decisions: user guide, Implementation decisions (deep, self-training), "The safeguard of Curriculum Labeling".
 """
 
 import warnings

@@ -46,8 +46,7 @@ MIN_MORE_CORRECT = 2
 def _content_order(X, rows):
     """``rows`` in an order of their values (:func:`skssl.svm._row_order.distinct_rows`).
 
-    It does not depend on where the rows are, nor on the scale of ``X``: multiplying every row by the same
-    positive number keeps the order (a digest of the rows' bytes, this function's first version, did not).
+    It depends neither on where the rows are nor on the scale of ``X`` (a positive factor keeps the order).
     """
     _, group = distinct_rows(X[rows])
     return rows[np.argsort(group, kind="stable")]

@@ -51,7 +51,7 @@ from ..utils._warnings import user_stacklevel
 POSITIVE_FRACTION_SUM_TOL = 1e-6
 
 #: Smallest ``alpha`` the estimators accept: float64's machine epsilon, below
-#: which ``1 + alpha == 1`` (see the module's decisions).
+#: which ``1 + alpha == 1`` (user guide, Implementation decisions).
 ALPHA_MIN = float(np.finfo(np.float64).eps)
 
 _ALPHA_ADVICE = (
@@ -326,8 +326,7 @@ class _LinearFitMixin:
         def predict_semi(hidden, test_rows):
             y_fold = y_enc.copy()
             y_fold[hidden] = -1
-            # Without a safeguard of its own: five single fits instead of five safeguarded ones, measured a
-            # nearly as good judge (the module's decisions).
+            # The folds' fits have no safeguard of their own (user guide, Implementation decisions).
             fold_fit = clone(self).set_params(safeguard=None, class_weight=class_weight, verbose=0)
             fold_fit._warns_on_caps = False  # its caps say nothing of the model the user gets
             return fold_fit.fit(X, y_fold, sample_weight=sample_weight)._predicted_indices(X[test_rows])

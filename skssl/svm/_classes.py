@@ -476,8 +476,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
 
     _checked_results = {**_BaseLinearSVC._checked_results, "beliefs": "p"}
     #: The safeguard's check keeps DA's model only one standard error of the paired difference ahead of the
-    #: supervised l2-SVM: the rule chosen by ``benchmarks/safeguard_replay.py`` and judged on a batch it had not
-    #: seen (the decisions of :mod:`skssl.svm._fallback_check`).
+    #: supervised l2-SVM (user guide, Implementation decisions, "The cross-validated fallback check").
     _check_margin = 1.0
 
     def _fit(self, X, y, sample_weight=None):

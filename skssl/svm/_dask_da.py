@@ -191,7 +191,7 @@ def dask_belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
     """The threshold ``nu`` where the weighted mean of ``expit((nu - g) / T)`` is ``r``, from rounds of thresholds.
 
     The in-memory :func:`~skssl.svm._da.belief_root`'s equation, bracket and tolerance, by rounds of many
-    thresholds instead of brentq's single evaluations (see the module's decisions).
+    thresholds instead of brentq's single evaluations (user guide, Implementation decisions).
 
     Parameters
     ----------

@@ -163,7 +163,7 @@ def _transduction_block(X, y, coef, intercept, classes):
 
 
 def _lazy_transduction(estimator, rows):
-    """``transduction_`` as a lazy Dask array with the row chunks of ``X`` (see the module's decisions)."""
+    """``transduction_`` as a lazy Dask array with the row chunks of ``X`` (user guide, Implementation decisions)."""
     import dask.array as da
 
     X, y, _ = rows.source
@@ -222,7 +222,7 @@ def _weston_watkins_block(block, block_term, classes, *model):
 
 
 def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
-    """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (see the module's decisions)."""
+    """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (user guide, Implementation decisions)."""
     from ._classes import LinearL2SVC
 
     n_classes = estimator.classes_.size

@@ -102,7 +102,7 @@ def _as_block(X):
         X = without_duplicate_entries(X if X.dtype == np.float64 else X.astype(np.float64))
         # A block that travelled between workers arrives with its arrays as views into the message's bytes.
         # scipy's X.T (the CGLS step's X^T (C q)) copies such arrays at every call, in its prune step: a copy
-        # of the block per CGLS iteration (measured: 35% of a worker's time). Copied once here instead.
+        # of the block per CGLS iteration. Copied once here instead.
         data, indices = _owned(X.data), _owned(X.indices)
         if data is not X.data or indices is not X.indices:
             X = sp.csr_matrix((data, indices, _owned(X.indptr)), shape=X.shape)
@@ -226,7 +226,7 @@ def _rows_like(a, X, name):
 
 
 class BlockLost(RuntimeError):
-    """The worker holding some row blocks' states was lost; the fit restarts from the blocks (see the decisions)."""
+    """The worker holding some row blocks' states was lost; the fit restarts from the blocks."""
 
     def __init__(self, message, blocks):
         super().__init__(message)

@@ -257,7 +257,7 @@ def fit_threads(n_threads):
 
     Inside the ``with`` block the compiled kernels run their row blocks on
     the number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of
-    mode :data:`THREAD_MODE` chooses (see the module's decisions). If the
+    mode :data:`THREAD_MODE` chooses (user guide, Implementation decisions). If the
     kernels were compiled without OpenMP, the first such schedule of the
     process warns that the blocks run on one core
     (:func:`~skssl.svm._kernels.warn_if_no_openmp`).

@@ -37,9 +37,7 @@ DUPLICATE_CHECK_ENTRIES = 1 << 20
 #: Largest absolute value of X the solvers accept. Beyond it float64 cannot
 #: represent the problem: the regularization ``alpha |w|^2`` vanishes next to
 #: the loss (the Newton system ``alpha I + X' C X`` is singular to working
-#: precision) and, from ~1e154 on, ``|x|^2`` overflows. Measured on 60 x 4
-#: Gaussian data with alpha = 1e-3: at 1e10 and 1e20 the fits are finite and
-#: correct, at 1e30 l2-SVM-MFN returns w = 0 as "converged", at 1e154 NaN.
+#: precision) and, from ~1e154 on, ``|x|^2`` overflows.
 MAX_ABS_VALUE = 1e15
 #: Smallest largest-absolute-value of a non-zero X the solvers accept: below it every square underflows float64's
 #: normal range (``sqrt`` of its smallest normal number), and the rows' squared norms are 0 or subnormal.

@@ -173,8 +173,8 @@ def fit_weston_watkins(data_terms, data_curvatures, start_coef, start_intercept,
     start_intercept : ndarray of shape (n_classes,)
         Where the solver starts.
     alpha, alpha_b : float
-        Penalties of the weights and of the biases (already doubled, see the
-        module's decisions).
+        Penalties of the weights and of the biases (already doubled: with two
+        classes the joint objective at ``2 alpha`` is the binary l2-SVM at ``alpha``).
 
     Returns
     -------

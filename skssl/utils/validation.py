@@ -10,7 +10,7 @@ of other integer types (or of two types) become ``int64``, non-contiguous
 arrays are copied, entries beyond ``indptr[-1]`` are an error, and the
 caller's matrix is never modified. LIL, DOK and DIA are converted first.
 
-Design decisions: user guide, Implementation decisions: deep nets, self-training and the shared contract, "Sparse structure and Dask prediction".
+Design decisions: user guide, Implementation decisions (shared contract), "Sparse structure and Dask prediction".
 """
 
 import numpy as np
