@@ -149,8 +149,7 @@ def _mixes_strings_and_numbers(values):
 def reads_as_minus_one(text):
     """Whether a string (or bytes) label reads as the number -1: ``"-1"``, ``" -1"``, ``"-1.0"``, ``b"-1"``.
 
-    Such a label is the unlabeled marker lost in a conversion to strings, never a class (the module's
-    Decisions).
+    Such a label is the unlabeled marker lost in a conversion to strings, never a class.
 
     Parameters
     ----------

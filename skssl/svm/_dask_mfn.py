@@ -307,8 +307,8 @@ def dask_mfn(
         As for :func:`~skssl.svm._mfn.l2_svm_mfn`.
     tail : tuple, default=None
         ``(func, *args)``: ``func(state, o, *args)`` returns ``(fields, reply)`` for a block whose outputs
-        would end the solve at ``o``; it runs in the rounds that may end the solve (see the module's
-        decisions), and the replies of the one that did are the result's ``tail``.
+        would end the solve at ``o``; it runs in the rounds that may end the solve, and the
+        replies of the one that did are the result's ``tail``.
     system : tuple, default=None
         ``(states, replies)`` of a round that ran :func:`system_step` on ``states`` (given with ``w``): the
         solve starts from that Newton system instead of a round of its own.

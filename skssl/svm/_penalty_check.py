@@ -54,7 +54,7 @@ def one_standard_error_choice(accuracies, n_labeled):
     """
     accuracies = np.asarray(accuracies, dtype=np.float64)
     best = accuracies.max()
-    share = min(max(best, 0.0), 1.0)  # a weighted ratio can round past 1 (the Decisions)
+    share = min(max(best, 0.0), 1.0)  # a weighted ratio can round past 1
     spread = np.sqrt(share * (1.0 - share) / n_labeled)
     return int(np.flatnonzero(accuracies >= best - spread)[0])
 

@@ -125,11 +125,10 @@ class RowSlicer:
     """Reusable storage for the active rows ``X[J]`` that the Newton steps of one fit cut.
 
     ``take`` copies the rows into buffers kept from one call to the next
-    instead of letting scipy allocate a new matrix each time (see the module's
-    decisions). The buffers are replaced by larger ones when a larger slice
-    comes, so they hold the largest slice of the fit so far and no more. A
-    matrix returned by ``take`` is a view of the buffers, valid until the next
-    ``take``.
+    instead of letting scipy allocate a new matrix each time. The buffers
+    are replaced by larger ones when a larger slice comes, so they hold the
+    largest slice of the fit so far and no more. A matrix returned by
+    ``take`` is a view of the buffers, valid until the next ``take``.
     """
 
     def __init__(self):
