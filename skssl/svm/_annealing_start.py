@@ -96,21 +96,10 @@ def label_check_halves(y_enc, labeled, X=None):
 def count_correct_on_hidden_halves(estimator, data, sample_weight):
     """Hidden labeled rows labeled right from each start: ``{HOT_START: n, COLD_START: n}``, or ``None``.
 
-    Parameters
-    ----------
-    estimator : DeterministicAnnealingSVC
-        The estimator being fitted (its ``classes_`` set); it is cloned, not changed.
-    data : _FitData
-        The validated data of the fit (``X``, ``y_enc``, ``mask``, ``fractions``).
-    sample_weight : array-like of shape (n_samples,) or None
-        As given to ``fit``.
-
-    Returns
-    -------
-    correct : dict or None
-        ``None`` where the check is skipped: a multi-class problem, no
-        unlabeled row of positive weight, or a class with fewer than two
-        labeled rows of positive weight.
+    ``estimator`` (its ``classes_`` set) is cloned, ``data`` is the fit's
+    validated data. ``None`` where the check is skipped: a multi-class problem,
+    no unlabeled row of positive weight, or a class with fewer than two
+    labeled rows of positive weight.
     """
     y_enc, mask = data.y_enc, data.mask
     if estimator.classes_.shape[0] != 2 or not isinstance(estimator.alpha, str):

@@ -115,15 +115,8 @@ cdef inline void _dense_axpy(double a, const double* x, double* out, Py_ssize_t 
 
 
 # ---------------------------------------------------------------------------
-# The rows the kernels read, CSR or dense, and their two row products.
-#
-# Every loop over rows below is written once, for the fused type rows_t: CSR
-# rows with int or long long indices (_Csr32, _Csr64: scipy's arrays) or the
-# rows of a C-contiguous dense X read in place (_Dense). Cython compiles one
-# copy per kind, so the kind costs no test in a loop over rows: the copies
-# differ only in the two row products, _row_dot and _row_axpy. A CSR row is
-# summed in column order, as scipy's CSR mat-vec sums it (so q is bitwise
-# X @ p); a dense row goes to BLAS's ddot / daxpy.
+# The rows the kernels read, CSR or dense (the fused type rows_t: _Csr32, _Csr64, _Dense), and their two row
+# products (see the module docstring).
 # ---------------------------------------------------------------------------
 
 # The checked build (SKSSL_CHECKED_KERNELS=1, see setup.py) defines SKSSL_CHECKED_KERNELS: the row products then

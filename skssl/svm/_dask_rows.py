@@ -65,26 +65,13 @@ def dask_client():
 class BlockStats:
     """The sums of the check round over one block (see :func:`_check_block`).
 
-    Attributes
-    ----------
-    n_rows : int
-    labels : ndarray
-        Distinct labels of the labeled rows.
-    counts, weights, positive : ndarray
-        Their number of rows, sum of row weights and number of rows of positive weight.
-    n_labeled, n_unlabeled : int
-    sw_labeled, sw_unlabeled : float
-        Row-weight sums (positive weights only).
-    norms_labeled, norms_unlabeled : float
-        Weighted sums of squared row norms.
-    squares_labeled, squares_kept : float
-        Unweighted sums of squared row norms over the labeled rows and over all rows of positive weight: the
-        squared Frobenius norms of the rows a supervised and a semi-supervised solve see (for CGLS's
-        rounding floor, :data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`).
-    columns_labeled, columns_unlabeled : ndarray of shape (n_features,)
-        Weighted sums of the rows (for the centring test of ``intercept_scaling="auto"``).
-    all_unit : bool
-        Whether every positive weight is 1.
+    ``labels`` are the distinct labels of the labeled rows, with their
+    ``counts``, ``weights`` and ``positive`` (rows of positive weight); then the
+    numbers of labeled and unlabeled rows, their weight sums, their weighted
+    sums of squared norms (``norms_*``) and of rows (``columns_*``, for the
+    centring test), the unweighted squared norms of the labeled and of all kept
+    rows (``squares_*``, for :data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`), and
+    ``all_unit`` (every positive weight is 1).
     """
 
     def __init__(self, **fields):
@@ -321,21 +308,15 @@ class DaskRows:
     Attributes
     ----------
     blocks : list of StateRef
-        One checked block (:class:`CheckedBlock`) per non-empty block, each held by a :class:`BlockActor`
-        on the worker where the block was checked.
-    block_rows : list of (int, int, int)
-        Index among the chunks, first row and number of rows of each.
-    stats : list of BlockStats
-        The check round's sums, one per non-empty block.
-    n_samples, n_features : int
+        One checked block per non-empty block, held by a :class:`BlockActor`
+        on the worker where it was checked; ``block_rows`` gives each one's
+        chunk index, first row and number of rows, ``stats`` its
+        :class:`BlockStats`.
     source : tuple
-        ``(X, y, sample_weight)`` as Dask arrays with the row chunks of ``X`` (not persisted).
-    sample_weight_given : bool
-        Whether the rows carry weights given by the caller.
-    n_rounds : int
-        Rounds run so far (each one a round trip between client and workers).
-    bytes_sent, bytes_received : int
-        Bytes of the steps' arguments sent and of the replies received, summed over the blocks.
+        ``(X, y, sample_weight)`` as Dask arrays with the row chunks of ``X``
+        (not persisted); ``sample_weight_given`` says whether weights came.
+    n_rounds, bytes_sent, bytes_received : int
+        Round trips so far and the bytes of the steps' arguments and replies.
     """
 
     def __init__(self, X, y, sample_weight=None, client=None):
@@ -401,23 +382,9 @@ class DaskRows:
         return new
 
     def submit(self, func, states, *args, each=None):
-        """``func(state, *args[, each[i]])`` on every block, run with the next round trip that needs it.
+        """``func(state, *args[, each[i]])`` on every block's state, run with the next round trip that needs it.
 
-        Parameters
-        ----------
-        func : callable
-            A step: takes a block's state (and the block's entry of ``each``) and returns its next state.
-        states : list of StateRef
-            One state per block.
-        *args
-            Small arguments sent to every block.
-        each : list, default=None
-            One more argument per block.
-
-        Returns
-        -------
-        states : list of StateRef
-            The new states (nothing is sent yet).
+        Returns the new states' handles; nothing is sent yet.
         """
         sent = sum(_nbytes(a) for a in args)
         self.bytes_sent += sent * len(states) + (0 if each is None else sum(_nbytes(e) for e in each))
@@ -429,28 +396,14 @@ class DaskRows:
         return out
 
     def round(self, func, states, *args, each=None):
-        """One round trip: :meth:`submit`, then run the steps on the workers and gather the new states' replies.
-
-        Returns
-        -------
-        states : list of StateRef
-            The new states.
-        replies : list
-            Their ``reply`` attributes, in block order.
-        """
+        """One round trip: :meth:`submit`, run the steps, and return the new states and their replies in block order."""
         new = self.submit(func, states, *args, each=each)
         replies = self._call(new, [("reply", s.id) for s in new], func.__name__)
         self.bytes_received += sum(_nbytes(r) for r in replies)
         return new, replies
 
     def query(self, func, states, *args):
-        """One round trip that reads the states without changing them: ``func(state, *args)`` per block.
-
-        Returns
-        -------
-        replies : list
-            In block order.
-        """
+        """One round trip that reads the states without changing them: ``func(state, *args)`` per block, in order."""
         self.bytes_sent += sum(_nbytes(a) for a in args) * len(states)
         replies = self._call(states, [("query", func, s.id, args) for s in states], func.__name__)
         self.bytes_received += sum(_nbytes(r) for r in replies)

@@ -108,22 +108,11 @@ def _mean_squared_norm(norm_sum, weight_sum):
 
 
 def auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled_weight):
-    """:func:`auto_alpha` from the sums over the rows (what a Dask fit sums over its row blocks).
+    """:func:`auto_alpha` from sums over the rows (what a Dask fit sums over its row blocks).
 
-    Parameters
-    ----------
-    norm_sum : float
-        ``sum_i s_i |x_i|^2`` over the rows of the mean (without the unlabeled ones when ``unlabeled_weight`` is 0).
-    weight_sum : float
-        ``sum_i s_i`` over the same rows.
-    n_labeled, n_unlabeled : float
-        The labeled and unlabeled rows' weight sums.
-    unlabeled_weight : float
-        ``w_u``.
-
-    Returns
-    -------
-    alpha : float
+    ``norm_sum`` and ``weight_sum`` are ``sum_i s_i |x_i|^2`` and ``sum_i s_i``
+    over the rows of the mean (without the unlabeled ones when
+    ``unlabeled_weight`` is 0); ``n_labeled``, ``n_unlabeled`` the weight sums.
     """
     mean_norm = _mean_squared_norm(norm_sum, weight_sum)
     if not n_unlabeled > 0:

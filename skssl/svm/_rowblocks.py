@@ -61,17 +61,7 @@ def _block_bounds(X, n_blocks):
 
 
 class RowBlocks:
-    """``X`` split into the row blocks on which the compiled kernels run their OpenMP threads.
-
-    Supports ``A @ v`` and ``A.shape`` like the matrix it wraps.
-
-    Parameters
-    ----------
-    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data (a C-contiguous ndarray when dense), not copied.
-    n_blocks : int
-        Number of blocks (at least 2).
-    """
+    """``X`` (float64, not copied) split into ``n_blocks >= 2`` row blocks for the kernels; supports ``A @ v``."""
 
     def __init__(self, X, n_blocks):
         self.X = X
@@ -96,20 +86,9 @@ class RowBlocks:
 class DenseRows:
     """The rows ``rows`` of a C-contiguous dense ``X``, for the compiled dense kernels, without a copy.
 
-    Row ``i`` of this matrix is ``X[rows[i]]``; the kernels read it where it
-    is (no slice of ``X`` is cut). The rows are split into contiguous
-    blocks, ``bounds[k]:bounds[k + 1]``, of at least :data:`MIN_BLOCK_NNZ`
-    values each and at most ``n_blocks`` (the fit's threads), as
-    :func:`row_blocks` splits ``X``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_rows, n_features)
-        C-contiguous float64 data, not copied.
-    rows : ndarray of intp
-        Rows of ``X``, in the order of this matrix.
-    n_blocks : int
-        Most blocks.
+    Row ``i`` is ``X[rows[i]]``, read where it is. The rows are split into at
+    most ``n_blocks`` contiguous blocks ``bounds[k]:bounds[k + 1]`` of at least
+    :data:`MIN_BLOCK_NNZ` values, as :func:`row_blocks` splits ``X``.
     """
 
     def __init__(self, X, rows, n_blocks):
@@ -137,21 +116,7 @@ class RowSlicer:
         self._indptr = None
 
     def take(self, X, J, J_nnz):
-        """Return the rows ``J`` (sorted) of ``X`` as a matrix that views this object's buffers.
-
-        Parameters
-        ----------
-        X : csr sparse matrix of shape (n_rows, n_features)
-            Float64 data (dense ``X`` is never sliced: CGLS reads its rows in place, see :class:`DenseRows`).
-        J : ndarray of int
-            Increasing row indices.
-        J_nnz : ndarray of int
-            Non-zeros of each of those rows.
-
-        Returns
-        -------
-        XJ : csr sparse matrix of shape (len(J), n_features)
-        """
+        """The increasing rows ``J`` of CSR ``X`` (``J_nnz`` non-zeros each) as a CSR view of the buffers."""
         idx_dtype = X.indices.dtype
         nnz_J = int(J_nnz.sum())
         if _csr_row_index is None or X.indptr.dtype != idx_dtype:
@@ -175,16 +140,8 @@ class RowSlicer:
 def kernel_rows(A):
     """``(X, bounds)`` for the compiled kernels: the CSR matrix behind ``A`` and its row blocks, or ``None``.
 
-    ``None`` when ``A`` is not CSR (dense rows go to the kernels as :class:`DenseRows`).
-
-    Parameters
-    ----------
-    A : {csr sparse matrix, ndarray, RowBlocks}
-
-    Returns
-    -------
-    rows : tuple of (csr sparse matrix, ndarray of intp) or None
-        ``bounds[k]:bounds[k + 1]`` are the rows of block ``k``.
+    ``None`` when ``A`` is not CSR (dense rows go to the kernels as
+    :class:`DenseRows`); ``bounds[k]:bounds[k + 1]`` are the rows of block ``k``.
     """
     if isinstance(A, RowBlocks):
         return (A.X, A.kernel_bounds) if _is_csr(A.X) else None
@@ -201,20 +158,9 @@ def indptr_like_indices(X):
 
 
 def row_blocks(X, schedule, n_threads):
-    """``X`` wrapped in :class:`RowBlocks` when blocking pays off, else ``X`` itself.
+    """``X`` wrapped in :class:`RowBlocks` of at most ``n_threads`` blocks when blocking pays off, else ``X`` itself.
 
-    Parameters
-    ----------
-    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data.
-    schedule : ThreadSchedule or None
-        The fit's active thread schedule (see :func:`fit_threads`); ``None`` means no blocking.
-    n_threads : int
-        Threads of the fit (the most blocks).
-
-    Returns
-    -------
-    A : RowBlocks or the input
+    Without a ``schedule`` (the fit's active :class:`~skssl.svm._kernels.ThreadSchedule`) nothing is blocked.
     """
     if schedule is None or n_threads < 2:
         return X
@@ -226,24 +172,10 @@ def row_blocks(X, schedule, n_threads):
 
 
 def share_threads(n_jobs, n_problems):
-    """Split ``n_jobs`` threads between independent problems and the row blocks of each.
+    """Split ``n_jobs`` threads (joblib's convention) between ``n_problems`` independent problems and their row blocks.
 
-    Problems first (they need no synchronisation); the threads left go to
-    each problem's row-block products.
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        Threads, in joblib's convention (``None``: 1, -1: all cores).
-    n_problems : int
-        Number of independent problems (one-vs-rest problems, Potts classes).
-
-    Returns
-    -------
-    n_outer : int
-        Problems solved at once: ``min(n_jobs, n_problems)`` (at least 1).
-    n_inner : int
-        Threads of each for its row-block products: ``n_jobs // n_outer``.
+    Returns ``(n_outer, n_inner)``: ``min(n_jobs, n_problems)`` problems at once
+    (at least 1), and ``n_jobs // n_outer`` threads for each one's row blocks.
     """
     n_total = effective_n_jobs(n_jobs)
     n_outer = max(1, min(n_total, n_problems))
@@ -252,24 +184,13 @@ def share_threads(n_jobs, n_problems):
 
 @contextmanager
 def fit_threads(n_threads):
-    """A fit's threads: its OpenMP thread schedule, active for the calling thread.
+    """A fit's ``n_threads`` threads: its OpenMP thread schedule, active for the calling thread.
 
-    Inside the ``with`` block the compiled kernels run their row blocks on
-    the number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of
-    mode :data:`THREAD_MODE` chooses (user guide, Implementation decisions). If the
-    kernels were compiled without OpenMP, the first such schedule of the
-    process warns that the blocks run on one core
-    (:func:`~skssl.svm._kernels.warn_if_no_openmp`).
-
-    Parameters
-    ----------
-    n_threads : int
-        Number of threads.
-
-    Yields
-    ------
-    schedule : ThreadSchedule or None
-        ``None`` when ``n_threads < 2``; deactivated on exit.
+    Inside the ``with`` block the compiled kernels run their row blocks on the
+    number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of mode
+    :data:`THREAD_MODE` chooses; kernels built without OpenMP warn once
+    (:func:`~skssl.svm._kernels.warn_if_no_openmp`). Yields the schedule, or
+    ``None`` when ``n_threads < 2``.
     """
     if n_threads < 2:
         yield None

@@ -60,16 +60,7 @@ def as_float64_design(X):
 
 
 def has_duplicate_entries(X):
-    """Whether some (row, column) of the CSR matrix ``X`` is stored more than once.
-
-    Parameters
-    ----------
-    X : csr sparse matrix or array
-        The rows; never modified.
-
-    Returns
-    -------
-    found : bool
+    """Whether some (row, column) of the CSR matrix ``X`` (never modified) is stored more than once.
 
     Examples
     --------
@@ -121,20 +112,10 @@ def fit_scope():
 
 
 def without_duplicate_entries(X):
-    """``X`` itself when no entry is stored twice, else its canonical copy (:func:`canonical_csr`).
+    """``X`` itself when no entry is stored twice (or ``X`` is dense), else its canonical copy (:func:`canonical_csr`).
 
-    Within a :func:`fit_scope`, a matrix that an enclosing fit has checked (the same object) is not looked at
-    again.
-
-    Parameters
-    ----------
-    X : {csr sparse matrix or array, ndarray}
-        The rows; never modified. Dense rows are returned as they are.
-
-    Returns
-    -------
-    X : {csr sparse matrix or array, ndarray}
-        The same values, each (row, column) stored at most once.
+    Within a :func:`fit_scope`, a matrix that an enclosing fit has checked (the
+    same object) is not looked at again. ``X`` is never modified.
     """
     if not sp.issparse(X):
         return X
@@ -148,18 +129,7 @@ def without_duplicate_entries(X):
 
 
 def canonical_csr(X):
-    """``X`` itself when it is canonical, else a copy with its duplicate entries summed and its indices sorted.
-
-    Parameters
-    ----------
-    X : csr sparse matrix or array
-        The rows; never modified.
-
-    Returns
-    -------
-    X : csr sparse matrix or array
-        The same values, each stored at most once per row and column, in increasing column order (stored zeros
-        are kept).
+    """``X`` itself when canonical, else a copy with duplicate entries summed and indices sorted (zeros kept).
 
     Examples
     --------
@@ -180,19 +150,11 @@ def canonical_csr(X):
 
 
 def check_design_scale(X):
-    """Raise a ValueError when ``X`` holds values too large for the float64 solvers.
+    """Raise a ValueError asking to scale ``X`` (float64) when its values are too large or too small for the solvers.
 
-    Values above ~1e154 pass scikit-learn's finiteness check but their squares
-    overflow; well before that, above :data:`MAX_ABS_VALUE`, the
-    regularization is lost to rounding. Both would give NaN or meaningless
-    weights, so the user is asked to scale ``X``; and so is an ``X`` whose
-    values are not all 0 but all below :data:`MIN_ABS_VALUE`, whose squares
-    underflow.
-
-    Parameters
-    ----------
-    X : {csr sparse matrix, ndarray}
-        Float64 data.
+    Above :data:`MAX_ABS_VALUE` the regularization is lost to rounding (and
+    from ~1e154 the squares overflow); a non-zero ``X`` below
+    :data:`MIN_ABS_VALUE` has squares that underflow.
     """
     values = X.data if sp.issparse(X) else X
     # max and -min instead of abs(values).max(): no copy of the data (a

@@ -86,22 +86,9 @@ def data_term(X, y, costs, coef, intercept):
 def data_curvature(X, y, costs, coef, intercept, direction_coef, direction_intercept):
     """The loss's generalized Hessian at ``(coef, intercept)`` times a direction (as l2-SVM-MFN uses it).
 
-    The loss is a sum of squared hinges, quadratic on each side of every
-    margin: its generalized Hessian is that of the quadratic pieces in
-    force, ``sum c_i (e_k - e_{y_i})(e_k - e_{y_i})^T (x) x_i x_i^T`` over the
-    pairs ``(i, k)`` that miss their margin.
-
-    Parameters
-    ----------
-    X, y, costs, coef, intercept
-        As in :func:`data_term`.
-    direction_coef : ndarray of shape (n_classes, n_features)
-    direction_intercept : ndarray of shape (n_classes,)
-
-    Returns
-    -------
-    curvature_coef : ndarray of shape (n_classes, n_features)
-    curvature_intercept : ndarray of shape (n_classes,)
+    ``sum c_i (e_k - e_{y_i})(e_k - e_{y_i})^T (x) x_i x_i^T`` over the pairs
+    ``(i, k)`` that miss their margin; ``X, y, costs, coef, intercept`` as in
+    :func:`data_term`. Returns the products for the weights and the biases.
     """
     return _curvature_product(X, y, _active_costs(X, y, costs, coef, intercept), direction_coef, direction_intercept)
 
@@ -147,10 +134,9 @@ class JointLoss:
     def curvature(self, coef, intercept, direction_coef, direction_intercept):
         """:func:`data_curvature` at ``(coef, intercept)`` along a direction.
 
-        The margins in force are kept for the point given by the same two array objects as the last call
-        (:func:`fit_weston_watkins` passes one pair per Newton step); any other pair is a new point. The arrays
-        of the point must not be changed in place between calls. The pair is held, so that no other array can
-        take its identity. (A key made of the point's bytes copied the whole model at every product.)
+        The margins in force are kept for the point given by the same two array
+        objects as the last call (one pair per Newton step); the pair is held, and
+        must not be changed in place between calls.
         """
         if self._point is None or self._point[0] is not coef or self._point[1] is not intercept:
             self._point = (coef, intercept)
