@@ -28,18 +28,10 @@ _CALLBACK = contextvars.ContextVar("skssl_solver_callback", default=None)
 
 
 class SolverEvent(Mapping):
-    """A read-only record of one point of a solver's progress.
+    """A read-only record of one point of a solver's progress: its ``stage`` and fields.
 
-    Its fields are read as attributes (``event.n_iter``) or as a mapping
-    (``event["n_iter"]``, ``dict(event)``); arrays among them are read-only
-    views.
-
-    Parameters
-    ----------
-    stage : str
-        Where the solver is (see the solver's ``callback`` parameter).
-    **fields
-        The stage's fields.
+    Fields are read as attributes (``event.n_iter``) or as a mapping
+    (``event["n_iter"]``, ``dict(event)``); arrays among them are read-only views.
     """
 
     __slots__ = ("_fields", "stage")
@@ -72,17 +64,7 @@ class SolverEvent(Mapping):
 
 
 def notify(callback, stage, **fields):
-    """Call ``callback`` with a :class:`SolverEvent` (arrays as read-only views).
-
-    Parameters
-    ----------
-    callback : callable
-        The solver's callback (not None).
-    stage : str
-        The event's stage.
-    **fields
-        Its fields.
-    """
+    """Call ``callback`` with a :class:`SolverEvent` of ``stage`` and ``fields`` (arrays as read-only views)."""
     for name, value in fields.items():
         if hasattr(value, "view") and hasattr(value, "flags"):
             view = value.view()
@@ -92,17 +74,7 @@ def notify(callback, stage, **fields):
 
 
 def current_callback(callback=None):
-    """``callback`` if given, otherwise the one :func:`solver_callback` installed (or None).
-
-    Parameters
-    ----------
-    callback : callable, default=None
-        A solver's ``callback`` argument.
-
-    Returns
-    -------
-    callback : callable or None
-    """
+    """``callback`` if given, otherwise the one :func:`solver_callback` installed (or None)."""
     return _CALLBACK.get() if callback is None else callback
 
 

@@ -54,21 +54,7 @@ def _class_weights(estimator, classes, counts):
 
 
 def fit_on_dask(estimator, X, y, sample_weight=None):
-    """Fit ``estimator`` (a one-vs-rest linear estimator) on the Dask array ``X``; returns it.
-
-    Parameters
-    ----------
-    estimator : LinearL2SVC, TransductiveSVC or DeterministicAnnealingSVC
-    X : dask.array.Array of shape (n_samples, n_features)
-        Row blocks of ``scipy.sparse`` matrices or ndarrays.
-    y : dask.array.Array or array-like of shape (n_samples,)
-        Numeric labels, -1 for unlabeled rows, chunked like the rows of ``X``.
-    sample_weight : dask.array.Array or array-like of shape (n_samples,), default=None
-
-    Returns
-    -------
-    estimator : object
-    """
+    """Fit ``estimator`` (a one-vs-rest linear estimator) on the Dask array ``X`` with labels ``y``; returns it."""
     for attempt in range(MAX_RESTARTS + 1):
         # After a lost worker the blocks are persisted and checked again: Dask recomputes the lost ones from
         # their lineage, and the fit starts over from them (it is deterministic, so it ends with the same model).

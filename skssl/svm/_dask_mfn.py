@@ -276,11 +276,8 @@ def _cgls(rows, states, system, w, b, alpha, alpha_b, eps, max_iter):
 class DaskMFNResult(MFNResult):
     """An :class:`~skssl.svm._mfn.MFNResult` on the blocks: ``outputs`` are the blocks' states (futures).
 
-    Attributes
-    ----------
-    tail : list or None
-        The replies of :func:`dask_mfn`'s ``tail`` at the solution, one per block (``None``: no tail was
-        asked for, or the solve ended where none ran, e.g. at ``max_iter=0``).
+    ``tail`` holds the replies of :func:`dask_mfn`'s ``tail`` at the solution,
+    one per block (``None``: none asked for, or none ran).
     """
 
     tail: list | None = None

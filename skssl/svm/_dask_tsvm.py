@@ -102,16 +102,9 @@ def _switch(s, to_negative, to_positive):
 class DaskTSVMRows:
     """TSVM's rows interface (see :func:`~skssl.svm._tsvm.tsvm_loop`) on a cluster's blocks.
 
-    Parameters
-    ----------
-    rows : DaskRows
-    spec : ProblemSpec
-    mfn_options : dict
-        Keyword arguments of every :func:`dask_mfn` solve (``alpha``, ``tolerance``, ``rel_tol``,
-        ``max_iter``, ``callback``).
-    max_switches : int, default=None
-        The loop's switch cap: every solve returns that many candidates per block and kind with its last
-        round (``None``: a round of their own at each switch).
+    ``mfn_options`` are the keyword arguments of every :func:`dask_mfn` solve;
+    with ``max_switches``, every solve returns that many switch candidates per
+    block and kind with its last round (``None``: a round of their own).
     """
 
     def __init__(self, rows, spec, mfn_options, max_switches=None):

@@ -47,24 +47,11 @@ _no_openmp_lock = threading.Lock()
 
 
 def warn_if_no_openmp(n_threads):
-    """Warn, once per process, that ``n_threads`` threads cannot run on kernels built without OpenMP.
+    """Warn, once per process, that ``n_threads >= 2`` threads cannot run on kernels built without OpenMP.
 
-    Called where a fit's problem gets its threads
-    (:func:`skssl.svm._rowblocks.fit_threads`). With compiled kernels that
-    lack OpenMP, the row blocks of a problem asking for several threads run
-    one after the other on one core, which ``n_jobs`` alone would not reveal.
-    Nothing is emitted for one thread or for kernels built with OpenMP.
-
-    Parameters
-    ----------
-    n_threads : int
-        Threads the fit asks for, for one problem's row blocks.
-
-    Warns
-    -----
-    UserWarning
-        The first time a fit asks for ``n_threads >= 2`` in a process whose
-        kernels were compiled without OpenMP.
+    Called by :func:`skssl.svm._rowblocks.fit_threads`: without OpenMP the row
+    blocks run one after the other on one core, which ``n_jobs`` alone would not
+    reveal.
     """
     global _no_openmp_warned
     if n_threads < 2 or OPENMP:

@@ -33,16 +33,8 @@ MAX_CHECKED_LABELED = 10_000
 def one_standard_error_choice(accuracies, n_labeled):
     """Index of the first candidate whose accuracy is within one standard error of the best.
 
-    Parameters
-    ----------
-    accuracies : sequence of float
-        Cross-validated accuracies of the candidates, most regularized first.
-    n_labeled : float
-        Number (or total weight) of the labeled rows behind them.
-
-    Returns
-    -------
-    index : int
+    ``accuracies`` are cross-validated, most regularized candidate first;
+    ``n_labeled`` is the number (or weight) of labeled rows behind them.
 
     Examples
     --------

@@ -30,17 +30,8 @@ FRACTION_FLOOR = 1e-3
 def candidate_fractions(fractions, n_labeled):
     """The class fractions of the two extra candidates: ``f`` moved by one standard error each way.
 
-    Parameters
-    ----------
-    fractions : ndarray of shape (n_classes,)
-        Class fractions of the unlabeled rows (summing to 1).
-    n_labeled : float
-        Number (or total weight) of the labeled rows behind the estimate.
-
-    Returns
-    -------
-    candidates : list of two ndarrays of shape (n_classes,)
-        Each positive and summing to 1.
+    ``n_labeled`` is the number (or weight) of labeled rows behind ``fractions``;
+    both candidates are positive and sum to 1.
 
     Examples
     --------
@@ -76,16 +67,7 @@ def as_positive_fraction(fractions):
 
 
 def candidates_agree(candidate_predictions):
-    """Rows on which every candidate predicts the same class.
-
-    Parameters
-    ----------
-    candidate_predictions : list of ndarrays of shape (n_unlabeled,)
-        Predicted class indices of each candidate.
-
-    Returns
-    -------
-    agree : ndarray of bool of shape (n_unlabeled,)
+    """Rows on which every candidate's predicted class indices agree.
 
     Examples
     --------
