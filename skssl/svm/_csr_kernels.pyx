@@ -384,8 +384,8 @@ cdef class ThreadSchedule:
     then used until its iterations have taken ``probe_spacing`` times the
     probe's cost (the loser's excess time, at least the winner's time), and
     the next probe follows. A fit starts on all threads with a probe at its
-    first CGLS iterations. ``"fixed"`` always uses ``max_threads`` (the
-    behaviour before the schedule, kept for benchmarks); ``"alternate"``
+    first CGLS iterations. ``"fixed"`` always uses ``max_threads`` (for
+    benchmarks); ``"alternate"``
     switches between one thread and all at every iteration and kernel call
     (for tests of determinism).
 
@@ -401,10 +401,7 @@ cdef class ThreadSchedule:
         Time on the chosen count between probes, in units of a probe's cost.
     one_thread_margin : float, default=0.8
         One thread wins a probe only when its summed time is at most this
-        fraction of all threads' time. On an idle machine the timings of a
-        few short iterations are noisy, and an even rule sent a sixth of a
-        20 Newsgroups TSVM fit's iterations to one thread; on a busy machine
-        one thread was three times faster, far inside the margin.
+        fraction of all threads' time (short iterations time noisily).
 
     Attributes
     ----------
