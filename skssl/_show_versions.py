@@ -1,15 +1,9 @@
 """Print the versions and thread pools a bug report needs, like ``sklearn.show_versions``.
 
-Decisions
----------
-* Versions come from the installed packages' metadata
-  (:func:`importlib.metadata.version`), so a package that is installed but
-  broken still shows its version; skssl's own version is ``skssl.__version__``
-  (skssl may run from a source tree without being installed).
-* The thread pools are read with :func:`threadpoolctl.threadpool_info`, which
-  only sees the libraries already loaded. numpy and scipy are imported by
-  skssl anyway; torch (when installed) is imported here too, so that its
-  OpenMP pool, the one the deep nets use, is listed with the BLAS pools.
+Versions come from the installed packages' metadata, so a broken package
+still shows its version (skssl's own is ``skssl.__version__``). Thread pools
+are read with :func:`threadpoolctl.threadpool_info`; torch, when installed,
+is imported so that its OpenMP pool, the deep nets', is listed too.
 """
 
 import importlib

@@ -7,47 +7,14 @@ module turns such a ``y`` into what an algorithm needs and back:
 * :func:`encode_semi_supervised_target` validates ``y`` and returns the
   sorted labeled classes, a boolean mask of the labeled rows and an integer
   encoding (``0 .. n_classes - 1`` for labeled rows, ``-1`` for unlabeled
-  ones). Algorithms only ever see that encoding.
+  ones). Algorithms only ever see that encoding. String labels come in an
+  ``object`` array holding the integer ``-1``; a string that reads as -1
+  raises (:func:`reads_as_minus_one`).
 * :class:`SemiSupervisedClassifierMixin` gives estimators the shared
   validation of ``(X, y)``, the mapping of predictions back to user labels,
   the ``transduction_`` helper and a ``score`` that ignores unlabeled rows.
 
-Decisions
----------
-* Labels may be integers, floats with integral values, booleans or strings.
-  Strings must come in an ``object`` array holding the *integer* ``-1`` as
-  the sentinel (``np.array(["spam", -1, "ham"], dtype=object)``). numpy's
-  ``np.unique`` and therefore sklearn's own label handling raise on such a
-  mix (scikit-learn issue 17951), so only the labeled part is validated and
-  encoded here.
-* A string ``"-1"`` is never a class: a ``U``/``S`` array (or an ``object``
-  array) holding ``"-1"`` is almost certainly a user who meant "unlabeled"
-  but lost the sentinel in a string conversion, so it raises a
-  ``ValueError`` telling them to use an ``object`` array with the integer
-  ``-1``. Silently treating ``"-1"`` as a third class would be a wrong answer.
-  Every string that reads as the number -1 once surrounding whitespace is
-  stripped counts (``" -1"``, ``"-1.0"``, which ``y.astype(str)`` makes of
-  a float target), in every kind of array alike (:func:`reads_as_minus_one`).
-* A plain ``list`` (or tuple) that mixes strings with the integer ``-1``,
-  ``["spam", -1, "ham"]``, is read as an ``object`` array: ``np.asarray``
-  would turn the ``-1`` into the string ``"-1"`` and the list would be
-  rejected, while the same values in a pandas Series (already ``object``)
-  work. A list of strings only keeps numpy's string dtype (so a ``"-1"``
-  in it still raises).
-* Every function taking ``X`` for row selection (``score``, the splitters and
-  scorers of :mod:`skssl.model_selection`) passes it through sklearn's
-  :func:`~sklearn.utils.indexable` first, as sklearn's cross-validation code
-  does, so COO matrices (which cannot be row-indexed) are converted to CSR.
-* A ``y`` with no unlabeled row is allowed: a :class:`NoUnlabeledDataWarning`
-  is emitted and the estimator fits the supervised problem. This is what
-  ``GridSearchCV`` with a plain splitter, and sklearn's own checks, do.
-* Sparse ``X`` goes through
-  :func:`skssl.utils.validation.check_sparse_structure` before any scipy or
-  compiled routine reads it (``fit``, ``score``): scipy does not check a
-  matrix's index arrays, and a wrong one crashes those routines.
-* ``score`` drops the rows with ``y == -1`` before computing the accuracy, so
-  ``GridSearchCV`` without a ``scoring`` is not silently wrong when a test
-  fold holds unlabeled rows.
+Design decisions: user guide, Implementation decisions (shared contract), "Targets".
 """
 
 import warnings
@@ -196,8 +163,7 @@ def _mixes_strings_and_numbers(values):
 def reads_as_minus_one(text):
     """Whether a string (or bytes) label reads as the number -1: ``"-1"``, ``" -1"``, ``"-1.0"``, ``b"-1"``.
 
-    Such a label is the unlabeled marker lost in a conversion to strings, never a class (the module's
-    Decisions).
+    Such a label is the unlabeled marker lost in a conversion to strings, never a class.
 
     Parameters
     ----------

@@ -1,39 +1,19 @@
 """Cross-validation and scoring with unlabeled rows.
 
 Plain sklearn cross-validation is wrong for semi-supervised targets: a test
-fold holding rows with ``y == -1`` counts each of them as an error (accuracy
-collapses towards the labeled fraction), ``StratifiedKFold`` treats ``-1`` as
-a class, and scorers such as ``"f1"`` see three classes and return NaN.
-This module gives the two pieces that make ``GridSearchCV``,
-``cross_validate`` and ``Pipeline`` work unchanged:
+fold holding rows with ``y == -1`` counts each of them as an error,
+``StratifiedKFold`` treats ``-1`` as a class, and scorers such as ``"f1"``
+see three classes. This module gives the two pieces that make
+``GridSearchCV``, ``cross_validate`` and ``Pipeline`` work unchanged:
 
 * :class:`SemiSupervisedKFold` splits the labeled rows with any sklearn
   splitter and appends every unlabeled row to every training fold; test
-  folds hold labeled rows only, so any scorer is right. This is the
-  recommended way to tune.
+  folds hold labeled rows only. This is the recommended way to tune.
 * :func:`labeled_scorer` wraps any scorer so that it drops the rows with
-  ``y == -1``; use it when the splitter is not under your control.
+  ``y == -1`` (and warns once when a plain classifier learned ``-1`` as a
+  class); use it when the splitter is not under your control.
 
-Decisions
----------
-* The inner splitter sees only the labeled rows (their ``X`` rows, labels and
-  groups), so ``StratifiedKFold`` stratifies over the labeled classes and
-  ``GroupKFold`` groups labeled rows; unlabeled rows never enter a test fold.
-* Each training fold lists its indices in increasing order (labeled and
-  unlabeled rows interleaved as in the input), so the fit does not depend on
-  the order in which the pieces were assembled.
-* A scikit-learn classifier fitted on such a ``y`` learns ``-1`` as a class.
-  The scorers of :func:`labeled_scorer` see the fitted estimator: when it (or
-  a pipeline's final step) is not a skssl semi-supervised estimator and its
-  ``classes_`` hold ``-1``, they emit an
-  :class:`~skssl.base.UnlabeledAsClassWarning` naming
-  :class:`~skssl.self_training.LabeledOnlyClassifier`, once per process (a
-  grid search calls its scorer for every fold and candidate); the score is
-  still returned. :class:`SemiSupervisedKFold` cannot warn: ``split`` gets
-  ``X``, ``y`` and ``groups`` only, before any fit, and never the estimator
-  (finding it on the caller's stack would depend on scikit-learn's private
-  internals). With a plain classifier and the default scoring nothing warns,
-  so pass ``scoring=labeled_scorer(...)`` or wrap the classifier.
+Design decisions: user guide, Implementation decisions (shared contract), "Cross-validation".
 """
 
 import numbers

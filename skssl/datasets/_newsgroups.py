@@ -1,32 +1,21 @@
 """20 Newsgroups ("bydate" split) from a local tarball or scikit-learn, with one fixed protocol.
 
-The reference runs of SVMlin on "comp.* + sci.* vs the rest" (the linear
-benchmarks) were made on data built this way; reproducing the objectives needs
-the very same matrix, so every step is fixed:
+SVMlin's reference runs on "comp.* + sci.* vs the rest" need the very same
+matrix, so every step is fixed:
 
 1. read every message as latin-1, replace each tab by a newline and drop
-   everything up to the first blank line (the header block; a message without
-   a blank line is kept whole);
-2. groups in sorted order, the files of a group in numeric order of their
-   names;
+   everything up to the first blank line (a message without one is kept);
+2. groups in sorted order, the files of a group in numeric order of names;
 3. positive class = the groups whose name starts with ``comp.`` or ``sci.``;
 4. ``TfidfVectorizer(min_df=2)`` fitted on the training split (11,314 rows,
-   53,724 features, about 1.54M non-zeros) and applied to the test split
-   (7,532 rows);
+   53,724 features) and applied to the test split (7,532 rows);
 5. the labeled subset of seed ``s``: ``rng = np.random.RandomState(s)``, draw
    ``np.sort(rng.choice(n, l, replace=False))`` until both classes appear.
 
-The tarball is read member by member with :mod:`tarfile`; nothing is
-extracted to disk. Its layout is ``20ng/20news-bydate-{train,test}/<group>/<id>``
-(any leading directory is accepted).
-
-Without a local tarball, :func:`fetch_20newsgroups_bydate` takes the raw
-messages from :func:`sklearn.datasets.fetch_20newsgroups` (``remove=()``,
-``shuffle=False``: scikit-learn decodes the same files as latin-1 and keeps
-the headers) and applies steps 1-2 itself, from each message's file name.
-scikit-learn's own ``remove=("headers",)`` is not used: it does not replace
-tabs and empties a message without a blank line, so it would give another
-matrix. Decision: one header rule, ours, whatever the source.
+The tarball (``20ng/20news-bydate-{train,test}/<group>/<id>``) is read member
+by member. Without it, :func:`fetch_20newsgroups_bydate` takes the raw
+messages from :func:`sklearn.datasets.fetch_20newsgroups` (``remove=()``)
+and applies steps 1-2 itself: one header rule whatever the source.
 """
 
 import tarfile

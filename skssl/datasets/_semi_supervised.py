@@ -1,20 +1,11 @@
 """Hide labels to turn a supervised dataset into a semi-supervised experiment.
 
-Decisions
----------
-* **The returned dtype can hold -1.** Signed integer and float targets keep
-  their dtype. Unsigned integers (how keras and torchvision ship MNIST labels,
-  ``np.uint8``) cannot hold -1, so they come back as the smallest signed
-  integer dtype that holds every label (``uint8`` gives ``int16``; ``uint64``
-  gives ``int64`` when the labels fit, else a ``ValueError``). Casting -1 into
-  the unsigned dtype would wrap it to 255, a class, which is a wrong answer.
-  Every other target (strings, booleans, objects) comes back as an ``object``
-  array holding the *integer* ``-1``, the form skssl's estimators expect.
-* **A class spelt "-1" is refused.** A string label ``"-1"`` (or a label equal
-  to the number -1) cannot be told apart from the unlabeled marker once the
-  labels are hidden; every skssl estimator rejects the string ``"-1"`` as
-  ambiguous. Instead of returning a target no estimator accepts,
-  ``make_semi_supervised`` raises a ``ValueError`` asking to rename the class.
+:func:`make_semi_supervised` returns a target whose dtype can hold -1:
+signed integer and float targets keep their dtype, unsigned ones become the
+smallest signed dtype that holds every label (``uint8`` gives ``int16``),
+and every other target an ``object`` array holding the integer ``-1``. A
+class spelt ``"-1"`` (or equal to -1) cannot be told from the marker and
+raises a ``ValueError``.
 """
 
 from numbers import Integral, Real

@@ -10,15 +10,6 @@
   :class:`ClassAdaptiveThreshold` (tunable as ``masking__threshold`` ...);
 * augmentations :class:`GaussianNoise`, :class:`RandomShift`,
   :class:`RandAugment`; default modules :class:`MLPModule`, :class:`SmallCNN`.
-
-Modules: ``_random`` (each fit's own random streams, so that fits in threads
-are repeatable), ``_threads`` (torch's thread count during a fit),
-``_samplers`` (seeded endless index streams), ``_ema`` (weight
-averaging), ``_losses`` (the loss terms as pure functions), ``_thresholds``
-(masking policies), ``_augment``, ``_modules``, ``_docs`` (shared docstring
-text), ``_base`` (what every net shares), ``_core`` (the semi-supervised core),
-``_classifiers`` (the public semi-supervised nets), ``_supervised`` (the
-baseline).
 """
 
 try:

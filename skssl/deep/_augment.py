@@ -1,42 +1,17 @@
 """Weak and strong augmentations on torch batches (no torchvision).
 
-An augmentation is any callable ``aug(X) -> X`` on a float tensor batch; users
-may pass their own. skssl's augmentations are scikit-learn style parameter
-objects (``get_params``/``set_params``, ``clone``, a readable ``repr``), so a
-search tunes them through the net, e.g. ``strong_augment__noise``. They take
-their random numbers from a ``generator`` keyword, ``aug(X, generator=g)``
-(torch's global generator when it is ``None``); the nets pass the generator of
-the fit, seeded from ``random_state``, so a fit is reproducible and leaves the
-global generator alone, also when several fits run in threads. A callable of
-your own that has a ``generator`` parameter gets it too; one without draws from
-torch's global generator, which the net seeds for each call under a
-process-wide lock (:mod:`skssl.deep._random`). An
-augmentation may also define ``fit(X)`` (``X`` a float tensor of the training
-rows): the nets call it on a clone (``weak_augment_``,
-``strong_augment_``) before training, so scale statistics are learned without
-mutating the object the user passed. Learned statistics are numpy arrays, so a
-fitted net can be saved with ``skops.io``.
+An augmentation is any callable ``aug(X) -> X`` on a float tensor batch.
+skssl's are scikit-learn style parameter objects, tunable through the net
+(``strong_augment__noise``), that draw from a ``generator`` keyword (the
+fit's, :mod:`skssl.deep._random`); one may define ``fit(X)``, which the net
+calls on a clone (``weak_augment_``, ``strong_augment_``) before training.
 
-Vectors (2-D batches)
-    :class:`GaussianNoise` -- weak: ``x + noise * std_j * eps`` with the
-    per-feature standard deviation ``std_j`` of the training rows (relative
-    noise, so unscaled features get sensible noise). Strong: larger noise,
-    then each feature is replaced by its training mean with probability
-    ``mask_prob`` (random feature masking, the vector analogue of cutout; 0.3
-    by default from 8 features on, off below, see :func:`default_augmentations`).
-
-Images (4-D batches ``(n, c, h, w)``)
-    :class:`RandomShift` -- weak: reflect-pad by ``pad`` pixels and crop back
-    at a random offset per image (FixMatch's flip-and-shift without the flip).
-    Horizontal flips are an option, off by default: a flipped digit or page of
-    text is another thing.
-    :class:`RandAugment` -- strong: per image, ``n_ops`` ops drawn uniformly
-    from geometric (rotate, shear x/y, translate x/y, through one
-    ``affine_grid``/``grid_sample`` call) and photometric ones (brightness,
-    contrast, solarize, posterize, autocontrast, identity) at a random
-    magnitude, then cutout of a random square of up to half the side, filled
-    with the image mean. Intensity ops work relative to each image's own
-    min/max, because the input range is unknown (raw 0-255, 0-1, standardised).
+* :class:`GaussianNoise` (vectors): noise relative to each feature's
+  standard deviation; strong, also random feature masking (``mask_prob``).
+* :class:`RandomShift` (images): reflect-pad and crop at a random offset
+  (FixMatch's weak view; flips optional, off by default).
+* :class:`RandAugment` (images): ``n_ops`` geometric and photometric ops at
+  random magnitudes, relative to each image's own range, then cutout.
 """
 
 import math

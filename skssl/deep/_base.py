@@ -5,58 +5,13 @@ families of nets (:class:`~skssl.deep.SemiSupervisedNet` and its thin
 subclasses, and :class:`~skssl.deep.SupervisedNetClassifier`). Parameter
 handling is in :mod:`skssl.deep._params`, the input checks in
 :mod:`skssl.deep._validation`; this module has the skorch plumbing, the fit
-that both families share and prediction.
+that both families share and prediction. ``sample_weight`` weights the
+labeled loss (:func:`skssl.deep._losses.weighted_mean`); ``n_jobs`` sets
+torch's threads during a call (:mod:`skssl.deep._threads`); ``random_state``
+seeds the fit's own generators (:mod:`skssl.deep._random`); ``verbose=0``
+by default.
 
-``sample_weight``
-    Weights the labeled loss: the criterion is built with
-    ``reduction="none"`` and the batch loss is the mean of weight x loss
-    (:func:`skssl.deep._losses.weighted_mean`; weights of ones give exactly
-    the unweighted fit). Unlabeled rows have no loss to weight, so their
-    weights are ignored. A criterion that averages the batch itself
-    (``criterion__reduction="mean"``) cannot be weighted and raises with
-    ``sample_weight``.
-
-Threads (``n_jobs``)
-    ``fit``, ``partial_fit`` and ``predict_proba`` run torch with ``n_jobs``
-    intra-op threads (1 by default) and restore the caller's
-    ``torch.get_num_threads()`` afterwards (:mod:`skssl.deep._threads`).
-    Decision: one thread by default. torch's own default (one thread per
-    core, an OpenMP pool) made a default FreeMatch step 6-9 times more
-    expensive in CPU time on a 2-core machine shared with other jobs, because
-    the pool's threads spin at the barrier of every small operator; and the
-    thread count changes the summation order of the convolution weight
-    gradients (differences of about 1e-6 per step that training amplifies),
-    so the same ``random_state`` gives a different net on a machine with a
-    different number of cores. With a fixed ``n_jobs``, a fit is repeatable
-    for a given torch build and CPU instruction set (oneDNN picks its
-    kernels by instruction set). ``GridSearchCV(n_jobs=k)`` already starts
-    each joblib worker with ``OMP_NUM_THREADS = cores // k``; the net's own
-    ``n_jobs`` overrides that inside the fit, so the parent and the workers
-    train the same net. Fits running at once in threads share one
-    reference-counted guard of torch's thread count; each gets its own
-    ``n_jobs`` (see :mod:`skssl.deep._threads`).
-
-Random numbers (``random_state``)
-    A fit draws every random number from generators of its own seeded from
-    ``random_state`` (:mod:`skssl.deep._random`), never from torch's global
-    generator, so fits running at once in threads give the same nets as
-    when run alone, and the caller's ``torch.get_rng_state()`` is left as it
-    was. Calls that can only draw from the global generator (building a user
-    module, a user module's forward during the fit, an augmentation without
-    a ``generator`` parameter) run under a process-wide lock with the global
-    generator seeded from the fit and restored.
-
-Progress (``verbose``)
-    Decision: silent by default (``verbose=0``), as scikit-learn estimators
-    are, and unlike skorch (``verbose=1``). The nets are fitted many times
-    inside ``GridSearchCV``, ``cross_val_score`` and Curriculum Labeling's
-    rounds, where a table per fit would bury the output, and doctests would
-    have to print it. ``verbose=1`` prints skorch's one line per epoch, made
-    compact: the per-class threshold vector is summarised by its min, mean
-    and max (``thr_min``, ``thr_mean``, ``thr_max``), so a line stays about 80
-    characters wide for any number of classes. The line reads ``epoch k/N``
-    and ends with an estimate of the time left (``left``); colour codes are
-    written only to a terminal (:mod:`skssl.deep._progress`).
+Design decisions: user guide, Implementation decisions (deep, self-training), "Deep nets".
 """
 
 from abc import ABCMeta, abstractmethod

@@ -1,38 +1,20 @@
 """The semi-supervised core net: FixMatch-style steps with a pluggable masking policy.
 
-One step takes a labeled batch of ``B`` rows from skorch's own
-``iterator_train`` (a ``DataLoader`` fed by a seeded endless sampler, so an
-epoch is a fixed ``iterations_per_epoch`` steps instead of one pass over a
-handful of labeled rows) and an unlabeled batch of ``mu * B`` rows drawn inside
-``train_step_single`` from an endless seeded shuffle. The weak view of the
-labeled rows and the weak and strong views of the unlabeled rows go through the
-module in one forward pass (as FixMatch does, so BatchNorm sees all of them),
-and the loss is (:mod:`skssl.deep._losses`) ::
+One step takes a labeled batch of ``B`` rows from skorch's ``iterator_train``
+(a seeded endless sampler, so an epoch is ``iterations_per_epoch`` steps)
+and an unlabeled batch of ``mu * B`` rows. The weak view of the labeled rows
+and the weak and strong views of the unlabeled rows go through the module
+in one forward pass, as in FixMatch (Sohn et al., 2020), and the loss is
+(:mod:`skssl.deep._losses`) ::
 
     labeled + unlabeled_loss(strong logits, softmax(weak logits), mask, pseudo)
 
-with ``mask, pseudo = masking_.mask(softmax(weak logits))`` (see
-:mod:`skssl.deep._thresholds`). :meth:`SemiSupervisedNet.unlabeled_loss` is the
-one method a new semi-supervised loss overrides; the core's is FixMatch's
-``unlabeled_weight * mean(mask * CE(strong, pseudo))``, and
-:class:`~skssl.deep.FreeMatchClassifier` adds its fairness term there.
-``predict``/``predict_proba`` use the EMA of the weights (:mod:`skssl.deep._ema`).
+with ``mask, pseudo = masking_.mask(softmax(weak logits))``
+(:mod:`skssl.deep._thresholds`). :meth:`SemiSupervisedNet.unlabeled_loss` is
+the one method a new loss overrides. Predictions use the EMA of the weights
+(:mod:`skssl.deep._ema`).
 
-Decisions:
-
-* when fewer unlabeled rows exist than one unlabeled batch, the unlabeled batch
-  is all of them (each step sees every unlabeled row once).
-* the default optimiser is Adam with ``lr=1e-3``: the papers' SGD with learning
-  rate 0.03 and a cosine schedule assumes 2^20 steps on a GPU.
-* CPU-sized defaults: ``batch_size=32``, ``mu=3`` (FixMatch/FreeMatch; the
-  papers use 64 and 7 on GPUs; Adsh's paper uses ``mu=2``, kept), 40 epochs of
-  50 steps (2000 steps). One default step on 28x28 images (32 + 2 x 96 images
-  through the default CNN, one thread) costs about 0.05 s of one core. On
-  MNIST with 4 labels per class (4,000 training images, seed 0, a 2-core
-  machine shared with other jobs) FreeMatch reached 0.884 test accuracy in
-  47 CPU s after 1000 steps and 0.953 in 99 CPU s after 2000
-  (``benchmarks/results/deep_time.md``); with the papers' 64 and 7 a step
-  holds about 4 times more images.
+Design decisions: user guide, Implementation decisions (deep, self-training), "Defaults sized for a CPU".
 """
 
 from numbers import Real

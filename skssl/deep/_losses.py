@@ -1,21 +1,14 @@
 """The loss terms of the nets, as pure functions of tensors.
 
-One semi-supervised step of the core net minimises ::
+One semi-supervised step of the core net minimises
+``labeled + unlabeled_weight * unlabeled``, and
+:class:`~skssl.deep.FreeMatchClassifier` adds ``fairness_weight * fairness``.
 
-    labeled + unlabeled_weight * unlabeled
-
-and :class:`~skssl.deep.FreeMatchClassifier` adds ``fairness_weight * fairness``
-(both are the net's ``unlabeled_loss``).
-
-* ``labeled``: the mean over the labeled batch of the criterion's per-row
-  loss (cross-entropy by default), each row times its ``sample_weight``
-  (:func:`weighted_mean`). The mean divides by the batch size, not by the sum
-  of the weights, so a weight of 2 counts a row twice in its batch and weights
-  of ones give exactly the unweighted loss.
+* ``labeled``: the batch mean of the criterion's per-row loss, each row times
+  its ``sample_weight`` (:func:`weighted_mean`; divided by the batch size, so
+  weights of ones give the unweighted loss);
 * ``unlabeled``: FixMatch's masked pseudo-label cross-entropy on the strong
-  view (:func:`masked_cross_entropy`), averaged over *all* unlabeled rows of
-  the batch, masked or not, as in FixMatch (Sohn et al., 2020): the term
-  shrinks when few rows pass the mask.
+  view (:func:`masked_cross_entropy`), averaged over all unlabeled rows;
 * ``fairness``: FreeMatch's self-adaptive fairness (:func:`self_adaptive_fairness`).
 """
 

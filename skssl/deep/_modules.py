@@ -1,32 +1,17 @@
 """Default torch modules of the deep estimators, sized from ``X`` at fit time.
 
-* :class:`MLPModule` for 2-D input ``(n_samples, n_features)``: fully connected
-  ReLU layers. No dropout and no BatchNorm: with a handful of labeled rows a
-  BatchNorm layer sees batches that repeat the same few rows, and a training
-  batch of one row would raise; sklearn users are expected to scale their
-  features (as for :class:`sklearn.neural_network.MLPClassifier`).
-* :class:`SmallCNN` for 4-D input ``(n_samples, channels, height, width)``: a
-  few blocks of 3x3 convolution, 2x2 max pooling, BatchNorm and ReLU, then an
-  adaptive average pool to 4x4 and a linear layer. Two blocks of 16 and 32
-  channels by default.
+* :class:`MLPModule` for 2-D input: fully connected ReLU layers, without
+  dropout or BatchNorm (features are expected scaled, as for
+  :class:`sklearn.neural_network.MLPClassifier`).
+* :class:`SmallCNN` for 4-D input ``(n, c, h, w)``: blocks of 3x3
+  convolution, 2x2 max pooling, BatchNorm and ReLU (pooling first), then an
+  adaptive average pool to 4x4 and a linear layer; kept channels-last.
 
-  Decision (speed on CPU): the blocks pool right after the convolution and
-  the module is kept in channels-last memory (NHWC). Profiling a default
-  FixMatch step on 28x28 digits (32 labeled + 2 x 96 unlabeled images, one
-  thread) showed the convolutions were not the cost: BatchNorm, ReLU and max
-  pooling on full-resolution NCHW maps took about 60% of it. Pooling first
-  runs BatchNorm and ReLU on a quarter of the pixels (ReLU commutes with max
-  pooling; BatchNorm then normalises the pooled maps), and oneDNN's CPU
-  kernels are faster on channels-last tensors: forward + backward of that
-  batch took 30-35 ms instead of 59-66 ms of one core
-  (``benchmarks/deep_time.py steps``).
+Both return logits for ``torch.nn.CrossEntropyLoss``. They are built on
+torch's ``meta`` device and filled by ``reset_parameters(generator)`` from
+the fit's own generator (:mod:`skssl.deep._random`).
 
-Both return logits; the nets pair them with ``torch.nn.CrossEntropyLoss``.
-Their ``reset_parameters(generator)`` redraws the weights with torch's
-default initialisation (that of ``nn.Linear`` and ``nn.Conv2d``) from the
-generator given: the nets build them on torch's ``meta`` device, which draws
-nothing, and initialise them from the fit's own generator, so building a
-module never touches torch's global generator (:mod:`skssl.deep._random`).
+Design decisions: user guide, Implementation decisions (deep, self-training), "Defaults sized for a CPU".
 """
 
 import math

@@ -1,57 +1,17 @@
 """Data-parallel fits of the nets over several processes, through Hugging Face Accelerate.
 
 A net given ``accelerator=Accelerator()`` and started as several processes
-(``torchrun --nproc_per_node 2 script.py``, or ``accelerate launch`` on GPUs) trains one
-model together: every process runs the same script and the same
-``fit(X, y)`` on the same data, draws its own share of each step's batches,
-and the gradients are averaged across the processes before every optimizer
-step (PyTorch's ``DistributedDataParallel``, over the process group that
-Accelerate sets up: gloo on CPUs, NCCL on GPUs). With one process the
-accelerator changes nothing: the fit is the one-process fit, bit for bit.
+(``torchrun --nproc_per_node 2 script.py`` or ``accelerate launch``) trains
+one model together: every process runs the same ``fit(X, y)``, draws its own
+share of each step's batches (``batch_size / k`` labeled rows, from streams
+seeded by the fit's seed and the process index), and the gradients are
+averaged before every optimizer step (``DistributedDataParallel`` over
+Accelerate's process group). Initial weights and BatchNorm statistics are
+broadcast from process 0, and the masking policy is updated with the
+probabilities of every process, so weights, EMA and policy are the same
+everywhere. With one process the fit is the one-process fit, bit for bit.
 
-What a step of ``k`` processes computes
-    The step is the one-process step with the batch split: each process
-    takes ``batch_size / k`` labeled rows and ``mu`` times as many unlabeled
-    rows, from its own seeded streams (the fit's seed mixed with the process
-    index), and the averaged gradient is that of the mean loss over the
-    ``batch_size`` rows of all processes. The number of steps and the
-    learning-rate schedule do not change, so ``k`` processes train the
-    one-process model with other random draws, in about ``1 / k`` of the
-    time per step. ``batch_size`` must be a multiple of ``k`` (else
-    ``ValueError``): uneven shares would weight the processes' rows
-    unequally.
-
-What stays the same on every process
-    * the weights: the wrapper broadcasts process 0's initial weights, and
-      every process then applies the same averaged gradient;
-    * BatchNorm statistics: process 0's are broadcast before every forward
-      pass (``DistributedDataParallel``'s default) and again before each EMA
-      step, so the EMA copies the same buffers everywhere;
-    * the EMA weights (:mod:`skssl.deep._ema`), updated from those weights
-      and buffers;
-    * the masking policy (:mod:`skssl.deep._thresholds`): a policy updated
-      per batch (FreeMatch's self-adaptive thresholds) is updated with the
-      weak-view probabilities of the whole step, gathered from every
-      process; a policy updated per epoch (Adsh) gets the probabilities of
-      all unlabeled rows, each process computing an equal share. Every
-      process then makes the same update. The pseudo-label mask of a row
-      is computed where the row is.
-
-Decisions
-    * The wrapper is built by this module (``DistributedDataParallel`` with
-      Accelerate's device), for the duration of one ``fit``, and removed
-      after it, so a fitted net holds its plain module: it pickles, predicts
-      without the other processes, and a later ``fit`` wraps afresh.
-      ``Accelerator.prepare`` would keep a reference to every prepared
-      model for the accelerator's lifetime, and a net fitted many times
-      would pile up wrappers around the same weights.
-    * Mixed precision and gradient accumulation of the accelerator are not
-      applied; the nets' default modules are small and train in float32.
-    * Only losses that are means over the step's rows are split exactly;
-      FreeMatch's fairness term, a function of batch means, is computed per
-      process on its share and averaged.
-    * Each process records its own history (losses and mask rates of its
-      share); with ``verbose`` only the main process prints.
+Design decisions: user guide, Implementation decisions (deep, self-training), "Data-parallel fits".
 """
 
 import zlib

@@ -1,22 +1,13 @@
 """Parameters of the skssl nets: merged signatures, nested parameter objects, validation.
 
-Parameters and subclasses
-    A subclass's ``__init__`` names only the parameters it adds or whose
-    default it changes and passes the rest on through ``**kwargs``, as skorch's
-    ``NeuralNetClassifier`` does over ``NeuralNet``. ``__init_subclass__``
-    publishes the merged signature (``__init__.__signature__``, the standard
-    ``inspect`` protocol), so scikit-learn's ``get_params``/``clone``, its
-    changed-parameters ``repr`` and the API docs see every parameter with the
-    subclass's defaults, without a copied signature block. Routed skorch
-    parameters (``module__*``, ``optimizer__*`` ...) are parameters too.
-    Parameter objects (the masking policy, the augmentations) take nested
-    ``set_params`` like a scikit-learn pipeline step: ``masking__threshold``.
-
-Validation
-    scikit-learn's ``_parameter_constraints`` + ``_fit_context``; parameters
-    without a rule (skorch's own, the routed ``module__*``) are skipped by
-    scikit-learn and checked by skorch as before.
-
+A subclass's ``__init__`` names only the parameters it adds or whose
+default it changes and passes the rest on through ``**kwargs``, as skorch's
+``NeuralNetClassifier`` does; ``__init_subclass__`` publishes the merged
+signature (``__init__.__signature__``), so ``get_params``, ``clone``, the
+``repr`` and the API docs see every parameter. Parameter objects (masking
+policy, augmentations) take nested ``set_params`` (``masking__threshold``).
+Validation is scikit-learn's ``_parameter_constraints`` and ``_fit_context``;
+parameters without a rule are left to skorch.
 """
 
 import inspect

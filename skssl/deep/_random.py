@@ -1,44 +1,17 @@
 """Where the random numbers of a fit come from: its own generators, never torch's global one.
 
-A fit draws random numbers for the weight initialisation, the order of the
-labeled and unlabeled rows, the augmentations and the data loaders' base seeds.
-torch's global generator (``torch.manual_seed``) is one per process, shared by
-every thread: two fits that seed it and draw from it at the same time interleave
-their draws, so neither is repeatable, and saving and restoring it around a fit
-(``torch.random.fork_rng``) in the order A saves, B saves, A restores,
-B restores leaves the process with A's seeded state. So every fit owns its
-random streams (:class:`FitRandomness`), all seeded from ``random_state``:
+Every fit owns its random streams (:class:`FitRandomness`), all seeded from
+``random_state``: the default modules' weights, the samplers' row orders
+(:mod:`skssl.deep._samplers`), skssl's augmentations (a ``generator``
+keyword) and the data loaders. Fits running at once in threads then give
+the nets they give alone, and torch's global generator is left as it was.
+Calls that can only draw from the global generator (a user module's
+construction and forward pass, an augmentation without ``generator``) run
+under one process-wide lock with the global generator seeded from the fit
+and restored (:meth:`FitRandomness.global_section`). ``random_state=None``
+takes the seed from numpy's global ``RandomState``.
 
-* the weights of the default modules (:class:`~skssl.deep.MLPModule`,
-  :class:`~skssl.deep.SmallCNN`) are built on torch's ``meta`` device, which
-  draws nothing, then filled by their ``reset_parameters(generator)`` with
-  torch's default initialisation drawn from the fit's generator;
-* the row orders come from the samplers' own numpy generators
-  (:mod:`skssl.deep._samplers`);
-* skssl's augmentations take a ``generator`` keyword, which the net passes;
-* the data loaders get a ``generator`` (their base seed is drawn from it);
-* predictions draw nothing from the global generator either (their loader gets
-  a fresh generator of its own).
-
-Decision: a process-wide lock for draws that cannot take a generator. A user
-module class is built by its own ``__init__``, a user module may draw in its
-``forward`` (``nn.Dropout``, ``F.dropout``, noise layers) and a user
-augmentation without a ``generator`` parameter draws from the global generator;
-no generator can be handed to them, and replacing ``nn.Dropout`` layers would
-still miss the functional calls. Each such call (building a user module, every
-forward pass of a user module during the fit, every call of such an
-augmentation) therefore runs under one process-wide lock, with the global
-generator saved, seeded from the fit's own generator, and restored before the
-lock is released (:meth:`FitRandomness.global_section`). Overlapping fits then
-take turns for those calls only, and each fit still sees the same numbers. The
-default modules and skssl's augmentations never take the lock. A thread that
-draws from the global generator *outside* skssl while such a call runs can
-observe the temporary seed; fits with the default modules cannot.
-
-Decision: ``random_state=None`` follows scikit-learn's glossary: the fit's seed
-is one draw from numpy's global ``RandomState``, so ``np.random.seed`` makes
-such fits repeatable, as it does for scikit-learn's estimators. An int or a
-``RandomState`` leaves numpy's global state alone.
+Design decisions: user guide, Implementation decisions (deep, self-training), "Random numbers".
 """
 
 import inspect

@@ -1,51 +1,15 @@
 """How many threads torch uses inside a fit or a prediction.
 
-torch runs every operator on an intra-op thread pool (OpenMP in the CPU
-wheels) sized to the number of cores. On the small batches and 28x28 maps of
-the default nets, that pool costs more than it gives: the workers of each
-operator wait for each other at a barrier, and while they wait they spin.
-Measured on a 2-core machine shared with other jobs, one default FixMatch step
-took 68-80 ms of CPU with one thread and 408-673 ms with torch's default of
-two (wall time 0.15 s vs 0.9-2.0 s per step); see
-``benchmarks/results/deep_time.md``. The pool also changes the order of
-floating-point reductions, so the same ``random_state`` trains a different
-net on machines with a different number of cores.
+The nets run torch with ``n_jobs`` intra-op threads (1 by default) for the
+duration of ``fit``, ``partial_fit`` and ``predict_proba``, and restore the
+caller's setting afterwards (``threadpoolctl`` does not reach torch's own
+count). :func:`torch_threads` is one reference-counted guard for the
+process, under a lock: the first fit to enter saves the count, every fit
+sets its own thread to its ``n_jobs``, and the last one to leave restores
+the saved count, so overlapping fits in threads do not leave another fit's
+count behind.
 
-The nets therefore run with ``n_jobs`` intra-op threads (1 by default) for
-the duration of ``fit``/``partial_fit``/``predict_proba`` and restore the
-caller's setting afterwards. scikit-learn's own answer, ``threadpoolctl``,
-limits BLAS and OpenMP pools it can find by their shared libraries, but
-torch keeps its own thread count (``torch.set_num_threads``), so this small
-context manager sets it directly. joblib's worker processes (``GridSearchCV(n_jobs=2)``)
-already start torch with ``cpu_count // n_jobs`` threads through
-``OMP_NUM_THREADS``; with ``n_jobs=1`` on the net, a fit gives the same
-model in the parent process and in any worker.
-
-Fits in threads (one guard for the process)
-    ``torch.set_num_threads`` does two things. In torch's OpenMP builds (the
-    CPU wheels), it sets the pool size of the *calling* thread, which is what
-    that thread's operators use and what ``torch.get_num_threads()`` reports
-    there; and it sets the process-wide count that a thread starts with when
-    it first runs a parallel operator. A save/restore per fit gets the second
-    wrong when fits overlap: in the order A saves, B saves (already A's
-    count), A restores, B restores, the process keeps A's count. So
-    :func:`torch_threads` is one reference-counted guard for the process,
-    under a lock: the first fit to enter saves the count of its thread (the
-    process's setting, as no fit is running), every fit sets its own thread
-    to its ``n_jobs``, a fit that leaves while others still run puts its
-    thread back to the saved count, and the last one to leave puts back the
-    saved count, for its thread and for the process. A single fit thus
-    restores exactly the caller's count.
-
-    Decision, what a concurrent fit with a different ``n_jobs`` gets: in the
-    OpenMP builds, its own ``n_jobs``, because the pool size is kept per
-    thread; overlapping fits with different ``n_jobs`` each stay repeatable.
-    torch builds with the native thread pool share one pool per process;
-    there a fit runs with the count of whichever fit set it last (the result
-    is correct, but the summation order, hence the last bits of the weights,
-    can then differ from a fit run alone). A thread that ran a fit while
-    others overlapped it ends with the saved count, not a count it may have
-    set itself before.
+Design decisions: user guide, Implementation decisions (deep, self-training), "Threads".
 """
 
 import os

@@ -1,66 +1,18 @@
 """Masking policies: which unlabeled rows get a pseudo-label, and which one.
 
-A policy is a small scikit-learn style parameter object (``get_params``,
-``set_params``, ``clone``, a readable ``repr``), so ``GridSearchCV`` tunes it
-through the net as ``masking__threshold`` or ``masking__momentum``. The net
-never touches the object the user passed: it fits a clone, stored as the
-net's ``masking_``. The protocol the net calls:
+A policy is a scikit-learn style parameter object, tuned through the net as
+``masking__threshold``; the net fits a clone (``masking_``). The net calls
+``start(n_classes, labeled_counts)`` once per fit, ``update(probs_weak)`` per
+batch or per epoch (``update_every``) and ``mask(probs_weak) -> (mask,
+pseudo_labels)`` per batch. The fitted state is plain numpy (``thresholds_``
+is recorded in the history every epoch).
 
-* ``start(n_classes, labeled_counts)`` once per fit: validates the parameters
-  and resets the state;
-* ``update(probs_weak)`` on every unlabeled batch *before* masking
-  (``update_every == "batch"``) or on the weak-view probabilities of the whole
-  unlabeled set after every epoch (``update_every == "epoch"``);
-* ``mask(probs_weak) -> (mask, pseudo_labels)`` on every batch.
+* :class:`FixedThreshold` -- FixMatch: ``max q >= threshold``.
+* :class:`SelfAdaptiveThreshold` -- FreeMatch's self-adaptive thresholds
+  (SAT) and fairness loss (SAF, sign ``saf_sign``).
+* :class:`ClassAdaptiveThreshold` -- Adsh's adaptive thresholds (Algorithm 2).
 
-The fitted state lives in attributes ending in ``_`` and holds plain numpy
-arrays and floats (no torch tensors, so a fitted net can be saved with
-``skops.io``). ``thresholds_`` is the current per-class threshold vector,
-recorded in the net's history after every epoch.
-
-:class:`FixedThreshold` (FixMatch)
-    ``mask = max q >= threshold``, ``pseudo = argmax q``.
-
-:class:`SelfAdaptiveThreshold` (FreeMatch's self-adaptive thresholding, SAT)
-    State starts uniform: ``tau = 1/C``, ``p_tilde = 1/C``, ``label_hist = 1/C``.
-    Each batch, with momentum ``m``: ``tau <- m tau + (1-m) mean(max q)``,
-    ``p_tilde <- m p_tilde + (1-m) mean(q)``, ``label_hist <- m label_hist +
-    (1-m) hist(argmax q) / n``. Mask: ``max q >= tau * p_tilde[argmax q] /
-    max(p_tilde)`` (the paper has ``>``; ``>=`` keeps the very first batch,
-    where every threshold is 1/C, consistent with FixMatch's ``>=``).
-    :meth:`SelfAdaptiveThreshold.fairness_loss` is the self-adaptive fairness
-    loss (SAF, :func:`skssl.deep._losses.self_adaptive_fairness`). Its sign is
-    the parameter ``saf_sign``:
-
-    * ``-1``: ``L_f = -H(a, b) = sum_c a_c log b_c`` -- the paper's formula as
-      printed, and what the authors' USB code computes. Minimising it pushes
-      the batch mean *away* from the marginal (a diversity push).
-    * ``+1``: ``L_f = H(a, b)``, the cross-entropy that pulls the batch mean
-      towards the normalised marginal, which is what the paper's sentence
-      describes.
-
-    ``-1`` is the default: it won on MNIST at 2000 steps with 1 and 4 labels
-    per class (0.538 vs 0.502 and 0.948 vs 0.902 test accuracy).
-
-:class:`ClassAdaptiveThreshold` (Adsh's adaptive thresholds, Algorithm 2)
-    ``tau_k`` start at ``threshold`` (plain FixMatch until the first update).
-    After each epoch, from the weak-view probabilities of the whole unlabeled
-    set: ``C_k`` = descending confidences of the rows predicted ``k``; ``rho``
-    = fraction of the majority class's rows with confidence ``>= threshold``;
-    ``tau_k = min(threshold, C_k[max(0, round(n_k rho) - 1)])``. Masking uses
-    the rectified label: ``r = q / tau``, ``pseudo = argmax r``,
-    ``mask = max r >= 1``. Decisions:
-
-    * the majority class is the class with the most *labeled* rows (ties: the
-      smallest class index); the authors' code assumes class 0, which is wrong
-      once classes are sorted by label rather than by size;
-    * ``round`` is half-up (``floor(x + 0.5)``), not Python's half-to-even;
-    * no row of the whole set predicted as the majority class, or none of them
-      at or above ``threshold`` (``rho = 0``): every ``tau_k`` falls back to
-      ``threshold``, i.e. FixMatch. The paper's Algorithm 2 initialises
-      ``rho = 1`` and would then accept *every* row of every class, the least
-      safe choice at the moment the model is least trustworthy;
-    * a class with no predicted row keeps ``tau_k = threshold``.
+Design decisions: user guide, Implementation decisions (deep, self-training), "Masking policies".
 """
 
 from abc import ABCMeta, abstractmethod

@@ -1,70 +1,16 @@
 """A supervised baseline that fits any classifier on the labeled rows only.
 
 A scikit-learn classifier fitted on a semi-supervised ``y`` learns ``-1`` as a
-class of its own: with most rows unlabeled it then predicts ``-1`` almost
-everywhere, and ``cross_val_score`` with
-:class:`~skssl.model_selection.SemiSupervisedKFold` (whose test folds hold
-labeled rows only) reports an accuracy near zero without any error.
-:class:`LabeledOnlyClassifier` wraps the classifier so that it sees the rows
-with ``y != -1`` only, and so takes the same ``X, y``, ``Pipeline``,
-``GridSearchCV`` and splitters as skssl's semi-supervised estimators: the
-fair supervised baseline to compare them with.
+class of its own and, with most rows unlabeled, predicts it almost
+everywhere. :class:`LabeledOnlyClassifier` wraps the classifier so that it
+sees the rows with ``y != -1`` only (their labels as given), and so takes the
+same ``X, y``, ``Pipeline``, ``GridSearchCV`` and splitters as skssl's
+semi-supervised estimators: the fair supervised baseline to compare them
+with. ``sample_weight`` and routed per-row fit parameters are cut to the
+labeled rows; ``transduction_`` and ``score`` are those of the other skssl
+estimators.
 
-Decisions
----------
-* **Home.** It lives in :mod:`skssl.self_training`, the meta-estimators
-  around any classifier: it is the labeled-only counterpart of those
-  meta-estimators (round 0 of :class:`CurriculumLabelingClassifier`), as
-  ``LinearL2SVC`` is for the linear S3VMs and ``SupervisedNetClassifier`` for
-  the deep nets.
-* **What is fitted.** A :func:`~sklearn.base.clone` of ``estimator`` on the
-  labeled rows with their labels as given (strings stay strings, so
-  ``estimator_`` is exactly the model one would fit by hand on those rows and
-  its ``classes_`` equal ``classes_``). When no row is unlabeled, no row is
-  selected, so the fit is that of ``clone(estimator).fit(X, y)``; no ``NoUnlabeledDataWarning`` is emitted,
-  because ignoring the ``-1`` rows is the point of the baseline.
-* **X belongs to the wrapped estimator.** Only rows of ``X`` are selected
-  (sklearn's ``_safe_indexing`` after ``indexable``, which turns every sparse
-  format into CSR, so sparse input stays sparse), as in
-  :class:`CurriculumLabelingClassifier`: raw texts for a pipeline starting
-  with a vectorizer, DataFrames and image arrays work, and the wrapped
-  estimator validates ``X`` (NaN, shape, dtype) itself. ``n_features_in_``
-  and ``feature_names_in_`` are read from ``estimator_``. Sparse ``X`` alone
-  is checked first, in ``fit`` and in every prediction method
-  (:func:`skssl.utils.validation.check_sparse_structure`): selecting rows,
-  and the wrapped estimator's products, run scipy's C++ code, which trusts
-  the index arrays.
-* **Metadata.** ``sample_weight`` is an explicit ``fit`` parameter, as in
-  :class:`CurriculumLabelingClassifier` and skssl's other estimators, so the
-  baseline is fitted with the same call as the models it is compared with
-  (:class:`~sklearn.semi_supervised.SelfTrainingClassifier` takes weights
-  through metadata routing only). It and, with metadata routing enabled, any
-  routed fit parameter with one entry per row of ``X`` are restricted to the
-  labeled rows (the rule sklearn's cross-validation applies to fit
-  parameters); other values pass unchanged. Without routing, a
-  ``sample_weight`` for an estimator whose ``fit`` takes none raises a
-  ``ValueError`` (scikit-learn's sample-weight checks, which read the
-  signature, therefore fail for a wrapper around such an estimator), and
-  other parameters raise as in ``SelfTrainingClassifier``. With routing, the wrapped estimator receives
-  ``sample_weight`` only if it requested it (``set_fit_request``); the
-  meta-estimator has no fit request of its own because it only selects rows.
-* **transduction_** holds the given labels of the labeled rows and
-  ``estimator_``'s predictions for the unlabeled ones (one ``predict`` on
-  those rows at the end of ``fit``), as the other skssl estimators do, so the
-  baseline can be compared with them on the training rows too.
-* **score** is the accuracy on the rows with ``y != -1``, like every skssl
-  estimator's; its ``sample_weight`` is consumed here (request it with
-  ``set_score_request`` under metadata routing).
-* **Precomputed kernels** (estimators tagged ``pairwise``, such as
-  ``SVC(kernel="precomputed")``) raise a ``ValueError`` when ``y`` holds
-  unlabeled rows: their ``X`` is a square kernel matrix, and selecting the
-  labeled rows would have to select the same columns at fit and at predict
-  time, which a row-selecting wrapper cannot do for the caller's test kernel.
-* **Pipelines.** Wrapping a whole pipeline fits every step on the labeled
-  rows (a strictly supervised baseline); putting the wrapper as the final
-  step lets the unsupervised steps before it (scalers, vectorizers) see the
-  unlabeled rows too, as they do in front of a semi-supervised estimator.
-  Both are supported; the second compares the classifiers alone.
+Design decisions: user guide, Implementation decisions (deep, self-training), "The labeled-only baseline".
 """
 
 import numpy as np

@@ -1,51 +1,16 @@
 """Cross-validated safeguard of Curriculum Labeling: keep the curriculum only where it helps.
 
-Self-training trains every round on the previous round's guesses. Where those
-guesses are poor (a weak or over-regularized model, classes that do not form
-clusters) the rounds confirm and amplify the errors, and the final model can
-fall far below the supervised model of round 0. The safeguard asks the labeled
-rows which of the two to return: it splits them into stratified folds, runs
-the whole curriculum with each fold held out (the held-out rows take no part,
-neither labeled nor unlabeled) and counts the held-out rows that the
-supervised model of round 0 and the curriculum's model classify correctly.
-The curriculum's model is kept when it classifies at least as many; otherwise
-the supervised model of the full fit is returned.
+Self-training trains every round on the previous round's guesses; where
+those are poor the rounds amplify the errors and the final model can fall
+far below the supervised model of round 0. The safeguard splits the labeled
+rows into ``min(3, smallest labeled class)`` stratified folds (unshuffled),
+runs the whole curriculum with each fold held out, and counts the held-out
+rows that round 0's model and the curriculum's model classify correctly.
+The curriculum's model is kept when it classifies at least as many;
+otherwise the supervised model of the full fit is returned. Where a fold
+would lose a class, ``safeguard_scores_`` is ``None`` and nothing changes.
 
-Decisions
----------
-* **Two candidates, not one per round.** Comparing the supervised model
-  with the curriculum's answer asks the small folds (10 to 50 labeled rows)
-  one question instead of six, and did as well as picking the best round. On the
-  30 development and held-out sets of ``benchmarks/user_value.py`` (3
-  draws, ``LogisticRegression()``, gain over the better of
-  ``LogisticRegression`` and ``LinearSVC`` on the labeled rows) this rule
-  gave a mean of -0.86 points against -1.48 without the safeguard, -0.90
-  for the best round by the same folds and -1.27 for round 0 alone; the
-  worst set moved from -15.0 (movie reviews) to -9.7 (Reuters, where
-  ``LinearSVC`` is 10 points better than ``LogisticRegression``).
-* **Ties keep the curriculum**: the held-out folds are small, and a tie says
-  the unlabeled rows did no harm that the labels can see (strict
-  improvement required: -1.15 on the same sets).
-* **Folds:** ``min(3, smallest labeled class)`` stratified folds, at least 2,
-  in the rows' order and not shuffled, as scikit-learn's cross-validated
-  estimators (``LogisticRegressionCV``) split by default: the verdict does
-  not depend on ``random_state``, so a deterministic wrapped estimator gives
-  the same model in every run even with ``random_state=None``.
-  When a training part would hold a single class (two classes with one
-  labeled row each), or no class has as many labeled rows as there are
-  folds (one labeled row per class), the safeguard cannot judge and does
-  not act (``safeguard_scores_`` is ``None``): every held-out row's class
-  would be missing from its training part.
-* **The folds' curricula are the estimator's** (its parameters, weights and
-  fit parameters cut to their rows), except that a fold too small for
-  ``validation_fraction`` to hold out one of its labeled rows fits its
-  curriculum without validation (the last round's model) instead of
-  raising: with ten labels per class and ``validation_fraction=0.1`` the
-  full fit validates on one row per class and its folds, on two thirds of
-  the labels, would hold out none.
-* **Cost:** the curriculum runs once per fold on about two thirds of the
-  labeled rows and all unlabeled rows, so a fit costs about four times a fit
-  with ``safeguard=None``.
+Design decisions: user guide, Implementation decisions (deep, self-training), "The safeguard of Curriculum Labeling".
 """
 
 import time

@@ -40,23 +40,11 @@ DA_OUTER_ITERMAX = 30
 class AnnealingSchedule:
     """The options of an annealing path, as the solver's caller gives them.
 
-    Attributes
-    ----------
-    tol : float
-        Threshold of the divergence (ends a temperature) and of the entropy
-        (ends the annealing), in bits.
-    max_iter : int
-        Cap on the temperatures.
-    max_inner_iter : int
-        Cap on the alternations at one temperature.
-    verbose : int
-        Print one line per temperature when > 0.
-    callback : callable or None
-        Called with a :class:`~skssl.svm._callback.SolverEvent` at the stages
-        :func:`anneal` documents; ``None`` takes the one
-        :func:`~skssl.svm._callback.solver_callback` installed, if any.
-    initial_temperature : float
-        The first temperature over ``lam_u`` (SVMlin's ``DA_INIT_TEMP``, 10).
+    ``tol`` (bits) ends a temperature (divergence) and the annealing (entropy);
+    ``max_iter`` caps the temperatures and ``max_inner_iter`` the alternations at
+    one; ``verbose > 0`` prints a line per temperature; ``callback`` receives the
+    events :func:`anneal` documents (``None``: the installed one, if any);
+    ``initial_temperature`` is the first temperature over ``lam_u`` (SVMlin's 10).
     """
 
     tol: float
@@ -74,28 +62,13 @@ class AnnealingSchedule:
 class AnnealingSteps:
     """What an annealing variant gives the loop.
 
-    Attributes
-    ----------
-    name : str
-        The variant's name in the ``verbose`` lines.
-    w_step : callable
-        ``w_step(beliefs, T, first, last) -> F``: solve the weights at
-        ``beliefs`` from the current point (``first`` for the solve from
-        scratch, at the first temperature), offer the new point to the best
-        point, and return its objective. ``last`` tells whether the
-        alternation is the last one at ``T`` (its KL test passed or the cap is
-        reached).
-    p_step : callable
-        ``p_step(T) -> beliefs``: the beliefs at temperature ``T`` for the
-        current point.
-    divergence : callable
-        ``divergence(new, old) -> float``: mean KL divergence in bits.
-    entropy : callable
-        ``entropy(beliefs) -> float``: mean entropy in bits.
-    annealed_objective : callable, default=None
-        ``annealed_objective(beliefs, T) -> float``: the objective ``J_T`` the
-        alternation minimizes, at the current point; evaluated for the
-        callback only (``None``: the variant reports none).
+    ``w_step(beliefs, T, first, last) -> F`` solves the weights at ``beliefs``
+    from the current point (``first``: from scratch; ``last``: the last
+    alternation at ``T``), offers the point to the best point and returns its
+    objective; ``p_step(T) -> beliefs``; ``divergence(new, old)`` and
+    ``entropy(beliefs)``, means in bits; ``annealed_objective(beliefs, T)``, the
+    ``J_T`` reported to the callback only (``None``: none). ``name`` labels the
+    ``verbose`` lines.
     """
 
     name: str
@@ -110,18 +83,10 @@ class AnnealingSteps:
 class AnnealingCounts:
     """The fields that close DA's and Potts DA's result dataclasses (keyword-only, after the variant's own).
 
-    Attributes
-    ----------
-    n_w_steps : int
-        Number of w-steps, the first one included.
-    n_temperatures : int
-        Number of temperatures visited.
-    converged : bool
-        Whether the annealing ended on its entropy test or froze.
-    inner_converged : bool
-        Whether every temperature ended on the KL rule (rather than its cap).
-    mfn_converged : bool
-        Whether every l2-SVM-MFN solve met its stopping rule.
+    ``n_w_steps`` (the first included), ``n_temperatures``, ``converged`` (the
+    entropy test passed or the path froze), ``inner_converged`` (every
+    temperature ended on the KL rule) and ``mfn_converged`` (every l2-SVM-MFN
+    solve met its stopping rule).
     """
 
     n_w_steps: int
@@ -132,30 +97,14 @@ class AnnealingCounts:
 
 
 class BestPoint:
-    """The lowest-objective point seen along an annealing path.
-
-    Attributes
-    ----------
-    objective : float
-        Its objective (``inf`` before the first offer).
-    point : tuple or None
-        Copies of the arrays offered with it (``None`` before the first offer).
-    """
+    """The lowest-objective point seen along an annealing path: ``objective`` (``inf`` at first) and ``point``."""
 
     def __init__(self):
         self.objective = np.inf
         self.point = None
 
     def offer(self, objective, *point):
-        """Keep ``point`` (copied) if it is the first one or its objective is lower than the best.
-
-        Parameters
-        ----------
-        objective : float
-            The objective at ``point``.
-        *point : ndarray or float
-            The model (arrays are copied, so the caller may change its own).
-        """
+        """Keep a copy of ``point`` if it is the first one or its ``objective`` is lower than the best."""
         if self.point is None or objective < self.objective:
             self.objective = objective
             self.point = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in point)
@@ -163,21 +112,7 @@ class BestPoint:
 
 @dataclass
 class AnnealingPath:
-    """What :func:`anneal` reports of the path.
-
-    Attributes
-    ----------
-    beliefs : ndarray
-        The final beliefs.
-    n_w_steps : int
-        Number of w-steps, the first one included.
-    n_temperatures : int
-        Number of temperatures visited.
-    converged : bool
-        Whether the mean entropy fell to ``tol`` or the annealing froze.
-    inner_converged : bool
-        Whether every temperature ended on the KL rule (rather than its cap).
-    """
+    """What :func:`anneal` reports of the path: the final ``beliefs`` and the counts of :class:`AnnealingCounts`."""
 
     beliefs: np.ndarray
     n_w_steps: int
@@ -186,27 +121,11 @@ class AnnealingPath:
     inner_converged: bool
 
     def result(self, result_class, best, mfn_converged, **extra):
-        """The variant's result: the best point, its objective, the beliefs, the path's counts, then ``extra``.
+        """The variant's ``result_class`` from the ``best`` point, these beliefs and counts, then ``extra``.
 
-        DA's and Potts DA's result dataclasses start with the same fields in
-        this order: the point (weights, bias, outputs), its objective and the
-        beliefs; then come the fields of :class:`AnnealingCounts` and those of
-        the variant (``extra``, by name).
-
-        Parameters
-        ----------
-        result_class : type
-            The variant's result dataclass.
-        best : BestPoint
-            The lowest-objective point of the path.
-        mfn_converged : bool
-            Whether every l2-SVM-MFN solve met its stopping rule.
-        **extra
-            The variant's own fields.
-
-        Returns
-        -------
-        result : result_class
+        DA's and Potts DA's result dataclasses start with the point (weights,
+        bias, outputs), its objective and the beliefs, then the fields of
+        :class:`AnnealingCounts` (``mfn_converged`` given here) and the variant's own.
         """
         return result_class(
             *best.point,

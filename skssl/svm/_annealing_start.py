@@ -1,70 +1,20 @@
 """``initial_temperature="auto"``: start the binary annealing hot, as SVMlin does, or cold, by a check on the labels.
 
-Deterministic annealing (Sindhwani, Keerthi & Chapelle, "Deterministic
-annealing for semi-supervised kernel machines", ICML 2006) starts at a high
-temperature, where the beliefs about the unlabeled rows are nearly uniform,
-so that the path is not trapped near the supervised solution and can reach
-the low-density separator with the lowest objective anywhere. That is its
-strength where the classes follow the clusters of the data (topics, spam)
-and its weakness where they do not (sentiment): there the lowest objective
-is a split by topic, and the annealing finds it more surely than TSVM does.
-A cold start (temperature ``0.1``, in units of ``unlabeled_weight``) makes
-the beliefs follow the first, supervised, weights at once, and the path
-stays near them.
+Deterministic annealing (Sindhwani, Keerthi & Chapelle, ICML 2006) starts
+hot, where the path can reach the lowest objective anywhere; a cold start
+(``0.1`` in units of ``unlabeled_weight``) stays near the supervised
+weights. The labeled rows decide between them:
 
-No label-free statistic told the two apart: the hot path had the lower
-objective on every text set, the right split or not, and fitted the labeled
-rows slightly worse on every text set too. So the labeled rows decide:
+1. the labeled rows of positive weight are split into two stratified halves
+   (in the content order of :mod:`skssl.svm._row_order`);
+2. for each half, its labels are hidden and the estimator, without
+   safeguard, is fitted from both starts; each fit labels the hidden half;
+3. the cold start is kept when it labels at least ``MIN_MORE_CORRECT`` (2)
+   more hidden rows correctly, otherwise SVMlin's hot start.
 
-1. The labeled rows (of positive weight) are split in two stratified halves
-   (``StratifiedKFold(2, shuffle=True, random_state=0)`` over the rows
-   in an order of their values: the same rows give the same halves, in any
-   order and at any scale).
-2. For each half, its labels are hidden (made ``-1``) and the estimator is
-   fitted twice on all rows, from the hot and from the cold start, without
-   the safeguard and at the class fractions of the whole fit. Each fit
-   labels the hidden half; the correct labels are counted.
-3. The cold start is kept when it labels at least ``MIN_MORE_CORRECT`` (2)
-   more hidden rows correctly than the hot one; otherwise SVMlin's hot start.
+Binary problems with ``alpha="auto"`` only; a number skips the check.
 
-Measured with ``python benchmarks/user_value.py`` (3 label draws, gain in
-points over the better of ``LogisticRegression()`` and ``LinearSVC()`` on
-the labeled rows; DA with every other default, before and after this
-rule): on the 18 development sets the mean went from -0.0 to +0.6 and the
-worst from -8.4 (movie reviews) to -3.7 (iris, unchanged): movie reviews
--8.4 -> -1.6, sentence polarity -2.9 -> -1.5, pcmac (50 labels) -0.5 ->
-+2.7, 20 Newsgroups binary +1.8 -> +2.6, but breast cancer +4.7 -> +2.7. On
-the 10 held-out sets +1.7 -> +1.7 (the hot start kept on subjectivity,
-+8.1, and SMS spam, +5.6, where a cold start alone gave -2.2 and -0.2;
-sonar +1.6 -> +1.1). On the five newsgroup pairs kept aside as unseen data
-+3.4 -> +5.6 (autos against motorcycles -6.9 -> +5.2, religion +2.8 ->
-+3.7, but baseball/hockey +6.3 -> +5.0 and guns/mideast +6.6 -> +6.1). The
-CPU of DA's fits over the development sets: 398 -> 854 s.
-
-Decisions
----------
-* **Binary problems only.** Probed with one-vs-rest DA on nine
-  multi-class sets of the benchmark (3 draws each; not Reuters, and not
-  soybean, whose classes of one label skip it), the check never changed the
-  start, and it costs four fits of
-  every class's problem; a multi-class fit, and Potts DA, start hot.
-* **Two halves, two more right.** With 50 to 100 labels a half holds 25 to
-  50 rows, which tells a gap of 10 points apart (the movie reviews,
-  autos/motorcycles) but not one of 1 or 2; a single row more is no evidence,
-  so a tie or one row keeps SVMlin's start.
-* **Only with** ``alpha="auto"``. A given ``alpha`` is SVMlin's
-  objective, and ``"auto"`` is then SVMlin's start, so that its reference
-  runs keep their optima (as ``intercept_scaling="auto"`` keeps SVMlin's
-  penalty on the bias there).
-* **Skipped** (hot start) without unlabeled rows, with fewer than two
-  labeled rows of some class, and on Dask arrays (four more fits on the
-  cluster; ``initial_temperature_`` says which start a fit used).
-* **The check's fits do not warn** when a cap stops them: they are not the
-  model the user gets (its own fit warns as before).
-* **Cost:** four more fits of the binary problem without the safeguard:
-  about twice the CPU of a fit with the safeguard (2.1 times over the
-  development sets; 20 Newsgroups binary, 11,314 rows: 96 -> 224 s a fit).
-  A number for ``initial_temperature`` skips the check.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "The annealing start".
 """
 
 import numpy as np
@@ -96,8 +46,7 @@ MIN_MORE_CORRECT = 2
 def _content_order(X, rows):
     """``rows`` in an order of their values (:func:`skssl.svm._row_order.distinct_rows`).
 
-    It does not depend on where the rows are, nor on the scale of ``X``: multiplying every row by the same
-    positive number keeps the order (a digest of the rows' bytes, this function's first version, did not).
+    It depends neither on where the rows are nor on the scale of ``X`` (a positive factor keeps the order).
     """
     _, group = distinct_rows(X[rows])
     return rows[np.argsort(group, kind="stable")]
@@ -147,21 +96,10 @@ def label_check_halves(y_enc, labeled, X=None):
 def count_correct_on_hidden_halves(estimator, data, sample_weight):
     """Hidden labeled rows labeled right from each start: ``{HOT_START: n, COLD_START: n}``, or ``None``.
 
-    Parameters
-    ----------
-    estimator : DeterministicAnnealingSVC
-        The estimator being fitted (its ``classes_`` set); it is cloned, not changed.
-    data : _FitData
-        The validated data of the fit (``X``, ``y_enc``, ``mask``, ``fractions``).
-    sample_weight : array-like of shape (n_samples,) or None
-        As given to ``fit``.
-
-    Returns
-    -------
-    correct : dict or None
-        ``None`` where the check is skipped: a multi-class problem, no
-        unlabeled row of positive weight, or a class with fewer than two
-        labeled rows of positive weight.
+    ``estimator`` (its ``classes_`` set) is cloned, ``data`` is the fit's
+    validated data. ``None`` where the check is skipped: a multi-class problem,
+    no unlabeled row of positive weight, or a class with fewer than two
+    labeled rows of positive weight.
     """
     y_enc, mask = data.y_enc, data.mask
     if estimator.classes_.shape[0] != 2 or not isinstance(estimator.alpha, str):

@@ -4,111 +4,15 @@
 :mod:`skssl.svm._classes`: its parameters, ``fit``, the validation of the
 data, ``sample_weight``, ``class_weight`` and ``positive_fraction``, the
 checks of ``alpha`` and of the fitted model, and the safeguard.
-:class:`_BaseLinearSVC` adds the one-vs-rest fit of
+:class:`_BaseLinearSVC` adds the one-vs-rest fit (SVMlin is binary only) of
 :class:`~skssl.svm.LinearL2SVC`, :class:`~skssl.svm.TransductiveSVC` and
 :class:`~skssl.svm.DeterministicAnnealingSVC`, whose ``_solve`` solves one
-binary problem.
+binary problem; ``n_jobs`` threads are shared between the problems and the
+row blocks of each.
 
-Decisions
----------
-* **Multi-class** is one-vs-rest (SVMlin is binary only): one binary problem
-  per class, each with its own positive fraction, fitted in parallel with
-  joblib. Threads are preferred: scipy's sparse products release the GIL,
-  and threads share ``X`` instead of copying it to every worker process (a
-  ``parallel_config`` backend still overrides it).
-* **n_jobs has two levels.** ``n_jobs`` threads are shared: ``min(n_jobs,
-  n_problems)`` one-vs-rest problems run at once, and each gets
-  ``n_jobs // that`` threads for its row-block products (see
-  :mod:`skssl.svm._rowblocks`). Problems first, because they are independent
-  (no synchronisation per product); the leftover threads go to the
-  products, so a binary problem uses all of them. The default stays one
-  thread, as in scikit-learn.
-* **positive_fraction** (SVMlin's ``-R``): ``None`` estimates each problem's
-  fraction from the labeled rows. A float is accepted for a binary problem
-  only; a multi-class model takes one fraction per class (in ``classes_``
-  order), because one number cannot be the positive fraction of every
-  one-vs-rest problem; those fractions describe one partition of the
-  unlabeled rows, so they must sum to 1 (within 1e-6) or ``fit`` raises.
-* **Scale**: ``X`` with values above 1e15 in absolute value is rejected with
-  a ``ValueError`` asking to scale it (see :mod:`skssl.svm._validation`).
-* **transduction_** holds, for unlabeled rows, the prediction of the final
-  model (so it equals ``predict`` on the training rows), not TSVM's temporary
-  labels, which meet the balance constraint but not always the sign of the
-  final outputs.
-* **One base for the parameter handling.** :class:`_LinearFitMixin` holds
-  what all four estimators share: the core parameter constraints, ``fit``
-  and its docstring, the validation of ``sample_weight`` and
-  ``class_weight``, the class fractions (``positive_fraction`` given or
-  estimated) and the dropping of zero-weight rows. The one-vs-rest family
-  adds its loop over binary problems (:class:`_BaseLinearSVC`), the Potts
-  estimator its single joint solve. The estimators that use the unlabeled
-  rows extend one constraints dict (``_SEMI_SUPERVISED_CONSTRAINTS``), and
-  the two annealing estimators share theirs and their
-  ``ConvergenceWarning`` messages.
-  Where their public behaviour differs it is a class attribute: a binary
-  Potts model also takes ``positive_fraction`` as a pair of fractions
-  (``_binary_fraction_pair``), each family keeping its own error message.
-* **sample_weight** (SVMlin's per-example cost) scales each row's loss,
-  and the labeled and unlabeled means of the objective become weighted
-  means (normalized by the weight sums instead of ``l`` and ``u``), so a
-  weight of 2 is the row counted twice -- exactly, in the objective -- and
-  weights of 1 give SVMlin's objective. Rows of weight 0 are dropped before
-  the solve (their ``transduction_`` is the model's prediction). DA's
-  constraint ``mean(p) = positive_fraction`` and its entropy and KL
-  tests become weighted means too; TSVM's balance constraint keeps
-  counting unlabeled rows (a weighted count would break its pairwise
-  switches, which keep the count fixed), so there a weight of 2 on an
-  unlabeled row scales its loss but counts it once. An estimated
-  ``positive_fraction`` is the weighted class fraction of the labeled rows.
-  Potts DA weights like the binary DA: a row's weight scales all of its
-  terms, including its entropy and its share of the class fractions
-  (derivation in :mod:`skssl.svm._potts`). If the rows left after dropping
-  the zero weights all weigh 1, the fit runs unweighted, so it is the fit
-  without those rows to the bit. A dropped unlabeled row of a Potts model
-  gets the one-hot distribution of the model's prediction in
-  ``label_distributions_`` (it took no part in the transport problem).
-  ``fit`` never changes the caller's ``sample_weight``; the class weights
-  multiply a copy.
-* **class_weight** follows scikit-learn's ``LinearSVC``: a dict or
-  ``"balanced"`` (``n_labeled / (n_classes * count)`` over the labeled
-  rows), multiplying ``sample_weight`` on the labeled rows; in a
-  one-vs-rest fit every binary problem sees the same row weights (liblinear
-  weights only the positive class of each problem), and in a Potts fit
-  every class's problem sees them too. Class weights do not enter the
-  estimated class fractions, which count labeled rows by ``sample_weight``
-  only.
-* **Smallest alpha.** ``fit`` refuses ``alpha`` below float64's machine
-  epsilon (2.2e-16) with a ``ValueError``. The labeled costs sum to 1, so
-  the Newton system's entry for the bias is ``alpha + 1`` at the start of
-  every fit, and below epsilon that is 1 to the bit: the regularization
-  does not exist in float64. Its effect is the solvers': the CGLS residual
-  ``X^T z - alpha w`` must resolve ``alpha w`` against ``z``, which cannot
-  fall below the rounding of the outputs, so CGLS runs to its cap of 10,000
-  iterations in every Newton step, its steps along the null space of the
-  active rows are rounding noise divided by ``alpha``, and the model grows
-  without bound: NaN or infinite weights or objectives (CSR and dense input
-  add in different orders, so they break at different ``alpha``), weights
-  of 1e30 with an objective of 1e30 where ``w = 0`` scores 1, and fits of
-  minutes on 8 rows (CGLS and the Potts p-step at their caps, over and
-  over). The bound
-  is relative to the bias, whose column of ones no scaling of ``X``
-  changes, so it holds for any data; above it, the weights of rows of
-  unit norm are accurate down to ``alpha`` of about 1e-20. The fitted
-  weights, bias, objective, training outputs and (DA) beliefs are still
-  checked before they are stored: a non-finite value raises a
-  ``ValueError`` that asks for a larger ``alpha`` or scaled data, and so
-  does a solver's ``FloatingPointError``.
-* **One fit, one result.** ``fit`` runs on a working copy of the estimator
-  (its parameters and the private inputs a parent fit set on it, no fitted
-  attribute) and stores the copy's fitted attributes on the estimator in
-  one step at the end, removing those of an earlier fit that it does not
-  set (:mod:`skssl.utils._fit_state`). So a fit never reads an earlier
-  fit's ``alpha_`` or model, fits of one object that overlap in threads end
-  as the last of them to finish, as in scikit-learn, and a fit that raises
-  leaves the estimator as it was. Only the estimators that take a
-  ``safeguard`` have the ``safeguard_*`` attributes.
-* ``float32`` data are upcast to float64 once per fit; the solvers need
-  float64 accumulation (see :mod:`skssl.svm._mfn`).
+Design decisions (one-vs-rest, ``n_jobs``, ``positive_fraction``, weights,
+the smallest ``alpha``): user guide, "Mathematical formulation of the linear
+S3VMs", Implementation decisions, "Shared by the estimators".
 """
 
 import warnings
@@ -148,7 +52,7 @@ from ..utils._warnings import user_stacklevel
 POSITIVE_FRACTION_SUM_TOL = 1e-6
 
 #: Smallest ``alpha`` the estimators accept: float64's machine epsilon, below
-#: which ``1 + alpha == 1`` (see the module's decisions).
+#: which ``1 + alpha == 1`` (user guide, Implementation decisions).
 ALPHA_MIN = float(np.finfo(np.float64).eps)
 
 _ALPHA_ADVICE = (
@@ -432,8 +336,7 @@ class _LinearFitMixin:
         def predict_semi(hidden, test_rows):
             y_fold = y_enc.copy()
             y_fold[hidden] = -1
-            # Without a safeguard of its own: five single fits instead of five safeguarded ones, measured a
-            # nearly as good judge (the module's decisions).
+            # The folds' fits have no safeguard of their own (user guide, Implementation decisions).
             fold_fit = clone(self).set_params(safeguard=None, class_weight=class_weight, verbose=0)
             fold_fit._warns_on_caps = False  # its caps say nothing of the model the user gets
             return fold_fit.fit(X, y_fold, sample_weight=sample_weight)._predicted_indices(X[test_rows])

@@ -2,29 +2,20 @@
 
 Every solver (:func:`~skssl.svm._mfn.l2_svm_mfn`, :func:`~skssl.svm._tsvm.tsvm`,
 :func:`~skssl.svm._da.deterministic_annealing`,
-:func:`~skssl.svm._potts.potts_annealing`) takes ``callback=None``; when given,
-it is called as ``callback(event)`` with a read-only :class:`SolverEvent` at
-the points each solver documents (its stages and their fields). The solvers
-pass their callback on to the l2-SVM-MFN solves they make, so one callback
-sees a whole fit. A callback only reads: a fit with a callback is the same,
-bit for bit, as one without (the fields a callback alone needs, such as the
-line search's breakpoints or CGLS's CPU time, are computed only when there is
-a callback).
-
-Estimators do not take a callback; :func:`solver_callback` installs one for
-the solvers called inside a ``with`` block (in this thread and in the
-threads the estimators start for one-vs-rest), which is how benchmarks count
-a fit's work without patching the solvers::
+:func:`~skssl.svm._potts.potts_annealing`) takes ``callback=None`` and calls
+it with a read-only :class:`SolverEvent` at the stages it documents, passing
+it on to its l2-SVM-MFN solves. A callback only reads: a fit is the same, bit
+for bit, with or without one. :func:`solver_callback` installs a callback
+for the solvers called inside a ``with`` block (this thread and the
+one-vs-rest threads it starts)::
 
     from collections import Counter
     counts = Counter()
     with solver_callback(lambda event: counts.update([event.stage])):
         TransductiveSVC().fit(X, y)
 
-The stages: ``"cgls"``, ``"line_search"`` and ``"mfn"`` (l2-SVM-MFN, see
-:func:`~skssl.svm._mfn.l2_svm_mfn`), ``"switch"`` (TSVM), ``"init"``, ``"p"``
-and ``"w"`` (the annealing loop of DA and Potts DA, see
-:func:`~skssl.svm._annealing.anneal`).
+Stages: ``"cgls"``, ``"line_search"``, ``"mfn"``, ``"switch"`` (TSVM),
+``"init"``, ``"p"`` and ``"w"`` (annealing, :func:`~skssl.svm._annealing.anneal`).
 """
 
 import contextlib
@@ -37,18 +28,10 @@ _CALLBACK = contextvars.ContextVar("skssl_solver_callback", default=None)
 
 
 class SolverEvent(Mapping):
-    """A read-only record of one point of a solver's progress.
+    """A read-only record of one point of a solver's progress: its ``stage`` and fields.
 
-    Its fields are read as attributes (``event.n_iter``) or as a mapping
-    (``event["n_iter"]``, ``dict(event)``); arrays among them are read-only
-    views.
-
-    Parameters
-    ----------
-    stage : str
-        Where the solver is (see the solver's ``callback`` parameter).
-    **fields
-        The stage's fields.
+    Fields are read as attributes (``event.n_iter``) or as a mapping
+    (``event["n_iter"]``, ``dict(event)``); arrays among them are read-only views.
     """
 
     __slots__ = ("_fields", "stage")
@@ -81,17 +64,7 @@ class SolverEvent(Mapping):
 
 
 def notify(callback, stage, **fields):
-    """Call ``callback`` with a :class:`SolverEvent` (arrays as read-only views).
-
-    Parameters
-    ----------
-    callback : callable
-        The solver's callback (not None).
-    stage : str
-        The event's stage.
-    **fields
-        Its fields.
-    """
+    """Call ``callback`` with a :class:`SolverEvent` of ``stage`` and ``fields`` (arrays as read-only views)."""
     for name, value in fields.items():
         if hasattr(value, "view") and hasattr(value, "flags"):
             view = value.view()
@@ -101,17 +74,7 @@ def notify(callback, stage, **fields):
 
 
 def current_callback(callback=None):
-    """``callback`` if given, otherwise the one :func:`solver_callback` installed (or None).
-
-    Parameters
-    ----------
-    callback : callable, default=None
-        A solver's ``callback`` argument.
-
-    Returns
-    -------
-    callback : callable or None
-    """
+    """``callback`` if given, otherwise the one :func:`solver_callback` installed (or None)."""
     return _CALLBACK.get() if callback is None else callback
 
 

@@ -7,46 +7,13 @@
   the Potts glass (see :mod:`skssl.svm._potts`).
 
 The first three solve SVMlin's binary problems (Sindhwani & Keerthi, SIGIR
-2006) with the bias regularized like a weight. A binary model stores ``coef_`` of
-shape (1, n_features) and ``intercept_`` of shape (1,) with
-``X @ coef_.T + intercept_`` equal to SVMlin's output and ``classes_[1]`` the
-positive class.
+2006) with the bias regularized like a weight; a binary model's
+``X @ coef_.T + intercept_`` is SVMlin's output, ``classes_[1]`` the
+positive class. What the four share is in :mod:`skssl.svm._base`; shared
+parameter and attribute text is in :mod:`skssl.svm._docs`.
 
-What the four share -- the validation of the data, the row weights and the
-class fractions, the one-vs-rest fit, the checks of ``alpha`` and of the
-fitted model -- is in :mod:`skssl.svm._base`, with its decisions.
-
-Decisions
----------
-* **BLAS threads**: a fit changes no process-wide setting. The solvers'
-  many vector dot products are summed by numpy's own loop rather than BLAS
-  (:func:`skssl.svm._kernels.dot`), so they never wake the BLAS thread pool,
-  and no BLAS thread limit is set: one would be process-wide, shared by
-  fits running at once in threads, and threadpoolctl lets only one Python
-  thread change OpenBLAS's pool. Parallelism comes from ``n_jobs``.
-* **objective_** is SVMlin's ``transductive_cost`` of each binary problem at
-  the returned model (for :class:`LinearL2SVC`, its labeled part, which is
-  the supervised objective).
-* **max_iter and n_iter_** count the same thing, each estimator's own
-  iteration: Newton steps for :class:`LinearL2SVC`, l2-SVM-MFN solves
-  (switching rounds and ``lambda_0`` levels) for :class:`TransductiveSVC`,
-  temperatures for :class:`DeterministicAnnealingSVC` (whose inner cap is
-  ``max_inner_iter``). ``n_iter_`` is the largest count over the binary
-  problems, an int as in sklearn's ``LinearSVC``. A fit stopped by any cap
-  -- these, or the 50 Newton steps of an inner solve -- emits
-  ``sklearn.exceptions.ConvergenceWarning``.
-* The algorithms have no random step (ties are broken by row index), so the
-  estimators take no ``random_state``; the same data give the same model.
-* **Written once.** The two annealing estimators take the same parameters,
-  so they share one ``__init__`` and one constraints dict
-  (:class:`_AnnealingParameters`; scikit-learn's ``get_params``, ``clone``
-  and ``repr`` read the signature of the inherited ``__init__``). The other
-  two keep an explicit ``__init__`` each, scikit-learn's rule that the
-  signature lists every parameter; their constraints extend the shared
-  dicts of :mod:`skssl.svm._base`. TSVM and DA pass the arguments their
-  solvers take alike through :func:`_semi_supervised_args`,
-  and the parameters and attributes documented alike are blocks of
-  :mod:`skssl.svm._docs`, placed into each ``__doc__`` by its ``fill_doc``.
+Design decisions: user guide, "Mathematical formulation of the linear
+S3VMs", Implementation decisions, "Shared by the estimators".
 """
 
 import warnings
@@ -509,8 +476,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
 
     _checked_results = {**_BaseLinearSVC._checked_results, "beliefs": "p"}
     #: The safeguard's check keeps DA's model only one standard error of the paired difference ahead of the
-    #: supervised l2-SVM: the rule chosen by ``benchmarks/safeguard_replay.py`` and judged on a batch it had not
-    #: seen (the decisions of :mod:`skssl.svm._fallback_check`).
+    #: supervised l2-SVM (user guide, Implementation decisions, "The cross-validated fallback check").
     _check_margin = 1.0
 
     def _fit(self, X, y, sample_weight=None):

@@ -2,34 +2,20 @@
 """Compiled kernels of the linear solvers: CGLS on CSR or dense row blocks with OpenMP threads, the
 outputs of listed rows, the exact line search, and deterministic annealing's mean belief.
 
-The only path of the solvers' products (there is no Python fallback), used
-through :mod:`skssl.svm._kernels`; the decisions and measurements are in
-:mod:`skssl.svm._rowblocks`, :mod:`skssl.svm._mfn` and :mod:`skssl.svm._da`.
-
+The only path of the solvers' products, used through :mod:`skssl.svm._kernels`.
 Every loop over rows is written once, for a fused type of rows: CSR rows
-(scipy's arrays, int or long long indices) or the rows of a C-contiguous
-dense ``X`` listed by index and read in place. Cython compiles it once per
-kind; the copies differ only in the two row products, ``_row_dot`` and
-``_row_axpy``: a CSR row is summed in column order, as scipy's CSR mat-vec
-sums it, a dense row goes to BLAS's ``ddot`` / ``daxpy``. The public
-functions (``csr_cgls``, ``dense_cgls``, ``csr_matvec_subset``, ...)
-describe their rows and hand them to those loops after checking their
-arguments; the kind of rows is looked at once per row block, never per row.
+(int or long long indices) or the rows of a C-contiguous dense ``X`` read in
+place by index. The copies differ only in ``_row_dot`` and ``_row_axpy``: a
+CSR row is summed in column order, as scipy's mat-vec sums it, a dense row
+goes to BLAS's ``ddot`` / ``daxpy``. One CGLS iteration's two products,
+``q = X p`` and ``X^T (C q)``, are fused into one pass over the rows (``q_i``
+is known once row ``i`` is read), so ``X`` is read once per iteration.
 
-One CGLS iteration needs ``q = X p`` and then ``X^T (C q)``; on 20
-Newsgroups these products are four fifths of a fit. scipy computes them as
-two mat-vecs, each reading all of ``X``'s values and indices. Row ``i``'s
-contribution to ``X^T (C q)`` is ``c_i q_i x_i``, and ``q_i`` is known as soon
-as the row is read, so one pass over the rows can do both products while the
-row is still in cache: X is read once per iteration, which is what limits
-the products once X outgrows the caches, and what limits two threads sharing
-the memory bus. scipy has no such fused product, hence this kernel.
+The number of blocks is fixed by ``n_jobs`` (it fixes the order of sums);
+how many threads run them is chosen at run time by :class:`ThreadSchedule`.
 
-The number of blocks is fixed by the fit's ``n_jobs`` (it decides the order
-of the sums); how many OpenMP threads run them is chosen at run time by the
-fit's :class:`ThreadSchedule`, which times CGLS's iterations (see
-:mod:`skssl.svm._rowblocks`). Every block keeps its own partial sums, so the
-results do not depend on that choice.
+Design decisions: user guide, Implementation decisions: linear S3VMs,
+"Compiled kernels and threads".
 """
 
 from contextvars import ContextVar
@@ -129,15 +115,8 @@ cdef inline void _dense_axpy(double a, const double* x, double* out, Py_ssize_t 
 
 
 # ---------------------------------------------------------------------------
-# The rows the kernels read, CSR or dense, and their two row products.
-#
-# Every loop over rows below is written once, for the fused type rows_t: CSR
-# rows with int or long long indices (_Csr32, _Csr64: scipy's arrays) or the
-# rows of a C-contiguous dense X read in place (_Dense). Cython compiles one
-# copy per kind, so the kind costs no test in a loop over rows: the copies
-# differ only in the two row products, _row_dot and _row_axpy. A CSR row is
-# summed in column order, as scipy's CSR mat-vec sums it (so q is bitwise
-# X @ p); a dense row goes to BLAS's ddot / daxpy.
+# The rows the kernels read, CSR or dense (the fused type rows_t: _Csr32, _Csr64, _Dense), and their two row
+# products (see the module docstring).
 # ---------------------------------------------------------------------------
 
 # The checked build (SKSSL_CHECKED_KERNELS=1, see setup.py) defines SKSSL_CHECKED_KERNELS: the row products then
@@ -405,8 +384,8 @@ cdef class ThreadSchedule:
     then used until its iterations have taken ``probe_spacing`` times the
     probe's cost (the loser's excess time, at least the winner's time), and
     the next probe follows. A fit starts on all threads with a probe at its
-    first CGLS iterations. ``"fixed"`` always uses ``max_threads`` (the
-    behaviour before the schedule, kept for benchmarks); ``"alternate"``
+    first CGLS iterations. ``"fixed"`` always uses ``max_threads`` (for
+    benchmarks); ``"alternate"``
     switches between one thread and all at every iteration and kernel call
     (for tests of determinism).
 
@@ -422,10 +401,7 @@ cdef class ThreadSchedule:
         Time on the chosen count between probes, in units of a probe's cost.
     one_thread_margin : float, default=0.8
         One thread wins a probe only when its summed time is at most this
-        fraction of all threads' time. On an idle machine the timings of a
-        few short iterations are noisy, and an even rule sent a sixth of a
-        20 Newsgroups TSVM fit's iterations to one thread; on a busy machine
-        one thread was three times faster, far inside the margin.
+        fraction of all threads' time (short iterations time noisily).
 
     Attributes
     ----------

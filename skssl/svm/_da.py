@@ -54,30 +54,11 @@ _CLIP = 1e-8
 class DAResult(AnnealingCounts):
     """Solution of one binary DA S3VM.
 
-    Attributes
-    ----------
-    w, b : weights and bias of the lowest-objective point.
-    outputs : ndarray of shape (n_rows,)
-        ``X @ w + b`` at that point.
-    objective : float
-        Its SVMlin objective (the lowest seen).
-    p : ndarray of shape (n_unlabeled,)
-        Final beliefs.
-    n_w_steps : int
-        Number of w-steps, the first one included.
-    n_temperatures : int
-        Number of temperatures visited (outer iterations, capped by
-        ``max_iter``); 0 without unlabeled rows.
-        :class:`~skssl.svm.DeterministicAnnealingSVC`'s ``n_iter_`` is the
-        largest of these counts over its binary problems (at least 1), not
-        ``n_w_steps``.
-    converged : bool
-        Whether the mean entropy of ``p`` fell to ``tol`` or the annealing
-        froze (rather than the temperature cap ending it).
-    inner_converged : bool
-        Whether every temperature ended on the KL rule (rather than its cap).
-    mfn_converged : bool
-        Whether every w-step met its stopping rule.
+    ``w``, ``b`` and ``outputs`` (``X @ w + b``) of the lowest-objective point,
+    its SVMlin ``objective`` and the final beliefs ``p``, then the counts of
+    :class:`~skssl.svm._annealing.AnnealingCounts` (``n_temperatures`` is 0
+    without unlabeled rows; the estimator's ``n_iter_`` is its largest value
+    over the binary problems, at least 1).
     """
 
     w: np.ndarray
@@ -93,42 +74,17 @@ class DAResult(AnnealingCounts):
 
 
 def belief_gaps(outputs, unlabeled_weight):
-    """The belief gaps ``g`` of unlabeled rows with outputs ``outputs``: the loss as +1 minus the loss as -1.
+    """The belief gaps ``g = lam_u (max(0, 1 - o)^2 - max(0, 1 + o)^2)`` of unlabeled rows with outputs ``o``.
 
-    Parameters
-    ----------
-    outputs : ndarray of shape (n_unlabeled,)
-        Outputs ``w . x + b`` of the unlabeled rows.
-    unlabeled_weight : float
-        ``lam_u``, the weight of the unlabeled loss.
-
-    Returns
-    -------
-    g : ndarray of shape (n_unlabeled,)
-        ``lam_u (max(0, 1 - o)^2 - max(0, 1 + o)^2)``; the belief of a row is ``expit((nu - g) / T)``.
+    A row's belief is ``expit((nu - g) / T)``.
     """
     return unlabeled_weight * (np.maximum(0.0, 1.0 - outputs) ** 2 - np.maximum(0.0, 1.0 + outputs) ** 2)
 
 
 def optimize_p(g, T, r, weight=None, n_threads=1):
-    """Beliefs ``p = expit((nu - g) / T)`` with ``nu`` such that ``mean(p) = r``.
+    """Beliefs ``p = expit((nu - g) / T)`` with ``nu`` such that the (``weight``-weighted) mean of ``p`` is ``r``.
 
-    Parameters
-    ----------
-    g : ndarray of shape (n_unlabeled,)
-        ``lam_u [l2(o) - l2(-o)]``.
-    T : float
-        Temperature (> 0).
-    r : float
-        Target mean in (0, 1).
-    weight : ndarray of shape (n_unlabeled,), default=None
-        Row weights: the constraint is on the weighted mean of ``p``.
-    n_threads : int, default=1
-        Threads of the compiled evaluation of ``mean(p)``.
-
-    Returns
-    -------
-    p : ndarray of shape (n_unlabeled,)
+    ``n_threads`` threads run the compiled evaluation of the mean.
     """
 
     if not np.isfinite(g).all():
@@ -145,31 +101,13 @@ def optimize_p(g, T, r, weight=None, n_threads=1):
 
 
 def belief_root(excess, args, g_min, g_max, T, r):
-    """The threshold ``nu`` where ``excess(nu, *args)``, i.e. ``mean(expit((nu - g) / T)) - r``, is 0.
+    """The threshold ``nu`` where ``excess(nu, *args)``, increasing in ``nu``, is 0.
 
-    The bracket comes from the range of ``g`` and is widened if rounding
-    leaves an end on the wrong side; brentq finds the root to ``1e-11 T``.
-    :func:`optimize_p` evaluates ``excess`` on the rows in memory. The Dask
-    fit solves the same equation on the same bracket to the same tolerance
-    with many thresholds per round trip instead
+    ``excess`` is ``mean(expit((nu - g) / T)) - r``; the bracket comes from
+    ``g_min``, ``g_max`` and is widened if rounding leaves an end on the wrong
+    side; brentq finds the root to ``1e-11 T``. The Dask fit solves the same
+    equation on the same bracket to the same tolerance
     (:func:`~skssl.svm._dask_da.dask_belief_root`).
-
-    Parameters
-    ----------
-    excess : callable
-        ``excess(nu, *args)``, increasing in ``nu``.
-    args : tuple
-        Its further arguments.
-    g_min, g_max : float
-        The range of ``g``.
-    T : float
-        Temperature (> 0).
-    r : float
-        Target mean in (0, 1).
-
-    Returns
-    -------
-    nu : float
     """
     shift = T * np.log((1.0 - r) / r)
     lo = g_min - shift

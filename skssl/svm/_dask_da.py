@@ -2,62 +2,15 @@
 
 The loop is the in-memory annealing driver (:func:`~skssl.svm._annealing.anneal`);
 its w-step is :func:`~skssl.svm._dask_mfn.dask_mfn` on the blocks' states of
-:mod:`skssl.svm._dask_problem`, and the beliefs stay on the blocks.
+:mod:`skssl.svm._dask_problem`, and the beliefs stay on the blocks. The
+belief threshold ``nu`` (where the weighted mean belief is the class
+fraction) is found by :func:`dask_belief_root` in few rounds: each round
+evaluates many thresholds on every block, and the client interpolates the
+mean on the tightest bracket by a cubic whose error bound gives brentq's
+tolerance. The first thresholds travel with the w-step's last round, and a
+round's thresholds share one exponential per group (:func:`_sums`).
 
-Decisions
----------
-* **The belief threshold in few rounds** (:func:`dask_belief_root`). The
-  belief update is per row except the threshold ``nu`` where the weighted
-  mean of ``p = expit((nu - g) / T)`` is ``r``. In memory,
-  :func:`~skssl.svm._da.belief_root` finds it by brentq from a dozen single
-  evaluations of the mean; on a cluster each would be a round trip. Here a
-  round evaluates many thresholds at once: every block returns, for each,
-  its weighted sums of ``p`` and of ``p (1 - p)`` (``T`` times the slope),
-  and the client adds them up in block order.
-
-  *What is the same as in memory:* the equation, the bracket (the range of
-  ``g`` shifted by ``T log((1 - r) / r)``, widened the same way if rounding
-  leaves an end on the wrong side) and the tolerance (``1e-11 T + 4 eps
-  |nu|``: brentq's ``xtol`` and ``rtol``). *What differs:* the iteration,
-  so the two roots agree to that tolerance, not bit for bit. The client
-  keeps the tightest sign change ``[a, b]`` seen and interpolates the mean
-  on it by the cubic with the exact values and slopes at both ends. As a
-  mean of logistic functions of ``nu`` the mean has ``|f''''| <= f' / T^3``
-  and ``|f''| <= f' / T``, so the cubic's root is within
-  ``h^4 exp(h / T) / (384 T^3)`` of the true root (``h = b - a``). The
-  search stops when that bound is below half the tolerance, or the bracket
-  below the tolerance; otherwise the next round tries thresholds around the
-  estimate, within the bound. Where the mean is flat at the level of the
-  sums' rounding (low temperatures, where ``f'`` is tiny), brentq's root and
-  this one are both roots to that rounding (``|mean(p) - r|`` about
-  ``1e-15``) and can differ by more than the tolerance in ``nu``, though
-  not in the beliefs; measured on the p-steps of an RCV1-shaped fit of
-  100,000 rows, they differ by at most 1e-10 ``T`` where the slope is above
-  1e-2, and at most 4e-8 ``T`` where it is 3e-6.
-* **The first thresholds travel with the w-step.** Consecutive p-steps move
-  ``nu`` little (``1e-5 T`` to ``0.5 T`` on that fit), so the first round
-  tries 17 thresholds around the previous ``nu`` (offsets ``1e-6 T`` to
-  ``0.28 T``, :data:`GUESS_OFFSETS`), and runs in the w-step's last round,
-  at the temperature of the next p-step, with the gaps ``g``, their range
-  and the blocks' parts of the S3VM objective (the ``tail`` of
-  :func:`~skssl.svm._dask_mfn.dask_mfn`). On that fit most p-steps need no
-  round of their own for ``nu``, and the first p-steps at a new temperature
-  one. Without a previous ``nu`` (the first p-step) a round tries
-  :data:`ROUND_THRESHOLDS` thresholds evenly over the bracket.
-* **Thresholds share an exponential.** Evaluating a round's thresholds
-  one ``expit`` pass each cost more than the round trip saved once rounds
-  went to the actors (17 thresholds on 400,000 rows: 42-46 ms against a
-  2.5 ms round trip). :func:`_sums` groups thresholds within
-  ``SHARED_EXP_SPAN = 30`` temperatures of a centre ``c`` and computes
-  ``exp((g - c) / T)`` once per group; a threshold then costs a product and
-  a reciprocal per row (17 ms for the 17). Within the span the second
-  factor ``exp((c - x) / T)`` cannot overflow, so an infinite first factor
-  gives the belief's limit 0; the sums agree with ``expit``'s to 1e-11
-  relative (tested over 300 random problems with over- and underflow).
-* **The beliefs and the next Newton system in one round.** A p-step ends
-  with one round that sets the new beliefs, returns their divergence and
-  entropy, and builds the w-step's first Newton system
-  (:func:`~skssl.svm._dask_mfn.system_step`).
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
 from dataclasses import dataclass, replace
@@ -125,11 +78,10 @@ def _unl_weights(s):
 def _sums(g, weight, xs, T):
     """Weighted sums of ``p = expit((x - g) / T)`` and of ``p (1 - p)`` for each threshold ``x``: shape (K, 2).
 
-    Thresholds within ``2 SHARED_EXP_SPAN T`` of each other share one exponential over the rows:
-    ``p = 1 / (1 + exp((g - c) / T) exp((c - x) / T))`` with ``c`` the group's centre, so a threshold costs
-    a product and a reciprocal per row instead of an exponential (2.5 times faster on 400k rows; the
-    second factor stays within ``exp(+-SHARED_EXP_SPAN)``, so an infinite first factor still gives the
-    belief's limit 0, and the values agree with ``expit`` to a few ulps).
+    Thresholds within ``2 SHARED_EXP_SPAN T`` of each other share one
+    exponential: ``p = 1 / (1 + exp((g - c) / T) exp((c - x) / T))`` with ``c``
+    the group's centre; the second factor stays within ``exp(+-SHARED_EXP_SPAN)``,
+    so an infinite first factor still gives the belief's limit 0.
     """
     out = np.zeros((len(xs), 2))
     if not g.size:
@@ -238,7 +190,7 @@ def dask_belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
     """The threshold ``nu`` where the weighted mean of ``expit((nu - g) / T)`` is ``r``, from rounds of thresholds.
 
     The in-memory :func:`~skssl.svm._da.belief_root`'s equation, bracket and tolerance, by rounds of many
-    thresholds instead of brentq's single evaluations (see the module's decisions).
+    thresholds instead of brentq's single evaluations (user guide, Implementation decisions).
 
     Parameters
     ----------
@@ -323,15 +275,7 @@ def dask_belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
 
 @dataclass
 class DaskBeliefs:
-    """The beliefs of a Dask DA fit, held by the blocks: the client keeps their divergence and entropy.
-
-    Attributes
-    ----------
-    kl : float
-        Mean KL divergence (bits) from the previous beliefs.
-    entropy : float
-        Mean entropy (bits).
-    """
+    """The beliefs of a Dask DA fit, held by the blocks; the client keeps their mean ``kl`` and ``entropy`` (bits)."""
 
     kl: float
     entropy: float

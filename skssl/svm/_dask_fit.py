@@ -5,33 +5,13 @@
 :mod:`skssl.svm._dask_problem`, :mod:`skssl.svm._dask_mfn`,
 :mod:`skssl.svm._dask_tsvm` and :mod:`skssl.svm._dask_da` for the
 solvers). It does what the in-memory ``fit`` does (:mod:`skssl.svm._base`)
-with sums over the row blocks in place of arrays: the classes, the class fractions,
-``alpha="auto"``, ``class_weight``, the dropping of zero-weight rows, one
-binary problem per class, the checks of the result and the safeguard.
+with sums over the row blocks in place of arrays, gathering nothing
+row-sized; one-vs-rest problems run at once in client threads, the
+safeguard runs on the cluster, and ``transduction_`` is a lazy Dask array.
+:class:`~skssl.svm.PottsDeterministicAnnealingSVC` and labels that are not
+numbers are not supported.
 
-Decisions
----------
-* **Nothing row-sized is gathered.** ``classes_``, the class fractions
-  and ``alpha="auto"`` need only per-block sums (labels and weights per
-  class, squared row norms), so even the labeled rows stay on the
-  workers.
-* **One-vs-rest problems run at once** in client threads: each waits on
-  its own round trips, so the cluster works on several problems at a time.
-  The result does not depend on it.
-* **transduction_** is a lazy Dask array with the row chunks of ``X``
-  (labeled rows keep their label, the others get the final model's
-  prediction); computing it scores ``X`` on the workers.
-* **The safeguard** fits its extra candidates (a second optimizer's among them) on the cluster too,
-  counts their agreement on the unlabeled rows block by block, and refits
-  on lazily derived labels and weights (:class:`~skssl.svm.LinearL2SVC`
-  for two classes; for more, the joint l2-SVM of
-  :mod:`skssl.svm._weston_watkins`, each evaluation of its loss and
-  gradient, and each product with its Hessian, one round that sums the
-  blocks' parts): the in-memory safeguard's model, with only counts and
-  sums travelling.
-* **Not on Dask:** :class:`~skssl.svm.PottsDeterministicAnnealingSVC`
-  (its transport problem couples all rows), and labels that are not
-  numbers (a Dask ``y`` must use -1 for unlabeled rows).
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -74,21 +54,7 @@ def _class_weights(estimator, classes, counts):
 
 
 def fit_on_dask(estimator, X, y, sample_weight=None):
-    """Fit ``estimator`` (a one-vs-rest linear estimator) on the Dask array ``X``; returns it.
-
-    Parameters
-    ----------
-    estimator : LinearL2SVC, TransductiveSVC or DeterministicAnnealingSVC
-    X : dask.array.Array of shape (n_samples, n_features)
-        Row blocks of ``scipy.sparse`` matrices or ndarrays.
-    y : dask.array.Array or array-like of shape (n_samples,)
-        Numeric labels, -1 for unlabeled rows, chunked like the rows of ``X``.
-    sample_weight : dask.array.Array or array-like of shape (n_samples,), default=None
-
-    Returns
-    -------
-    estimator : object
-    """
+    """Fit ``estimator`` (a one-vs-rest linear estimator) on the Dask array ``X`` with labels ``y``; returns it."""
     for attempt in range(MAX_RESTARTS + 1):
         # After a lost worker the blocks are persisted and checked again: Dask recomputes the lost ones from
         # their lineage, and the fit starts over from them (it is deterministic, so it ends with the same model).
@@ -184,7 +150,7 @@ def _transduction_block(X, y, coef, intercept, classes):
 
 
 def _lazy_transduction(estimator, rows):
-    """``transduction_`` as a lazy Dask array with the row chunks of ``X`` (see the module's decisions)."""
+    """``transduction_`` as a lazy Dask array with the row chunks of ``X`` (user guide, Implementation decisions)."""
     import dask.array as da
 
     X, y, _ = rows.source
@@ -243,7 +209,7 @@ def _weston_watkins_block(block, block_term, classes, *model):
 
 
 def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
-    """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (see the module's decisions)."""
+    """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (user guide, Implementation decisions)."""
     from ._classes import LinearL2SVC
 
     n_classes = estimator.classes_.size

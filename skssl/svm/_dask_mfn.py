@@ -3,40 +3,14 @@
 :func:`~skssl.svm._mfn.l2_svm_mfn` on the blocks' states of
 :mod:`skssl.svm._dask_problem`: the client holds the weights and CGLS's
 direction and residual; each round sends them to the blocks and sums what
-the blocks return. Its in-memory loop works on arrays in place, so it is
-written here again on rounds.
+the blocks return. One round trip per CGLS iteration; the line search runs
+on global sums (breakpoints gathered when at most
+:data:`GATHER_BREAKPOINTS`, else bisection on counts); the round that may end
+a solve also runs the caller's ``tail`` (TSVM's switch candidates, DA's
+belief sums, the objective), and a caller may build the first Newton
+system in a round it makes anyway (``system``).
 
-Decisions
----------
-* **One round trip per CGLS iteration.** A step takes the new direction
-  ``p`` and returns ``X_J^T (C q)`` with ``q = X_J p``, and the scalars
-  ``q' C q``, ``sum(C q)``, ``z' C q`` and ``|C q|^2``; the client updates
-  ``w`` and ``X^T z`` and gets ``sum(z)`` and ``|z|^2`` after the row update
-  ``z -= t C q`` from those scalars, so the row update itself runs at the
-  start of the next step (fused with its product). A Newton step adds two
-  rounds: its system (active set, ``X_J^T z``, fused with the previous line
-  search's step) and the end of CGLS (the outputs at the Newton point, the
-  optimality test and the line search's breakpoints). Bytes per CGLS
-  iteration: one direction out and one feature-length sum back per block.
-* **Exact line search on global sums.** Each block computes its
-  breakpoints (where a loss term enters or leaves the active set) and their
-  slope changes. When there are at most :data:`GATHER_BREAKPOINTS` in all,
-  the client gathers them and walks them sorted, as the in-memory search
-  does; otherwise it bisects on the step: each probe returns the blocks'
-  sums of slope changes before the probe and their breakpoint counts in
-  the bracket, until the bracket holds few enough to gather. The step is
-  the in-memory one up to rounding.
-* **A caller's work folded into the last round.** The round that may end
-  a solve (the end of CGLS when the block finds the Newton point optimal at
-  the final tolerance, and every step of a line search) also runs the
-  caller's ``tail`` at the outputs it would end at: TSVM's switch
-  candidates, DA's belief gaps and first belief sums, and the S3VM
-  objective, which would otherwise take a round trip each after the solve.
-  The tail only reads the state (and adds fields that no solver step
-  reads), so the solve itself is unchanged; a round that turns out not to
-  be the last one wastes its tail, and the next such round runs it again.
-  Likewise a caller that had a round to make anyway can build the first
-  Newton system in it and pass the replies (``system``).
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
 import time
@@ -302,11 +276,8 @@ def _cgls(rows, states, system, w, b, alpha, alpha_b, eps, max_iter):
 class DaskMFNResult(MFNResult):
     """An :class:`~skssl.svm._mfn.MFNResult` on the blocks: ``outputs`` are the blocks' states (futures).
 
-    Attributes
-    ----------
-    tail : list or None
-        The replies of :func:`dask_mfn`'s ``tail`` at the solution, one per block (``None``: no tail was
-        asked for, or the solve ended where none ran, e.g. at ``max_iter=0``).
+    ``tail`` holds the replies of :func:`dask_mfn`'s ``tail`` at the solution,
+    one per block (``None``: none asked for, or none ran).
     """
 
     tail: list | None = None
@@ -333,8 +304,8 @@ def dask_mfn(
         As for :func:`~skssl.svm._mfn.l2_svm_mfn`.
     tail : tuple, default=None
         ``(func, *args)``: ``func(state, o, *args)`` returns ``(fields, reply)`` for a block whose outputs
-        would end the solve at ``o``; it runs in the rounds that may end the solve (see the module's
-        decisions), and the replies of the one that did are the result's ``tail``.
+        would end the solve at ``o``; it runs in the rounds that may end the solve, and the
+        replies of the one that did are the result's ``tail``.
     system : tuple, default=None
         ``(states, replies)`` of a round that ran :func:`system_step` on ``states`` (given with ``w``): the
         solve starts from that Newton system instead of a round of its own.

@@ -39,20 +39,10 @@ _NO_W = np.empty(0)
 class ProblemSpec:
     """What defines one binary problem on every block (sent to the workers once).
 
-    Attributes
-    ----------
-    classes : ndarray
-        The labels of the classes, sorted.
-    positive : int
-        Index in ``classes`` of the positive class.
-    class_weight : ndarray or None
-        Weight of each class, multiplying the labeled rows' weights.
-    weighted : bool
-        Whether the rows carry weights (``False``: every kept row weighs 1).
-    unlabeled_weight : float
-        ``lam_u`` (0: the supervised problem on the labeled rows).
-    totals : ProblemTotals
-        The whole problem's counts and weight sums.
+    The sorted ``classes`` and the index of the ``positive`` one, the
+    ``class_weight`` of each class (or ``None``), whether the rows are
+    ``weighted``, ``unlabeled_weight`` (0: the supervised problem) and the whole
+    problem's ``totals``.
     """
 
     classes: np.ndarray
@@ -151,12 +141,10 @@ def new_states(rows, spec, supervised=False):
 
 
 def solve_norm(rows, supervised=False):
-    """The Frobenius norm of the rows that :func:`new_states`' solve sees: the labeled rows, or all kept ones.
+    """The Frobenius norm of the rows that :func:`new_states`' solve sees (the labeled rows, or all kept ones).
 
-    For CGLS's rounding floor (:data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`), which in memory is taken over the
-    rows passed to the solver. From the check round's sums over the rows of positive weight (a class weight
-    of 0 drops rows from the problem but not from this norm: the floor is then a little higher, and still far
-    below the tolerance on data of ordinary scale).
+    For CGLS's rounding floor (:data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`), from
+    the check round's sums over the rows of positive weight.
     """
     return float(np.sqrt(rows.sums("squares_labeled" if supervised else "squares_kept")))
 

@@ -1,66 +1,16 @@
 """The row-block store of a fit on a Dask cluster: blocks of rows and their per-row state stay on the workers.
 
-A linear estimator given a ``dask.array`` fits on the cluster of the
-current ``distributed.Client``. :class:`DaskRows` persists the row blocks
-of ``X`` (with the matching blocks of ``y`` and ``sample_weight``), checks
-them where they are, hands each checked block to a :class:`BlockActor` on
-its worker, and runs the solvers' per-block steps there
-(:meth:`DaskRows.round`): every step takes a block's state and a few
-feature-length vectors and scalars, and makes the block's next state (on
-the same worker) and a small reply that the client gathers and sums in
-block order. The solvers of :mod:`skssl.svm._dask_mfn`,
-:mod:`skssl.svm._dask_tsvm` and :mod:`skssl.svm._dask_da` are written on
-these rounds, with the client's :class:`StateRef` handles in place of the
-states.
+:class:`DaskRows` persists the row blocks of ``X`` (with the matching blocks
+of ``y`` and ``sample_weight``), checks them where they are, hands each to a
+:class:`BlockActor` (a Dask actor) on its worker, and runs the solvers'
+per-block steps there (:meth:`DaskRows.round`): a step takes a block's state
+and a few feature-length vectors and scalars, makes the block's next state
+on the same worker and a small reply that the client sums in block order.
+Steps are sent lazily with the next round trip (:meth:`DaskRows.submit`),
+states are forgotten with their :class:`StateRef` handles, and a lost worker
+(:class:`BlockLost`) restarts the fit, at most ``MAX_RESTARTS`` times.
 
-Decisions
----------
-* **Dask is the engine.** Blocks are persisted futures, checked by Dask
-  tasks; their states live in Dask actors (``client.submit(...,
-  actor=True)``) created on the workers that hold the checked blocks; there
-  is no scheduler, RPC or process pool of skssl's own. A block and its
-  per-row state (outputs, costs, switched labels, beliefs) do not move;
-  only the arguments of the steps (weights, directions, a few scalars) and
-  their replies (feature-length sums, counts, scalars, a few candidates)
-  travel.
-* **Actors, not a task per step.** A CGLS iteration needs the previous
-  one's global sums, so a fit is thousands of round trips and their
-  latency, not the products, set the cost of a fit on a few workers. A
-  round of tasks goes client, scheduler, worker, scheduler, client (and a
-  second task per block fetches the reply without moving the state): 19.1
-  ms on an idle 2-core machine with 2 workers against 2.4 ms for a call to
-  the actors, which goes from the client to the worker and back
-  (``benchmarks/dask_scaling.py``).
-* **Steps are sent lazily.** :meth:`DaskRows.submit` only records a step on
-  the new handle; the next round trip that needs the state sends the chain
-  of pending steps with it, so a step never costs a round trip of its own.
-  A step is a pure function of its input state and arguments and never
-  changes its input, so sending a step twice (two client threads needing
-  the same pending state) is harmless.
-* **States are forgotten with their handles.** When the client drops a
-  :class:`StateRef`, its id is sent with the block's next round trip and the
-  actor forgets the state; a fit holds a few states per block, whatever its
-  number of steps, and nothing on the scheduler grows with them. A finished
-  fit drops its actors.
-* **A lost worker restarts the fit.** An actor's states die with its
-  worker; its calls then raise :class:`BlockLost`. ``fit`` persists and
-  checks the blocks again (Dask recomputes the lost ones from their
-  lineage) and runs again from the start: the fit is deterministic, so it
-  ends with the model it would have given without the loss, at the price
-  of the work done before it. After ``MAX_RESTARTS`` restarts, or where Dask
-  cannot recompute a block (``KilledWorker``), the fit raises a
-  ``RuntimeError`` that names the row blocks, never a different model.
-* **Determinism.** Replies are summed on the client in block order, so the
-  model does not depend on the number of workers or on where blocks live;
-  a different chunking changes only the order of floating-point sums.
-* **Empty chunks** are allowed anywhere (``y`` and ``sample_weight`` must
-  still have the same row chunks); they get no task and no state.
-* **Checks where the data are.** A first round checks every block (no NaN
-  or infinite value, no value above the solvers' scale limit, labels of a
-  numeric type) and returns its sums (rows, labeled rows and their weights
-  per class, weighted squared row norms): what ``fit`` needs for
-  ``classes_``, the class fractions and ``alpha="auto"`` without gathering
-  any row.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
 import collections
@@ -115,26 +65,13 @@ def dask_client():
 class BlockStats:
     """The sums of the check round over one block (see :func:`_check_block`).
 
-    Attributes
-    ----------
-    n_rows : int
-    labels : ndarray
-        Distinct labels of the labeled rows.
-    counts, weights, positive : ndarray
-        Their number of rows, sum of row weights and number of rows of positive weight.
-    n_labeled, n_unlabeled : int
-    sw_labeled, sw_unlabeled : float
-        Row-weight sums (positive weights only).
-    norms_labeled, norms_unlabeled : float
-        Weighted sums of squared row norms.
-    squares_labeled, squares_kept : float
-        Unweighted sums of squared row norms over the labeled rows and over all rows of positive weight: the
-        squared Frobenius norms of the rows a supervised and a semi-supervised solve see (for CGLS's
-        rounding floor, :data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`).
-    columns_labeled, columns_unlabeled : ndarray of shape (n_features,)
-        Weighted sums of the rows (for the centring test of ``intercept_scaling="auto"``).
-    all_unit : bool
-        Whether every positive weight is 1.
+    ``labels`` are the distinct labels of the labeled rows, with their
+    ``counts``, ``weights`` and ``positive`` (rows of positive weight); then the
+    numbers of labeled and unlabeled rows, their weight sums, their weighted
+    sums of squared norms (``norms_*``) and of rows (``columns_*``, for the
+    centring test), the unweighted squared norms of the labeled and of all kept
+    rows (``squares_*``, for :data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`), and
+    ``all_unit`` (every positive weight is 1).
     """
 
     def __init__(self, **fields):
@@ -152,7 +89,7 @@ def _as_block(X):
         X = without_duplicate_entries(X if X.dtype == np.float64 else X.astype(np.float64))
         # A block that travelled between workers arrives with its arrays as views into the message's bytes.
         # scipy's X.T (the CGLS step's X^T (C q)) copies such arrays at every call, in its prune step: a copy
-        # of the block per CGLS iteration (measured: 35% of a worker's time). Copied once here instead.
+        # of the block per CGLS iteration. Copied once here instead.
         data, indices = _owned(X.data), _owned(X.indices)
         if data is not X.data or indices is not X.indices:
             X = sp.csr_matrix((data, indices, _owned(X.indptr)), shape=X.shape)
@@ -276,7 +213,7 @@ def _rows_like(a, X, name):
 
 
 class BlockLost(RuntimeError):
-    """The worker holding some row blocks' states was lost; the fit restarts from the blocks (see the decisions)."""
+    """The worker holding some row blocks' states was lost; the fit restarts from the blocks."""
 
     def __init__(self, message, blocks):
         super().__init__(message)
@@ -371,21 +308,15 @@ class DaskRows:
     Attributes
     ----------
     blocks : list of StateRef
-        One checked block (:class:`CheckedBlock`) per non-empty block, each held by a :class:`BlockActor`
-        on the worker where the block was checked.
-    block_rows : list of (int, int, int)
-        Index among the chunks, first row and number of rows of each.
-    stats : list of BlockStats
-        The check round's sums, one per non-empty block.
-    n_samples, n_features : int
+        One checked block per non-empty block, held by a :class:`BlockActor`
+        on the worker where it was checked; ``block_rows`` gives each one's
+        chunk index, first row and number of rows, ``stats`` its
+        :class:`BlockStats`.
     source : tuple
-        ``(X, y, sample_weight)`` as Dask arrays with the row chunks of ``X`` (not persisted).
-    sample_weight_given : bool
-        Whether the rows carry weights given by the caller.
-    n_rounds : int
-        Rounds run so far (each one a round trip between client and workers).
-    bytes_sent, bytes_received : int
-        Bytes of the steps' arguments sent and of the replies received, summed over the blocks.
+        ``(X, y, sample_weight)`` as Dask arrays with the row chunks of ``X``
+        (not persisted); ``sample_weight_given`` says whether weights came.
+    n_rounds, bytes_sent, bytes_received : int
+        Round trips so far and the bytes of the steps' arguments and replies.
     """
 
     def __init__(self, X, y, sample_weight=None, client=None):
@@ -451,23 +382,9 @@ class DaskRows:
         return new
 
     def submit(self, func, states, *args, each=None):
-        """``func(state, *args[, each[i]])`` on every block, run with the next round trip that needs it.
+        """``func(state, *args[, each[i]])`` on every block's state, run with the next round trip that needs it.
 
-        Parameters
-        ----------
-        func : callable
-            A step: takes a block's state (and the block's entry of ``each``) and returns its next state.
-        states : list of StateRef
-            One state per block.
-        *args
-            Small arguments sent to every block.
-        each : list, default=None
-            One more argument per block.
-
-        Returns
-        -------
-        states : list of StateRef
-            The new states (nothing is sent yet).
+        Returns the new states' handles; nothing is sent yet.
         """
         sent = sum(_nbytes(a) for a in args)
         self.bytes_sent += sent * len(states) + (0 if each is None else sum(_nbytes(e) for e in each))
@@ -479,28 +396,14 @@ class DaskRows:
         return out
 
     def round(self, func, states, *args, each=None):
-        """One round trip: :meth:`submit`, then run the steps on the workers and gather the new states' replies.
-
-        Returns
-        -------
-        states : list of StateRef
-            The new states.
-        replies : list
-            Their ``reply`` attributes, in block order.
-        """
+        """One round trip: :meth:`submit`, run the steps, and return the new states and their replies in block order."""
         new = self.submit(func, states, *args, each=each)
         replies = self._call(new, [("reply", s.id) for s in new], func.__name__)
         self.bytes_received += sum(_nbytes(r) for r in replies)
         return new, replies
 
     def query(self, func, states, *args):
-        """One round trip that reads the states without changing them: ``func(state, *args)`` per block.
-
-        Returns
-        -------
-        replies : list
-            In block order.
-        """
+        """One round trip that reads the states without changing them: ``func(state, *args)`` per block, in order."""
         self.bytes_sent += sum(_nbytes(a) for a in args) * len(states)
         replies = self._call(states, [("query", func, s.id, args) for s in states], func.__name__)
         self.bytes_received += sum(_nbytes(r) for r in replies)

@@ -3,23 +3,13 @@
 The loop is the in-memory one (:func:`~skssl.svm._tsvm.tsvm_loop`), run
 through :class:`DaskTSVMRows` on the blocks' states of
 :mod:`skssl.svm._dask_problem`; each solve is :func:`~skssl.svm._dask_mfn.dask_mfn`.
+The switches are a distributed top-k: each block returns its ``S`` best
+candidates of each kind, and :func:`~skssl.svm._tsvm.switch_labels` on their
+union picks exactly the pairs it picks on all rows. The initial labels need
+a k-th largest output, found by a selection over integer keys. Candidates
+and objective come with each solve's last round.
 
-Decisions
----------
-* **TSVM's switches by distributed top-k.** Each block returns its ``S``
-  best candidates of each kind (``S`` the switch cap), in row order; the
-  client runs :func:`~skssl.svm._tsvm.switch_labels` on their union, which
-  picks exactly the pairs it picks on all rows (ties by row), and sends the
-  switches back. The initial labels (the ``r u`` largest outputs positive)
-  need a k-th largest value: a selection over the order-preserving integer
-  keys of the outputs, 256 thresholds per round (at most 8 rounds), then
-  ties by row order.
-* **Candidates and objective with the solve's last round.** Every solve
-  ends in a round that also returns the blocks' switch candidates and
-  their part of the S3VM objective at the solution (the ``tail`` of
-  :func:`~skssl.svm._dask_mfn.dask_mfn`), so a switching round costs no
-  round trip of its own: its switches travel with the next solve's first
-  step.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
 from dataclasses import replace
@@ -112,16 +102,9 @@ def _switch(s, to_negative, to_positive):
 class DaskTSVMRows:
     """TSVM's rows interface (see :func:`~skssl.svm._tsvm.tsvm_loop`) on a cluster's blocks.
 
-    Parameters
-    ----------
-    rows : DaskRows
-    spec : ProblemSpec
-    mfn_options : dict
-        Keyword arguments of every :func:`dask_mfn` solve (``alpha``, ``tolerance``, ``rel_tol``,
-        ``max_iter``, ``callback``).
-    max_switches : int, default=None
-        The loop's switch cap: every solve returns that many candidates per block and kind with its last
-        round (``None``: a round of their own at each switch).
+    ``mfn_options`` are the keyword arguments of every :func:`dask_mfn` solve;
+    with ``max_switches``, every solve returns that many switch candidates per
+    block and kind with its last round (``None``: a round of their own).
     """
 
     def __init__(self, rows, spec, mfn_options, max_switches=None):

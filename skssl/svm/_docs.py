@@ -59,12 +59,8 @@ initial_temperature : float or "auto", default="auto"
     more of the labeled rows right when their labels are hidden half by half
     (the cold one must label at least two more right; four more fits
     without the safeguard); SVMlin's 10 otherwise (a given ``alpha``,
-    multi-class problems, Potts DA, Dask arrays). On ``benchmarks/user_value.py`` it
-    turned movie reviews from -8.4 points against the supervised baseline to
-    -1.6 and the unseen newsgroup pairs from +3.4 to +5.6 on average, kept
-    the hot start's +8.1 on subjectivity and +5.6 on SMS spam, and cost 2
-    points on breast cancer (+4.7 -> +2.7) and about twice the CPU. The
-    start used is ``initial_temperature_``."""
+    multi-class problems, Potts DA, Dask arrays). It costs about twice the
+    CPU of a fit. The start used is ``initial_temperature_``."""
 
 _SAFEGUARD = """\
 safeguard : {"auto", "agreement", "cross_validation"} or None, default="auto"

@@ -1,36 +1,17 @@
 """The compiled kernels of the linear solvers: the one path their products and CGLS take.
 
-``skssl/svm/_csr_kernels.pyx`` holds
+``skssl/svm/_csr_kernels.pyx`` holds ``csr_cgls`` and ``dense_cgls`` (the
+whole CGLS loop of l2-SVM-MFN on OpenMP threads, see :mod:`skssl.svm._mfn`),
+``line_search_terms`` (the exact line search by selection),
+``belief_mean`` (deterministic annealing's mean belief, :mod:`skssl.svm._da`),
+``csr_matvec_blocks``, ``csr_matvec_subset`` and ``dense_matvec_subset``
+(products over row blocks and listed rows) and ``ThreadSchedule`` (how many
+threads run a fit's blocks, :mod:`skssl.svm._rowblocks`).
 
-* ``csr_cgls`` and ``dense_cgls``: the whole CGLS loop of l2-SVM-MFN on CSR
-  rows, or on the rows of a C-contiguous dense ``X`` read in place by index,
-  its products and vector updates split over row blocks and feature ranges
-  on OpenMP threads, with no Python between iterations (see
-  :mod:`skssl.svm._mfn`). Both run one loop, compiled once per kind of
-  rows (CSR with int or long long indices, dense); a dense row's products
-  are scipy's BLAS ``ddot``/``daxpy`` (``dense_blas()`` says whether
-  scipy's BLAS could be had, else the kernel's own loops run);
-* ``line_search_terms``: the exact line search by selection instead of a
-  sort;
-* ``belief_mean``: deterministic annealing's mean belief, evaluated a dozen
-  times per p-step by brentq (see :mod:`skssl.svm._da`);
-* ``csr_matvec_blocks``, ``csr_matvec_subset`` and ``dense_matvec_subset``:
-  ``X @ v`` over row blocks on OpenMP threads, and the outputs of a subset
-  of rows read in place;
-* ``ThreadSchedule``: how many OpenMP threads run a fit's blocks, chosen by
-  timing CGLS's iterations (see :mod:`skssl.svm._rowblocks`).
-
-The estimators hand the solvers float64 CSR or C-contiguous float64 dense
-``X`` (:func:`~skssl.svm._validation.as_float64_design`), which these kernels
-take as they are: there is no other path. A source tree whose extension was
-never built cannot run the solvers, and importing :mod:`skssl.svm` raises an
-``ImportError`` that says how to build it (``pip install -e .`` or
-``python setup.py build_ext --inplace``). ``OPENMP`` says whether the kernels
-were built with OpenMP (``setup.py`` builds them with it only when the C
-compiler can build an OpenMP program), as ``skssl.show_versions()`` reports.
-Built without OpenMP, the kernels run a problem's row blocks one after the
-other in the calling thread: the same results, but ``n_jobs > 1`` adds no
-threads to a problem, so :func:`warn_if_no_openmp` says so once per process.
+There is no other path: importing :mod:`skssl.svm` from a tree whose
+extension was never built raises an ``ImportError`` that says how to build
+it. ``OPENMP`` says whether the kernels were built with OpenMP; without it,
+``n_jobs > 1`` adds no threads, and :func:`warn_if_no_openmp` says so once.
 """
 
 import threading
@@ -66,24 +47,11 @@ _no_openmp_lock = threading.Lock()
 
 
 def warn_if_no_openmp(n_threads):
-    """Warn, once per process, that ``n_threads`` threads cannot run on kernels built without OpenMP.
+    """Warn, once per process, that ``n_threads >= 2`` threads cannot run on kernels built without OpenMP.
 
-    Called where a fit's problem gets its threads
-    (:func:`skssl.svm._rowblocks.fit_threads`). With compiled kernels that
-    lack OpenMP, the row blocks of a problem asking for several threads run
-    one after the other on one core, which ``n_jobs`` alone would not reveal.
-    Nothing is emitted for one thread or for kernels built with OpenMP.
-
-    Parameters
-    ----------
-    n_threads : int
-        Threads the fit asks for, for one problem's row blocks.
-
-    Warns
-    -----
-    UserWarning
-        The first time a fit asks for ``n_threads >= 2`` in a process whose
-        kernels were compiled without OpenMP.
+    Called by :func:`skssl.svm._rowblocks.fit_threads`: without OpenMP the row
+    blocks run one after the other on one core, which ``n_jobs`` alone would not
+    reveal.
     """
     global _no_openmp_warned
     if n_threads < 2 or OPENMP:

@@ -1,72 +1,19 @@
 """The labeled rows' check of ``alpha="auto"``: a lighter penalty where they clearly call for one.
 
-``alpha="auto"`` sets the penalty by a rule from the rows' scale and number
-(:mod:`skssl.svm._regularization`). The rule suits most data sets, but not
-those whose classes are told apart by directions of little variance: on
-nearly collinear measurements (five body measurements of crabs, all
-dominated by size, whose species and sex lie in the small directions) the
-penalty shrinks exactly those directions away. Before a fit uses the rule's
-value, the supervised l2-SVM is cross-validated on the labeled rows at the
-rule's value and at a tenth and a hundredth of it; the lighter penalty is
-taken only when it classifies the held-out labeled rows better by more than
-one standard error (the "one-standard-error rule" of Breiman, Friedman,
-Olshen & Stone, *Classification and Regression Trees*, 1984: among the
-candidates whose cross-validated score is within one standard error of the
-best, take the most regularized one). The semi-supervised estimators then
-use the rule's own value times the chosen factor, so that the unlabeled
-rows still lower the penalty as the rule says.
+``alpha="auto"`` sets the penalty by a rule (:mod:`skssl.svm._regularization`)
+that shrinks away directions of little variance, where the classes of
+nearly collinear measurements lie. Before a fit uses the rule's value, the
+supervised l2-SVM is cross-validated on the labeled rows at the rule's
+value and at a tenth and a hundredth of it; a lighter value is taken only
+when it classifies the held-out rows better by more than one standard
+error (the one-standard-error rule of Breiman, Friedman, Olshen & Stone,
+*Classification and Regression Trees*, 1984). The semi-supervised
+estimators use the rule's value times the chosen factor. The folds deal the
+distinct labeled rows class by class in the content order of
+:mod:`skssl.svm._row_order`, so they depend neither on the rows' order nor
+on repetition.
 
-Decisions
----------
-* **Three values, the rule's first.** A search over 11 values that took the
-  best cross-validated one lost 1.00 point on average for
-  ``TransductiveSVC`` over the development sets of
-  ``benchmarks/user_value.py``: with 10 to 400 labels the folds are too
-  small to rank close values. With three values a decade apart and the
-  one-standard-error rule, a change needs evidence of the size that crabs
-  gives (14 labels of 4 classes, 3 folds: cross-validated accuracy 0.50 to
-  0.64 at the rule's value against 0.71 to 0.93 at a lighter one).
-* **Folds that depend on the rows, not on their order or repetition.** The
-  distinct labeled rows (with the summed weight of their repeats) are put
-  in the lexicographic order of their values (:mod:`skssl.svm._row_order`,
-  the same for dense and CSR rows), and dealt to the folds class by class in that order: reordering the
-  rows, or repeating a row instead of weighting it, gives the same folds.
-  The number of folds is 5, or the number of distinct labeled rows of the
-  smallest class when fewer; with fewer than 2, or more than
-  :data:`MAX_CHECKED_LABELED` labeled rows (where the penalty matters
-  little and the folds would cost), the rule's value is used.
-* **The standard error** is the binomial one of the best accuracy over the
-  labeled weight, ``sqrt(a (1 - a) / l)``, with ``a`` clipped to [0, 1]: a
-  weighted accuracy is a ratio of two sums taken in different orders, so
-  with fractional weights a perfect score can come out as 1 + 2e-16, whose
-  ``1 - a`` is negative (the square root was NaN and the check raised an
-  ``IndexError`` where every fold was classified right).
-* **Only ``alpha="auto"``.** A given ``alpha`` is used as given (SVMlin's
-  reference runs). The safeguard's candidates and the label check of
-  :class:`~skssl.svm.DeterministicAnnealingSVC`'s start, fitted on the
-  same rows, receive the parent's factor, so the check runs once per fit.
-* **Dask arrays** keep the rule's value: no fold pass over the blocks
-  exists (the scaling guide says so).
-
-Measured
---------
-The supervised :class:`~skssl.svm.LinearL2SVC` first, on the 42 sets of
-``benchmarks/user_value.py`` (3 stratified label draws; mean gain in points
-over the better of ``LogisticRegression()`` and ``LinearSVC()``), the rule
-against the one-standard-error pick and the pick of the best score: tabular
-development sets -0.64 / -0.61 / -0.94, held out -1.11 / -0.95 / -0.77, the
-seven fresh tabular sets -4.83 / -0.74 / +0.75 (crabs -26.7 / -2.8 with the
-first two); text and images, development -0.64 / -0.55 / -0.03, held out
--1.12 / -0.43 / +0.50. The best score lost on the tabular development sets
-and the one-standard-error pick lost nowhere. Then the estimators (the
-check changes the penalty in 20 of the 126 (set, draw) pairs), before ->
-after: ``TransductiveSVC`` development +1.04 -> +0.99, held out +1.97 ->
-+2.03, fresh -2.12 -> +1.30 (crabs -7.2 -> +12.8);
-``DeterministicAnnealingSVC`` +1.05 -> +1.11, +1.94 -> +1.94, -2.26 ->
-+1.09; ``PottsDeterministicAnnealingSVC`` +2.72 -> +2.87, +1.58 -> +1.07
-(Reuters +7.3 -> +4.8: the labels of tf-idf text ask for a tenth of the
-penalty, which suits the supervised fit but not Potts DA), -2.09 -> +1.99.
-The fresh sets prompted the check and do not judge it from outside.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "The labeled rows' check of alpha".
 """
 
 import numpy as np
@@ -86,16 +33,8 @@ MAX_CHECKED_LABELED = 10_000
 def one_standard_error_choice(accuracies, n_labeled):
     """Index of the first candidate whose accuracy is within one standard error of the best.
 
-    Parameters
-    ----------
-    accuracies : sequence of float
-        Cross-validated accuracies of the candidates, most regularized first.
-    n_labeled : float
-        Number (or total weight) of the labeled rows behind them.
-
-    Returns
-    -------
-    index : int
+    ``accuracies`` are cross-validated, most regularized candidate first;
+    ``n_labeled`` is the number (or weight) of labeled rows behind them.
 
     Examples
     --------
@@ -107,7 +46,7 @@ def one_standard_error_choice(accuracies, n_labeled):
     """
     accuracies = np.asarray(accuracies, dtype=np.float64)
     best = accuracies.max()
-    share = min(max(best, 0.0), 1.0)  # a weighted ratio can round past 1 (the Decisions)
+    share = min(max(best, 0.0), 1.0)  # a weighted ratio can round past 1
     spread = np.sqrt(share * (1.0 - share) / n_labeled)
     return int(np.flatnonzero(accuracies >= best - spread)[0])
 

@@ -40,19 +40,9 @@ _BINARY_SOLVER_PARAMETERS = """\
 def binary_solver_parameters(solver):
     """Write the entries of ``X, y, labeled, alpha, unlabeled_weight, positive_fraction`` into ``solver``'s docstring.
 
-    The binary solvers (TSVM, DA) open their signatures with these
-    parameters, documented here once; they come first in the Parameters
-    section.
-
-    Parameters
-    ----------
-    solver : callable
-        A binary solver whose docstring has a Parameters section.
-
-    Returns
-    -------
-    solver : callable
-        The same function, its docstring completed.
+    The binary solvers (TSVM, DA) open their signatures with these parameters,
+    documented once here; they come first in the Parameters section. Returns
+    ``solver``.
     """
     if solver.__doc__ is not None:  # None under python -OO
         solver.__doc__ = solver.__doc__.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _BINARY_SOLVER_PARAMETERS, 1)
@@ -61,15 +51,7 @@ def binary_solver_parameters(solver):
 
 @dataclass(frozen=True)
 class ProblemTotals:
-    """The counts and row-weight sums of a whole binary problem, which normalize its costs.
-
-    Attributes
-    ----------
-    n_lab, n_unl : int
-        Labeled and unlabeled rows.
-    sw_lab_sum, sw_unl_sum : float or None
-        Sums of their weights (``None`` for unit weights).
-    """
+    """A whole problem's counts ``n_lab``, ``n_unl`` and weight sums ``sw_lab_sum``, ``sw_unl_sum`` (``None``: unit)."""
 
     n_lab: int
     n_unl: int
@@ -158,35 +140,12 @@ class S3VMProblem:
         self.unl_weight = self._sw_unl / self._sw_unl_sum * self._n_unl_all if self.n_unl else None
 
     def unlabeled_cost(self, lam=None):
-        """Cost of each unlabeled row when their costs sum to ``lam`` (default ``unlabeled_weight``).
-
-        Parameters
-        ----------
-        lam : float, default=None
-            Total cost of the unlabeled rows (TSVM raises it step by step).
-
-        Returns
-        -------
-        cost : float or ndarray of shape (n_unl,)
-            ``lam / u`` (a float) for unit weights, ``lam a_j / u`` otherwise.
-        """
+        """Each unlabeled row's cost when their costs sum to ``lam`` (default ``unlabeled_weight``): ``lam a_j / u``."""
         lam = self.unlabeled_weight if lam is None else lam
         return lam / self._n_unl_all if self.unl_weight is None else lam * self.unl_weight / self._n_unl_all
 
     def objective(self, w, b, outputs):
-        """SVMlin's ``transductive_cost`` ``F(w, b)``.
-
-        Parameters
-        ----------
-        w, b : ndarray of shape (n_features,), float
-            Weights and bias.
-        outputs : ndarray of shape (n_rows,)
-            ``X @ w + b`` on every row of the problem.
-
-        Returns
-        -------
-        F : float
-        """
+        """SVMlin's ``transductive_cost`` ``F(w, b)``, given the outputs ``X @ w + b`` on every row of the problem."""
         o_lab = outputs[self.lab]
         s_lab = np.maximum(0.0, 1.0 - self.y_lab * o_lab)
         if self.sample_weight is None:
@@ -202,37 +161,18 @@ class S3VMProblem:
         return float(0.5 * F)
 
     def belief_terms(self):
-        """The loss terms of the problem at beliefs: see :class:`BeliefTerms`.
-
-        Returns
-        -------
-        terms : BeliefTerms
-        """
+        """The loss terms of the problem at beliefs (:class:`BeliefTerms`)."""
         return BeliefTerms(self)
 
 
 class BeliefTerms:
-    """The terms ``[labeled, unlabeled as +1, unlabeled as -1]`` of an l2-SVM at beliefs ``p``.
+    """The terms ``[labeled, unlabeled as +1, unlabeled as -1]`` of an l2-SVM at beliefs ``p``, for ``problem``.
 
     An unlabeled row believed positive with probability ``p_j`` enters the
-    loss twice, with target +1 and cost ``lam_u a_j p_j / u`` and with
-    target -1 and cost ``lam_u a_j (1 - p_j) / u``; the terms share the row
-    of ``X`` (``rows``), so ``X`` is never duplicated. Without unlabeled rows
-    the terms are the labeled rows alone.
-
-    Parameters
-    ----------
-    problem : S3VMProblem
-        The binary problem.
-
-    Attributes
-    ----------
-    rows : ndarray of int of shape (n_terms,)
-        Row of ``X`` of each term.
-    targets : ndarray of shape (n_terms,)
-        Target of each term.
-    cost : ndarray of shape (n_terms,)
-        Cost of each term; the unlabeled part is set by :meth:`set_beliefs`.
+    loss twice, with target +1 and cost ``lam_u a_j p_j / u`` and with target -1
+    and cost ``lam_u a_j (1 - p_j) / u``; the terms share the row of ``X``, so
+    ``X`` is never duplicated. ``rows``, ``targets`` and ``cost`` give each
+    term's row, target and cost (the unlabeled part set by :meth:`set_beliefs`).
     """
 
     def __init__(self, problem):
@@ -245,34 +185,14 @@ class BeliefTerms:
         self._unl_cost = problem.unlabeled_cost() if n_unl else 0.0
 
     def set_beliefs(self, p):
-        """Set the unlabeled terms' costs for beliefs ``p`` (shape (n_unl,)); returns ``cost``.
-
-        Parameters
-        ----------
-        p : ndarray of shape (n_unl,)
-            Probability of each unlabeled row to be positive.
-
-        Returns
-        -------
-        cost : ndarray of shape (n_terms,)
-        """
+        """Set the unlabeled terms' costs for beliefs ``p`` (shape (n_unl,)); returns ``cost``."""
         n_lab, n_unl = self.problem.n_lab, self.problem.n_unl
         self.cost[n_lab : n_lab + n_unl] = self._unl_cost * p
         self.cost[n_lab + n_unl :] = self._unl_cost * (1.0 - p)
         return self.cost
 
     def objective(self, w, b, outputs):
-        """The l2-SVM objective of the terms at their current costs (what l2-SVM-MFN minimizes).
-
-        Parameters
-        ----------
-        w, b, outputs : ndarray, float, ndarray
-            The point, as in :meth:`S3VMProblem.objective`.
-
-        Returns
-        -------
-        F : float
-        """
+        """The l2-SVM objective of the terms at their current costs (what l2-SVM-MFN minimizes)."""
         return mfn_objective(
             w, b, outputs, self.targets, self.cost, self.problem.alpha, self.rows, self.problem.alpha_b
         )
@@ -381,13 +301,7 @@ class BeliefWStep:
         return res
 
     def set_point(self, w, b, outputs):
-        """Move the seed of the next solve (e.g. to an extrapolated point).
-
-        Parameters
-        ----------
-        w, b, outputs : ndarray, float, ndarray
-            The new seed: weights, bias and ``X @ w + b``, as in :meth:`S3VMProblem.objective`.
-        """
+        """Move the seed of the next solve to ``w``, ``b`` and ``outputs = X @ w + b`` (e.g. an extrapolated point)."""
         self.w, self.b, self.outputs = w, float(b), outputs
 
 

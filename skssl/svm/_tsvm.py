@@ -40,24 +40,11 @@ TSVM_MAX_ITER = 10000
 class TSVMResult:
     """Solution of one binary TSVM.
 
-    Attributes
-    ----------
-    w, b : weights and bias.
-    outputs : ndarray of shape (n_rows,)
-        ``X @ w + b`` on the training rows.
-    objective : float
-        SVMlin's ``transductive_cost`` at ``(w, b)``.
-    labels : ndarray of shape (n_rows,)
-        Final +1 / -1 labels of all rows (temporary ones on unlabeled rows).
-    n_switches : int
-        Number of pairs switched.
-    n_iter : int
-        Number of l2-SVM-MFN solves.
-    converged : bool
-        False when ``max_iter`` solves ended the fit early.
-    mfn_converged : bool
-        Whether every l2-SVM-MFN solve met its stopping rule (rather than
-        its Newton step cap).
+    ``w``, ``b``, ``outputs`` (``X @ w + b``), the SVMlin ``objective``, the final
+    +1 / -1 ``labels`` of all rows (temporary ones on unlabeled rows),
+    ``n_switches`` (pairs switched), ``n_iter`` (l2-SVM-MFN solves),
+    ``converged`` (``False`` when ``max_iter`` ended the fit) and
+    ``mfn_converged`` (every solve met its stopping rule).
     """
 
     w: np.ndarray
@@ -77,24 +64,7 @@ def n_positive(r, u):
 
 
 def switch_labels(labels, outputs, unlabeled, max_switches):
-    """Swap up to ``max_switches`` pairs of temporary labels in place.
-
-    Parameters
-    ----------
-    labels : ndarray of shape (n_rows,)
-        +1 / -1 labels; the entries at ``unlabeled`` are modified in place.
-    outputs : ndarray of shape (n_rows,)
-        Current outputs.
-    unlabeled : ndarray of int
-        Indices of the unlabeled rows.
-    max_switches : int
-        ``S``, the cap on pairs swapped.
-
-    Returns
-    -------
-    n_switched : int
-        Number of pairs swapped.
-    """
+    """Swap up to ``max_switches`` pairs of the temporary labels at ``unlabeled`` in place; return the pairs swapped."""
     yu = labels[unlabeled]
     ou = outputs[unlabeled]
     pos = np.flatnonzero((yu > 0) & (ou < 1.0))
@@ -216,16 +186,8 @@ def tsvm(
 class _TSVMArrays:
     """TSVM's rows in memory: the rows interface of :func:`tsvm_loop` on ``X`` and arrays of labels and costs.
 
-    Parameters
-    ----------
-    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data.
-    problem : S3VMProblem
-        The binary problem.
-    kw : dict
-        Keyword arguments of every l2-SVM-MFN solve.
-    par : dict
-        The threads of the solves on all rows (``schedule``, ``n_threads``).
+    ``kw`` holds the keyword arguments of every l2-SVM-MFN solve, ``par`` the
+    threads of the solves on all rows.
     """
 
     def __init__(self, X, problem, kw, par):
@@ -301,22 +263,12 @@ def tsvm_loop(
 
     ``rows`` holds the data, the temporary labels and the costs, in memory
     (:class:`_TSVMArrays`) or on a cluster's blocks
-    (:class:`~skssl.svm._dask_tsvm.DaskTSVMRows`); both give
-    ``n_unl``, ``solve_labeled()``, ``supervised_result(res)``,
-    ``start_labels(res, n_pos)``, ``set_unlabeled_cost(lam)``,
-    ``solve(res, first)``, ``switch(res, max_switches)``,
-    ``full_outputs(res)``, ``objective(res)`` and ``labels()``.
-
-    Parameters
-    ----------
-    rows : object
-        The rows interface.
-    unlabeled_weight, positive_fraction, max_switches, max_iter, verbose, callback, anneal_unlabeled_weight
-        As for :func:`tsvm` (``callback`` already resolved).
-
-    Returns
-    -------
-    result : TSVMResult
+    (:class:`~skssl.svm._dask_tsvm.DaskTSVMRows`); both give ``n_unl``,
+    ``solve_labeled()``, ``supervised_result(res)``, ``start_labels(res, n_pos)``,
+    ``set_unlabeled_cost(lam)``, ``solve(res, first)``, ``switch(res, max_switches)``,
+    ``full_outputs(res)``, ``objective(res)`` and ``labels()``. The other
+    arguments are those of :func:`tsvm` (``callback`` resolved). Returns a
+    :class:`TSVMResult`.
     """
     res = rows.solve_labeled()
     n_iter = 1

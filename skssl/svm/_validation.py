@@ -2,57 +2,15 @@
 
 The estimators pass ``X`` through :func:`as_float64_design` (float64 CSR, or a
 C-contiguous float64 ndarray that the compiled dense kernels read in place)
-and :func:`check_design_scale` (no value above :data:`MAX_ABS_VALUE`); the
-solvers (:mod:`skssl.svm._mfn` and the loops built on it) assume both.
+and :func:`check_design_scale` (largest absolute value between
+:data:`MIN_ABS_VALUE` and :data:`MAX_ABS_VALUE`, or zero); the solvers
+(:mod:`skssl.svm._mfn` and the loops built on it) assume both. ``fit``
+replaces a CSR matrix that stores a duplicate entry by its canonical copy
+(:func:`without_duplicate_entries`, once per fit, never modifying the
+caller's matrix); unsorted indices alone are kept. The fits an estimator
+runs inside its own reuse its checked matrix (:func:`fit_scope`).
 
-Decisions
----------
-* **Duplicate entries are summed first.** scipy lets a CSR matrix store
-  the same (row, column) more than once, its value being the sum of the
-  entries (``toarray`` and products read it so). Parts of a fit that read
-  the stored entries one by one, the content order of the rows
-  (:mod:`skssl.svm._row_order`) and the scale check, would see the parts
-  instead of the value: such a matrix gave another ``alpha_`` and another
-  model than the same values in canonical form or dense. So an
-  estimator's ``fit`` replaces a matrix that holds a duplicate entry by its
-  canonical copy (duplicates summed, indices sorted:
-  :func:`without_duplicate_entries`), once, where it validates ``X`` (and
-  in every Dask block); the caller's matrix is never modified. The solvers
-  themselves read duplicates right (their products sum them), so
-  :func:`as_float64_design`, which every solve calls, does not look for
-  them: in a first version it did, and the check took 29% of the CPU of a
-  ``TransductiveSVC()`` fit on TF-IDF rows (174 calls). The fits an
-  estimator runs inside its own (the safeguard's candidates and folds,
-  the annealing start's checks) get its checked matrix and do not look
-  again (:func:`fit_scope`). Measured on 20 Newsgroups' ibm.pc against
-  mac hardware (1,175 documents, 131,266 unsorted TF-IDF entries, 50
-  labels): the checks of every such fit took 1.9% of the CPU of
-  ``TransductiveSVC()`` (20 calls); those of the user's matrix once and
-  of the row subsets the supervised fits of the checks take, 0.6% (16
-  calls; ``DeterministicAnnealingSVC()``: 0.1%).
-* **Unsorted indices alone are kept.** ``TfidfVectorizer.fit_transform``
-  returns rows whose column indices are not sorted (it renumbers the
-  vocabulary alphabetically), so most text a user fits comes so; the
-  kernels read such rows as they are, and a canonical copy would add the
-  size of ``X`` to a fit's memory. Whether an unsorted matrix holds a
-  duplicate is found on a sorted copy of a slice of rows at a time
-  (:data:`DUPLICATE_CHECK_ENTRIES` entries): memory bounded, time
-  ``O(nnz log)``; a canonical matrix (scipy's cached flag, else one pass
-  over the indices) is not looked at further.
-* **Scale.** Values above :data:`MAX_ABS_VALUE` (1e15) are rejected with a
-  ``ValueError`` asking to scale ``X`` (:func:`check_design_scale`, called by
-  the estimators): their squares overflow (from ~1e154) or the
-  regularization is lost to rounding. So is an ``X`` whose largest absolute
-  value is not 0 but below :data:`MIN_ABS_VALUE` (~1.5e-154): every square
-  underflows, the rows' squared norms are 0, and ``alpha="auto"`` took them
-  for all-zero rows and returned a model of zero weights that predicts one
-  class (found in review, 2026-11-29: ``X * 1e-200``; from ``X * 1e-100`` on,
-  ``alpha="auto"`` already refused the penalty as too small). A Dask fit
-  applies the test to each block's largest value, so it also refuses a
-  block of such values beside blocks of ordinary ones, which the fit of the
-  rows in memory accepts (they are then practically zero rows). A
-  non-finite Newton point still raises ``FloatingPointError`` rather than
-  returning NaN weights.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Validation of X".
 """
 
 from contextlib import contextmanager
@@ -79,9 +37,7 @@ DUPLICATE_CHECK_ENTRIES = 1 << 20
 #: Largest absolute value of X the solvers accept. Beyond it float64 cannot
 #: represent the problem: the regularization ``alpha |w|^2`` vanishes next to
 #: the loss (the Newton system ``alpha I + X' C X`` is singular to working
-#: precision) and, from ~1e154 on, ``|x|^2`` overflows. Measured on 60 x 4
-#: Gaussian data with alpha = 1e-3: at 1e10 and 1e20 the fits are finite and
-#: correct, at 1e30 l2-SVM-MFN returns w = 0 as "converged", at 1e154 NaN.
+#: precision) and, from ~1e154 on, ``|x|^2`` overflows.
 MAX_ABS_VALUE = 1e15
 #: Smallest largest-absolute-value of a non-zero X the solvers accept: below it every square underflows float64's
 #: normal range (``sqrt`` of its smallest normal number), and the rows' squared norms are 0 or subnormal.
@@ -104,16 +60,7 @@ def as_float64_design(X):
 
 
 def has_duplicate_entries(X):
-    """Whether some (row, column) of the CSR matrix ``X`` is stored more than once.
-
-    Parameters
-    ----------
-    X : csr sparse matrix or array
-        The rows; never modified.
-
-    Returns
-    -------
-    found : bool
+    """Whether some (row, column) of the CSR matrix ``X`` (never modified) is stored more than once.
 
     Examples
     --------
@@ -165,20 +112,10 @@ def fit_scope():
 
 
 def without_duplicate_entries(X):
-    """``X`` itself when no entry is stored twice, else its canonical copy (:func:`canonical_csr`).
+    """``X`` itself when no entry is stored twice (or ``X`` is dense), else its canonical copy (:func:`canonical_csr`).
 
-    Within a :func:`fit_scope`, a matrix that an enclosing fit has checked (the same object) is not looked at
-    again.
-
-    Parameters
-    ----------
-    X : {csr sparse matrix or array, ndarray}
-        The rows; never modified. Dense rows are returned as they are.
-
-    Returns
-    -------
-    X : {csr sparse matrix or array, ndarray}
-        The same values, each (row, column) stored at most once.
+    Within a :func:`fit_scope`, a matrix that an enclosing fit has checked (the
+    same object) is not looked at again. ``X`` is never modified.
     """
     if not sp.issparse(X):
         return X
@@ -192,18 +129,7 @@ def without_duplicate_entries(X):
 
 
 def canonical_csr(X):
-    """``X`` itself when it is canonical, else a copy with its duplicate entries summed and its indices sorted.
-
-    Parameters
-    ----------
-    X : csr sparse matrix or array
-        The rows; never modified.
-
-    Returns
-    -------
-    X : csr sparse matrix or array
-        The same values, each stored at most once per row and column, in increasing column order (stored zeros
-        are kept).
+    """``X`` itself when canonical, else a copy with duplicate entries summed and indices sorted (zeros kept).
 
     Examples
     --------
@@ -224,19 +150,11 @@ def canonical_csr(X):
 
 
 def check_design_scale(X):
-    """Raise a ValueError when ``X`` holds values too large for the float64 solvers.
+    """Raise a ValueError asking to scale ``X`` (float64) when its values are too large or too small for the solvers.
 
-    Values above ~1e154 pass scikit-learn's finiteness check but their squares
-    overflow; well before that, above :data:`MAX_ABS_VALUE`, the
-    regularization is lost to rounding. Both would give NaN or meaningless
-    weights, so the user is asked to scale ``X``; and so is an ``X`` whose
-    values are not all 0 but all below :data:`MIN_ABS_VALUE`, whose squares
-    underflow.
-
-    Parameters
-    ----------
-    X : {csr sparse matrix, ndarray}
-        Float64 data.
+    Above :data:`MAX_ABS_VALUE` the regularization is lost to rounding (and
+    from ~1e154 the squares overflow); a non-zero ``X`` below
+    :data:`MIN_ABS_VALUE` has squares that underflow.
     """
     values = X.data if sp.issparse(X) else X
     # max and -min instead of abs(values).max(): no copy of the data (a

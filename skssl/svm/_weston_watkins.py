@@ -1,92 +1,20 @@
 """The multi-class l2-SVM of the safeguard's refit: Weston & Watkins' loss, squared, solved by Newton's method.
 
-The safeguard (:mod:`skssl.svm._safeguard`) ends a multi-class fit with one
-supervised solve on the labeled rows and the agreed unlabeled rows. On
-centred rows (standardized features) that solve fits all classes jointly::
+On centred rows the safeguard (:mod:`skssl.svm._safeguard`) ends a
+multi-class fit with one supervised solve over all classes jointly::
 
     J(W, b) = alpha / 2 * sum_k |w_k|^2 + alpha_b / 2 * sum_k b_k^2
               + 1 / 2 * sum_i c_i * sum_{k != y_i} max(0, 1 - (s_{i, y_i} - s_{i, k}))^2,
     s_{i, k} = x_i . w_k + b_k,
 
-with ``alpha = 2 alpha_refit`` and ``alpha_b = 2 alpha_refit / intercept_scaling^2``:
-each row's score for its own class must beat every other class's score by a
-margin of 1 (J. Weston & C. Watkins, "Support Vector Machines for
-Multi-Class Pattern Recognition", ESANN 1999, with the squared hinge of
-the l2-SVM). The row costs ``c_i`` are those of the one-vs-rest refit it
-replaces (labeled costs summing to 1, agreed unlabeled ones to
-``unlabeled_weight``).
+with ``alpha = 2 alpha_refit`` and ``alpha_b = 2 alpha_refit / intercept_scaling^2``
+(J. Weston & C. Watkins, "Support Vector Machines for Multi-Class Pattern
+Recognition", ESANN 1999, with the squared hinge). It is minimized by the
+finite Newton method of Keerthi & DeCoste (JMLR 2005) for all classes at
+once: :func:`data_term`, :func:`data_curvature` and an exact line search.
+The data term is a sum over rows, so a Dask fit sums it over its blocks.
 
-Why a joint loss. One-vs-rest trains each class against all the others,
-and a class that lies *between* two others (iris's versicolor, the middle
-age band of abalone) has no linear separator from the rest: its
-one-vs-rest scores are poor and ``argmax`` over them misplaces its rows.
-The joint loss only asks each pair of classes to be ranked right, which a
-middle class allows. Measured on the nine multi-class tabular sets of
-``benchmarks/user_value.py`` (10 label draws each; gain in points over the
-better of ``LogisticRegression()`` and ``LinearSVC()`` on the labeled rows)
-the one-vs-rest refit against this one: iris TSVM -4.4 -> +0.9, DA -2.9 ->
-+1.1, Potts DA -5.1 -> -0.7; the figures of the other sets are in the
-CHANGELOG.
-
-Decisions
----------
-* **Only on centred rows** (the test of ``intercept_scaling="auto"``,
-  :func:`skssl.svm._regularization.rows_are_centred`, over all rows of the
-  fit). On TF-IDF and pixel rows the refit stays one l2-SVM per class.
-  Measured with ``benchmarks/user_value.py`` (3 label draws) against the
-  one-vs-rest refit: :class:`~skssl.svm.TransductiveSVC` on 20 Newsgroups
-  with 20 classes 69.7% -> 67.6% (-2.1 points, every draw lower; the joint
-  loss at half, 1, 2, 4 or 8 times its penalty gave 67.1% to 67.7%), on
-  Reuters (8 topics) -0.3. High-dimensional documents leave each topic
-  linearly separable from the rest, and there one-vs-rest is the better
-  model; a class *between* others is a trait of a few dense, ordered
-  features, which is what centred rows are.
-* **Only the refit.** The semi-supervised candidates stay one-vs-rest
-  TSVM / DA and Potts DA (SVMlin's algorithms); the joint loss replaces the
-  one-vs-rest l2-SVM of the final supervised solve only, where the labels
-  are fixed and the loss can couple the classes at no risk to the search.
-  A binary problem keeps the binary l2-SVM: the joint loss with two classes
-  *is* that l2-SVM (see the next point), solved less exactly.
-* **The supervised l2-SVM stays one-vs-rest**, and so does the model the
-  cross-validated check falls back to (:mod:`skssl.svm._fallback_check`).
-  Fitted jointly on the labeled rows alone (``2 alpha_`` of
-  ``LinearL2SVC()``, the splits and preprocessing of
-  ``benchmarks/user_value.py``, 10 to 20 label draws; 2026-11-29), it beat
-  one-vs-rest on iris (+2.4 points) and wheat seeds (+1.5), but over the
-  8 multi-class development and held-out tabular sets by +0.13 only
-  (glass -1.9, soybean -1.2), and on the 33 multi-class sets of the
-  fresh batches it lost 0.67 points on average (1 set better by more than
-  a point, 10 worse; leinhardt region -4.4, skulls and crabs -3.3). The
-  refit's gains measured above were made with the agreed unlabeled rows
-  in the fit.
-* **Twice the penalty.** With two classes, ``w_1 = -w_0 = v / 2`` at the
-  optimum and ``s_1 - s_0 = x . v``, so the joint objective at ``2 alpha``
-  is the binary l2-SVM's objective at ``alpha`` in ``v``: the scale of
-  ``alpha="auto"`` carries over unchanged. (On those nine sets ``alpha``
-  instead of ``2 alpha`` gave the same iris figures and 0.4 points less
-  on horse colic.)
-* **The finite Newton method** of l2-SVM-MFN (Keerthi & DeCoste, "A
-  Modified Finite Newton Method for Fast Solution of Large Scale Linear
-  SVMs", JMLR 2005), for all classes at once: the objective is convex and
-  quadratic between the margins' kinks, so a Newton step with the
-  generalized Hessian of :func:`data_curvature` (solved by scipy's
-  conjugate gradients), followed by an exact line search (the root of the
-  piecewise-linear slope, by scipy's ``brentq`` when the full step is not
-  exact), reaches the minimum in a few steps and to machine precision. A
-  gradient or a product with the Hessian costs two products with ``X``
-  (O(nnz) for CSR). skssl's own l2-SVM-MFN solves one binary problem only,
-  hence this loop. Rejected: scipy's L-BFGS and ``trust-ncg``, which
-  accept steps on differences of objective values and so stop about
-  ``1e-7`` short of the minimum (renaming the classes moved the model by
-  that much). The solve starts from the candidates' one-vs-rest model and
-  stops when the gradient's norm falls below ``GRADIENT_TOLERANCE`` times
-  its norm at ``W = 0`` (or a step no longer changes the model in
-  float64), or after ``MAX_ITER`` Newton steps (then the fit warns, as a
-  capped solve of the semi-supervised fit does).
-* **The data term is a sum over rows**, so a Dask fit sums
-  :func:`data_term` and :func:`data_curvature` over its row blocks in each
-  evaluation
-  (:mod:`skssl.svm._dask_fit`) and gets the in-memory model.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "The joint multi-class refit".
 """
 
 import inspect
@@ -158,22 +86,9 @@ def data_term(X, y, costs, coef, intercept):
 def data_curvature(X, y, costs, coef, intercept, direction_coef, direction_intercept):
     """The loss's generalized Hessian at ``(coef, intercept)`` times a direction (as l2-SVM-MFN uses it).
 
-    The loss is a sum of squared hinges, quadratic on each side of every
-    margin: its generalized Hessian is that of the quadratic pieces in
-    force, ``sum c_i (e_k - e_{y_i})(e_k - e_{y_i})^T (x) x_i x_i^T`` over the
-    pairs ``(i, k)`` that miss their margin.
-
-    Parameters
-    ----------
-    X, y, costs, coef, intercept
-        As in :func:`data_term`.
-    direction_coef : ndarray of shape (n_classes, n_features)
-    direction_intercept : ndarray of shape (n_classes,)
-
-    Returns
-    -------
-    curvature_coef : ndarray of shape (n_classes, n_features)
-    curvature_intercept : ndarray of shape (n_classes,)
+    ``sum c_i (e_k - e_{y_i})(e_k - e_{y_i})^T (x) x_i x_i^T`` over the pairs
+    ``(i, k)`` that miss their margin; ``X, y, costs, coef, intercept`` as in
+    :func:`data_term`. Returns the products for the weights and the biases.
     """
     return _curvature_product(X, y, _active_costs(X, y, costs, coef, intercept), direction_coef, direction_intercept)
 
@@ -219,10 +134,9 @@ class JointLoss:
     def curvature(self, coef, intercept, direction_coef, direction_intercept):
         """:func:`data_curvature` at ``(coef, intercept)`` along a direction.
 
-        The margins in force are kept for the point given by the same two array objects as the last call
-        (:func:`fit_weston_watkins` passes one pair per Newton step); any other pair is a new point. The arrays
-        of the point must not be changed in place between calls. The pair is held, so that no other array can
-        take its identity. (A key made of the point's bytes copied the whole model at every product.)
+        The margins in force are kept for the point given by the same two array
+        objects as the last call (one pair per Newton step); the pair is held, and
+        must not be changed in place between calls.
         """
         if self._point is None or self._point[0] is not coef or self._point[1] is not intercept:
             self._point = (coef, intercept)
@@ -245,8 +159,8 @@ def fit_weston_watkins(data_terms, data_curvatures, start_coef, start_intercept,
     start_intercept : ndarray of shape (n_classes,)
         Where the solver starts.
     alpha, alpha_b : float
-        Penalties of the weights and of the biases (already doubled, see the
-        module's decisions).
+        Penalties of the weights and of the biases (already doubled: with two
+        classes the joint objective at ``2 alpha`` is the binary l2-SVM at ``alpha``).
 
     Returns
     -------

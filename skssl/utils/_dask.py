@@ -1,25 +1,12 @@
 """Prediction on Dask arrays: every block of rows is scored on the worker that holds it.
 
-A fitted linear model is a few vectors, so scoring a Dask array needs no
-gathering of ``X``: ``decision_function`` and ``predict`` map the fitted
-estimator over the array's row blocks (``map_blocks``) and return a lazy
-Dask array with the same row chunks, and ``score`` reduces the blocks'
-counts of correct predictions on the cluster, so only two numbers per block
-travel. This is what dask-ml's ``ParallelPostFit`` does around any
-estimator; here the estimators do it themselves, for dense chunks and for
-chunks that are ``scipy.sparse`` matrices alike.
-
-Decisions
----------
-* Dask is detected by duck typing (a ``map_blocks`` method on an object of
-  a ``dask`` module), so skssl imports Dask only when it is given a Dask
-  array: the package does not depend on it.
-* An array chunked along its columns is first rechunked to whole rows (a
-  row's score needs all of its features); the row chunks are kept, empty
-  ones included.
-* ``score`` computes: like scikit-learn's it returns a float. The labeled
-  mask and the accuracy are summed per block, and a ``y`` without labeled
-  rows raises the same ``ValueError`` as in memory.
+``decision_function`` and ``predict`` map the fitted estimator over the
+array's row blocks (``map_blocks``, after rechunking to whole rows) and return
+a lazy Dask array with the same row chunks; ``score`` sums the blocks'
+counts of correct predictions on the cluster and returns a float. This is
+what dask-ml's ``ParallelPostFit`` does, for dense and ``scipy.sparse``
+chunks alike. Dask is detected by duck typing, so skssl imports it only when
+given a Dask array.
 """
 
 import numpy as np

@@ -1,40 +1,16 @@
 """Checks of sparse input that scikit-learn and scipy leave to the caller.
 
-scipy lets anyone assign ``X.indices``, ``X.indptr`` and ``X.data`` and
-checks the structure only on request (``check_format(full_check=True)``);
-scikit-learn's ``check_array`` does not request it. skssl's compiled kernels
-and scipy's own C++ routines (``csr_matvec``, ``tocsr``, row indexing) trust
-that structure and read or write out of bounds when it is wrong: a column
-index equal to ``n_features`` or a decreasing ``indptr`` crashes the process
-or corrupts its memory. Every entry point of skssl that takes ``X``
-(``fit``, ``predict``, ``decision_function``, ``predict_proba``, ``score``,
-the splitters and scorers of :mod:`skssl.model_selection`) therefore passes
-sparse input through :func:`check_sparse_structure` before anything else
-touches it.
+scipy checks a sparse matrix's structure only on request, and skssl's
+compiled kernels and scipy's C++ routines trust it: a column index equal to
+``n_features`` or a decreasing ``indptr`` crashes the process or corrupts its
+memory. Every entry point of skssl that takes ``X`` therefore passes sparse
+input through :func:`check_sparse_structure` first: one compiled pass over
+``indptr`` and one over the indices, no copy of a sound matrix. Index arrays
+of other integer types (or of two types) become ``int64``, non-contiguous
+arrays are copied, entries beyond ``indptr[-1]`` are an error, and the
+caller's matrix is never modified. LIL, DOK and DIA are converted first.
 
-Decisions
----------
-* One pass over ``indptr`` and one over the stored indices, compiled and
-  without the GIL (numpy when skssl was not built), no copy of a sound
-  matrix: the cost is a small fraction of one product ``X @ w``.
-* Stored entries beyond ``indptr[-1]`` are an error, not silently ignored:
-  scipy would drop them (``prune``), but arrays that hold entries no row
-  reaches come from hand-edited pointers, and the matrix the user meant is
-  unknown. The message names ``X.prune()`` for those who meant it.
-* Index arrays of another integer type (``int16``, ``uint32``, ...) are
-  converted to ``int64`` (a copy of the index arrays only), as the kernels
-  take ``int32`` or ``int64``; a non-integer index array is an error.
-  ``indptr`` and ``indices`` of different types (scipy keeps an ``int64``
-  ``indptr`` beside ``int32`` ``indices``) are both made ``int64``: the row
-  indexing of scipy 1.9.2, the oldest scipy skssl supports, refuses such a
-  matrix ("Output dtype not compatible with inputs").
-  Non-contiguous ``data``, ``indices`` or ``indptr`` (views with a step) are
-  copied to contiguous arrays. The caller's matrix is never modified: a
-  converted matrix is a new object sharing the untouched arrays.
-* CSR, CSC and BSR are checked directly, COO by the bounds of its
-  coordinates; LIL, DOK and DIA are first converted by scipy's pure Python
-  or numpy code (which cannot go out of bounds), to CSR or COO, and checked
-  as such.
+Design decisions: user guide, Implementation decisions (shared contract), "Sparse structure and Dask prediction".
 """
 
 import numpy as np
