@@ -14,10 +14,7 @@ rows. The families live in subpackages:
 :func:`show_versions` prints the versions and thread pools a bug report needs.
 """
 
-# The one place the version is written: pyproject.toml reads it from here
-# (``[tool.setuptools.dynamic]``), so a source checkout and an installed copy agree.
-__version__ = "0.1.0.dev0"
-
-from ._show_versions import show_versions  # noqa: E402
+from ._show_versions import show_versions
+from ._version import __version__
 
 __all__ = ["__version__", "show_versions"]

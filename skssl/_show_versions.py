@@ -12,6 +12,10 @@ import platform
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from threadpoolctl import threadpool_info
+
+from ._version import __version__
+
 __all__ = ["show_versions"]
 
 _DEPENDENCIES = (
@@ -76,8 +80,6 @@ def _openmp_state(compiled, openmp):
 
 
 def _dependencies_info():
-    from . import __version__
-
     info = {"skssl": __version__}
     for name in _DEPENDENCIES:
         try:
@@ -88,8 +90,6 @@ def _dependencies_info():
 
 
 def _threadpool_info():
-    from threadpoolctl import threadpool_info
-
     if importlib.util.find_spec("torch") is not None:
         try:
             import torch  # noqa: F401  (loads torch's OpenMP runtime so that it is listed)

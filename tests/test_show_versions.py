@@ -25,7 +25,7 @@ def test_version_is_written_once():
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert "version" not in project and "version" in project["dynamic"]
     dynamic = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["dynamic"]
-    assert dynamic["version"] == {"attr": "skssl.__version__"}
+    assert dynamic["version"] == {"attr": "skssl._version.__version__"}
     assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+|rc\d+)?", skssl.__version__)
 
 

@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn import datasets
 from sklearn.utils import Bunch
 
 from ._locate import DatasetUnavailableError, _skip_example, find_data_file
@@ -33,9 +34,7 @@ def _from_npz(folder):
 
 
 def _from_openml(data_home):
-    # Looked up at call time so that tests can replace the downloader.
-    from sklearn import datasets
-
+    # ``datasets.fetch_*`` is looked up at call time, so that tests can replace the downloader.
     with warnings.catch_warnings():  # one line on failure, not one warning per retry
         warnings.filterwarnings("ignore", message="A network error occurred")
         X, y = datasets.fetch_openml("mnist_784", version=1, as_frame=False, return_X_y=True, data_home=data_home)

@@ -23,6 +23,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn import datasets
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils import Bunch
 
@@ -124,9 +125,7 @@ def _from_sklearn(data_home, download_if_missing):
     with ``remove=()``), so applying this module's header rule and order to its
     raw texts gives the documents the archive reader gives.
     """
-    # Looked up at call time so that tests can replace the downloader.
-    from sklearn import datasets
-
+    # ``datasets.fetch_*`` is looked up at call time, so that tests can replace the downloader.
     members = {split: {} for split in _SPLITS}
     for split in _SPLITS:
         with warnings.catch_warnings():  # one line on failure, not one warning per retry

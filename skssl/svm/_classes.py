@@ -38,20 +38,15 @@ from ._base import (
 )
 from ..utils._dask import is_dask_array
 from ..utils._warnings import user_stacklevel
-from ._callback import current_callback
-from ._annealing_start import HOT_START, choose_initial_temperature
+from ._annealing_start import choose_initial_temperature, given_or_hot
 from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
-from ._dask_da import dask_deterministic_annealing
-from ._dask_mfn import dask_mfn
-from ._dask_problem import new_states, solve_norm
-from ._dask_tsvm import DaskTSVMRows
 from ._docs import fill_doc
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, l2_svm_mfn
+from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
 from ._safeguard import as_positive_fraction
 from ._potts import potts_annealing
 from ._problem import S3VMProblem
 from ._rowblocks import fit_threads
-from ._tsvm import TSVM_MAX_ITER, tsvm, tsvm_loop
+from ._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
 
@@ -164,16 +159,15 @@ class LinearL2SVC(_BaseLinearSVC):
         outputs = X @ res.w + res.b
         return replace(res, outputs=outputs, objective=problem.objective(res.w, res.b, outputs))
 
-    def _solve_dask(self, rows, spec, positive_fraction):
-        """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
-        states = new_states(rows, spec, supervised=True)
-        return dask_mfn(
-            rows, states, alpha=self.alpha_, alpha_b=self._alpha_b, rel_tol=self.tol, max_iter=self.max_iter,
-            x_norm=solve_norm(rows, supervised=True),
-        )  # fmt: skip
+    #: The solver of a fit on a Dask array, by its name in skssl.svm._dask_fit's table.
+    _dask_solver = "mfn"
 
     def _convergence_messages(self, res):
         return [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
+
+
+# alpha="auto" checks the labeled rows with supervised l2-SVMs: LinearL2SVC is its own supervised estimator.
+LinearL2SVC._supervised_estimator = LinearL2SVC
 
 
 def _semi_supervised_args(estimator, positive_fraction, n_threads, sample_weight):
@@ -303,32 +297,17 @@ class TransductiveSVC(_BaseLinearSVC):
             **shared,
         )
 
-    def _solve_dask(self, rows, spec, positive_fraction):
-        """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
-        callback = current_callback()
-        options = {
-            "alpha": self.alpha_,
-            "alpha_b": self._alpha_b,
-            "tolerance": CGTolerance(),
-            "rel_tol": self.tol,
-            "callback": callback,
-        }
-        return tsvm_loop(
-            DaskTSVMRows(rows, spec, options, max_switches=self.max_switches),
-            unlabeled_weight=self.unlabeled_weight,
-            positive_fraction=positive_fraction,
-            max_switches=self.max_switches,
-            max_iter=self.max_iter,
-            verbose=self.verbose,
-            callback=callback,
-            anneal_unlabeled_weight=self._anneals_unlabeled_weight,
-        )
-
     def _second_opinion(self, fractions, class_weight):
         """The safeguard's TSVM without SVMlin's annealing of ``lam_u`` (:mod:`skssl.svm._safeguard`)."""
         candidate = clone(self).set_params(class_weight=class_weight, safeguard=None, verbose=0)
         candidate._anneals_unlabeled_weight = False
         return candidate
+
+    #: The solver of a fit on a Dask array, by its name in skssl.svm._dask_fit's table.
+    _dask_solver = "tsvm"
+    #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
+    #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.
+    _supervised_estimator = LinearL2SVC
 
     def _convergence_messages(self, res):
         return [
@@ -394,11 +373,6 @@ class _AnnealingParameters:
     def _resolved_parameters(self):
         """The safeguard's candidates start where this fit started."""
         return {"initial_temperature": self.initial_temperature_}
-
-
-def _given_or_hot(initial_temperature):
-    """A given ``initial_temperature`` as a float; ``"auto"`` without the label check: SVMlin's hot start."""
-    return HOT_START if initial_temperature == "auto" else float(initial_temperature)
 
 
 @fill_doc
@@ -481,14 +455,14 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
 
     def _fit(self, X, y, sample_weight=None):
         if is_dask_array(X):  # the label check would be four more fits on the cluster: SVMlin's start
-            self.initial_temperature_ = _given_or_hot(self.initial_temperature)
+            self.initial_temperature_ = given_or_hot(self.initial_temperature)
         return super()._fit(X, y, sample_weight)
 
     def _resolve_from_data(self, data, sample_weight):
         if self.initial_temperature == "auto":
             self.initial_temperature_ = choose_initial_temperature(self, data, sample_weight)
         else:
-            self.initial_temperature_ = _given_or_hot(self.initial_temperature)
+            self.initial_temperature_ = given_or_hot(self.initial_temperature)
 
     def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
         shared = _semi_supervised_args(self, positive_fraction, n_threads, sample_weight)
@@ -502,24 +476,11 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
             **shared,
         )
 
-    def _solve_dask(self, rows, spec, positive_fraction):
-        """The binary problem ``spec`` on a cluster's row blocks (see :mod:`skssl.svm._dask_fit`)."""
-        caps = {
-            "tol": self.tol,
-            "max_iter": self.max_iter,
-            "max_inner_iter": self.max_inner_iter,
-            # On Dask "auto" is always the hot start (no label check), for the fit and its safeguard's clones alike.
-            "initial_temperature": _given_or_hot(self.initial_temperature),
-        }
-        return dask_deterministic_annealing(
-            rows,
-            spec,
-            alpha=self.alpha_,
-            alpha_b=self._alpha_b,
-            positive_fraction=positive_fraction,
-            verbose=self.verbose,
-            **caps,
-        )
+    #: The solver of a fit on a Dask array, by its name in skssl.svm._dask_fit's table.
+    _dask_solver = "da"
+    #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
+    #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.
+    _supervised_estimator = LinearL2SVC
 
     def _convergence_messages(self, res):
         return _annealing_messages(res, self, "beliefs")
@@ -660,6 +621,9 @@ class PottsDeterministicAnnealingSVC(
     """
 
     _binary_fraction_pair = True
+    #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
+    #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.
+    _supervised_estimator = LinearL2SVC
 
     def _fit(self, X, y, sample_weight=None):
         if is_dask_array(X):
@@ -669,7 +633,7 @@ class PottsDeterministicAnnealingSVC(
             )
         data = self._prepare_fit(X, y, sample_weight)
         # "auto": SVMlin's hot start; the label check of the binary DA is not run for a multi-class problem.
-        self.initial_temperature_ = _given_or_hot(self.initial_temperature)
+        self.initial_temperature_ = given_or_hot(self.initial_temperature)
         X, y_enc, mask = data.X, data.y_enc, data.mask
         n_classes = self.classes_.shape[0]
         fractions = data.fractions

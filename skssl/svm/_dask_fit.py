@@ -20,12 +20,19 @@ from functools import partial
 
 import numpy as np
 
+from ._annealing_start import given_or_hot
 from ._base import ALPHA_MIN, _alpha_error, _check_alpha, check_every_class_weighted, checked_class_weight
+from ._callback import current_callback
+from ._dask_da import dask_deterministic_annealing
+from ._dask_mfn import dask_mfn
+from ._dask_problem import ProblemSpec, new_states, solve_norm
 from ._dask_rows import BlockLost, DaskRows
-from ._dask_problem import ProblemSpec
+from ._dask_tsvm import DaskTSVMRows
+from ._mfn import CGTolerance
 from ._problem import ProblemTotals
 from ._regularization import auto_alpha_from_sums, auto_intercept_scaling, rows_are_centred
 from ._weston_watkins import data_curvature as weston_watkins_curvature
+from ._tsvm import tsvm_loop
 from ._weston_watkins import data_term as weston_watkins_term
 
 __all__ = ["fit_on_dask"]
@@ -51,6 +58,62 @@ def _class_weights(estimator, classes, counts):
         return None
     labels = np.repeat(classes, counts.astype(np.int64))
     return checked_class_weight(estimator.class_weight, classes, labels)
+
+
+def _solve_mfn(estimator, rows, spec, positive_fraction):
+    """:class:`~skssl.svm.LinearL2SVC`'s binary problem ``spec`` on a cluster's row blocks."""
+    states = new_states(rows, spec, supervised=True)
+    return dask_mfn(
+        rows, states, alpha=estimator.alpha_, alpha_b=estimator._alpha_b, rel_tol=estimator.tol,
+        max_iter=estimator.max_iter, x_norm=solve_norm(rows, supervised=True),
+    )  # fmt: skip
+
+
+def _solve_tsvm(estimator, rows, spec, positive_fraction):
+    """:class:`~skssl.svm.TransductiveSVC`'s binary problem ``spec`` on a cluster's row blocks."""
+    callback = current_callback()
+    options = {
+        "alpha": estimator.alpha_,
+        "alpha_b": estimator._alpha_b,
+        "tolerance": CGTolerance(),
+        "rel_tol": estimator.tol,
+        "callback": callback,
+    }
+    return tsvm_loop(
+        DaskTSVMRows(rows, spec, options, max_switches=estimator.max_switches),
+        unlabeled_weight=estimator.unlabeled_weight,
+        positive_fraction=positive_fraction,
+        max_switches=estimator.max_switches,
+        max_iter=estimator.max_iter,
+        verbose=estimator.verbose,
+        callback=callback,
+        anneal_unlabeled_weight=estimator._anneals_unlabeled_weight,
+    )
+
+
+def _solve_da(estimator, rows, spec, positive_fraction):
+    """:class:`~skssl.svm.DeterministicAnnealingSVC`'s binary problem ``spec`` on a cluster's row blocks."""
+    caps = {
+        "tol": estimator.tol,
+        "max_iter": estimator.max_iter,
+        "max_inner_iter": estimator.max_inner_iter,
+        # On Dask "auto" is always the hot start (no label check), for the fit and its safeguard's clones alike.
+        "initial_temperature": given_or_hot(estimator.initial_temperature),
+    }
+    return dask_deterministic_annealing(
+        rows,
+        spec,
+        alpha=estimator.alpha_,
+        alpha_b=estimator._alpha_b,
+        positive_fraction=positive_fraction,
+        verbose=estimator.verbose,
+        **caps,
+    )
+
+
+#: The solver of each estimator's binary problem on the blocks, by the estimator's ``_dask_solver``: the estimators
+#: name their solver and never import this leaf of the package.
+_SOLVERS = {"mfn": _solve_mfn, "tsvm": _solve_tsvm, "da": _solve_da}
 
 
 def fit_on_dask(estimator, X, y, sample_weight=None):
@@ -124,7 +187,7 @@ def _fit_rows(estimator, rows):
     try:
         with ThreadPoolExecutor(max_workers=len(specs)) as pool:
             jobs = [
-                pool.submit(copy_context().run, estimator._solve_dask, rows, spec, float(r))
+                pool.submit(copy_context().run, _SOLVERS[estimator._dask_solver], estimator, rows, spec, float(r))
                 for spec, r in zip(specs, problem_fractions)
             ]
             results = [job.result() for job in jobs]
@@ -210,8 +273,6 @@ def _weston_watkins_block(block, block_term, classes, *model):
 
 def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
     """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (user guide, Implementation decisions)."""
-    from ._classes import LinearL2SVC
-
     n_classes = estimator.classes_.size
     candidates = estimator._safeguard_candidates(fractions, n_labeled_weight, estimator.class_weight, {})
     with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
@@ -241,7 +302,10 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
             partial(summed, weston_watkins_term), partial(summed, weston_watkins_curvature), refit_alpha
         )
     else:
-        refit = _fit_rows(LinearL2SVC(alpha=refit_alpha, intercept_scaling=estimator.intercept_scaling_), refit_rows)
+        refit = _fit_rows(
+            estimator._supervised_estimator(alpha=refit_alpha, intercept_scaling=estimator.intercept_scaling_),
+            refit_rows,
+        )
         estimator.coef_ = refit.coef_
         estimator.intercept_ = refit.intercept_
     estimator.safeguard_agreement_ = float(n_agree / n_unl)

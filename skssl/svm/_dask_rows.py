@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._dask import is_dask_array
 from ..utils.validation import check_sparse_structure
 from ._regularization import weighted_column_sum
 from ._validation import MAX_ABS_VALUE, MIN_ABS_VALUE, without_duplicate_entries
@@ -190,8 +191,6 @@ def _as_row_chunked(X, name):
 def _rows_like(a, X, name):
     """``a`` (Dask or in-memory) as a 1-D Dask array with ``X``'s row chunks; a ``ValueError`` if they differ."""
     import dask.array as da
-
-    from ..utils._dask import is_dask_array
 
     if a is None:
         return None

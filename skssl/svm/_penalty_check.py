@@ -73,7 +73,9 @@ def _folds(X, y_enc, labeled, weights):
     return labeled[representative], classes, summed, fold, fold[inverse.ravel()]
 
 
-def labeled_rows_penalty_factor(X, y_enc, mask, weights, alpha, intercept_scaling, class_weight=None, n_jobs=None):
+def labeled_rows_penalty_factor(
+    X, y_enc, mask, weights, alpha, intercept_scaling, class_weight=None, n_jobs=None, *, supervised
+):
     """The factor of the rule's ``alpha`` that the labeled rows support (one of :data:`PENALTY_FACTORS`).
 
     Parameters
@@ -94,13 +96,13 @@ def labeled_rows_penalty_factor(X, y_enc, mask, weights, alpha, intercept_scalin
         The fit's class weights, keyed by class index.
     n_jobs : int, default=None
         Threads of the supervised fits.
+    supervised : class
+        The supervised l2-SVM (:class:`~skssl.svm.LinearL2SVC`), handed in by the estimator.
 
     Returns
     -------
     factor : float
     """
-    from ._classes import LinearL2SVC  # the supervised l2-SVM, itself built on the estimators' base
-
     labeled = np.flatnonzero(mask & (weights > 0))
     if labeled.shape[0] > MAX_CHECKED_LABELED or np.unique(y_enc[labeled]).shape[0] < 2:
         return 1.0
@@ -116,7 +118,7 @@ def labeled_rows_penalty_factor(X, y_enc, mask, weights, alpha, intercept_scalin
             return 1.0
         X_train, X_test = X[rows[train]], X[rows[test]]
         for i, factor in enumerate(PENALTY_FACTORS):
-            model = LinearL2SVC(
+            model = supervised(
                 alpha=alpha * factor, intercept_scaling=intercept_scaling, class_weight=class_weight, n_jobs=n_jobs
             )
             model.fit(X_train, classes[train], sample_weight=row_weights[train])

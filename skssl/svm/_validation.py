@@ -18,6 +18,7 @@ from contextvars import ContextVar
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import _check_sample_weight
 
 __all__ = [
     "DUPLICATE_CHECK_ENTRIES",
@@ -28,6 +29,7 @@ __all__ = [
     "check_design_scale",
     "fit_scope",
     "has_duplicate_entries",
+    "rows_of_positive_weight",
     "without_duplicate_entries",
 ]
 
@@ -172,3 +174,13 @@ def check_design_scale(X):
             "in float64, and the rows' norms read as 0. Please scale X first, e.g. with "
             "sklearn.preprocessing.MaxAbsScaler or StandardScaler."
         )
+
+
+def rows_of_positive_weight(X, mask, sample_weight):
+    """``(weights, labeled, unlabeled)``: the row weights (ones for ``None``) and the labeled and unlabeled rows of
+    positive weight, the rows that take part in a fit."""
+    weights = np.ones(X.shape[0])
+    if sample_weight is not None:
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    positive = weights > 0
+    return weights, np.flatnonzero(mask & positive), np.flatnonzero(~mask & positive)
