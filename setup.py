@@ -10,7 +10,7 @@ to use and the OpenMP flag (``-fopenmp``; ``/openmp`` for MSVC). Only if
 that works are the kernels built with the flag; otherwise they are built
 without, one line says so, and the row blocks run one after the other: the
 same results, one core per one-vs-rest problem. The compiled module records
-which build it is (``skssl.svm._kernels.OPENMP``, from the compiler's own
+which build it is (``skssl.svm.kernels._kernels.OPENMP``, from the compiler's own
 ``_OPENMP`` macro), ``skssl.show_versions()`` prints it, and a fit asking
 for more than one thread on a build without OpenMP warns once.
 

@@ -73,8 +73,8 @@ def dask_rows_of(paths, n_features, y_semi, client):
 
 def fit_on_cluster(estimator, X, y):
     """Fit through the Dask path, timing the set-up and the solve; return the timings and the traffic."""
-    from skssl.svm._dask_fit import _fit_rows, _lazy_transduction
-    from skssl.svm._dask_rows import DaskRows
+    from skssl.svm.dask._dask_fit import _fit_rows, _lazy_transduction
+    from skssl.svm.dask._dask_rows import DaskRows
 
     start = time.perf_counter()
     rows = DaskRows(X, y)
@@ -89,7 +89,7 @@ def fit_on_cluster(estimator, X, y):
 
 def probe_latency(X, y, rounds):
     """Seconds per round trip of a step that computes nothing, through the solvers' store."""
-    from skssl.svm._dask_rows import DaskRows
+    from skssl.svm.dask._dask_rows import DaskRows
 
     store = DaskRows(X, y)
     states = store.blocks

@@ -42,7 +42,7 @@ def params(r, **more):
 
 def objective(X, y_semi, w, b):
     """SVMlin's objective ``F`` (``transductive_cost``, lam = ALPHA, lam_u = LAM_U) of ``(w, b)`` on ``X``."""
-    from skssl.svm._problem import transductive_cost
+    from skssl.svm.solvers._problem import transductive_cost
 
     y_pm = np.where(y_semi == 1, 1.0, -1.0)
     return transductive_cost(w, b, X @ w + b, y_pm, y_semi != -1, ALPHA, LAM_U)

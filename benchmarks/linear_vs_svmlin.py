@@ -30,7 +30,7 @@ from _harness import RESULTS_DIR, Lines, ResultsFile, add_allow_dirty, markdown_
 from _user_data import load_reuters_earn
 
 from skssl.datasets import DatasetUnavailableError, load_newsgroups_binary, load_pcmac, newsgroups_labeled_subset
-from skssl.svm import _kernels
+from skssl.svm.kernels import _kernels
 
 REPEATS = 3
 DEFAULT_CONFIGS = [(100, 0), (100, 1), (100, 2), (500, 0), (500, 1), (500, 2)]

@@ -62,7 +62,7 @@ from sklearn.svm import LinearSVC
 
 from skssl.datasets import DatasetUnavailableError, fetch_20newsgroups_bydate, load_pcmac, make_semi_supervised
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._potts import potts_objective
+from skssl.svm.solvers._potts import potts_objective
 
 ALPHA, LAM_U = 1e-3, 1.0
 JSONL = RESULTS_DIR / "potts_newsgroups.jsonl"

@@ -3,7 +3,7 @@
 The check of ``safeguard="cross_validation"`` (and of ``"auto"`` where it runs) compares, on folds of the
 labeled rows, the semi-supervised fit with the supervised ``LinearL2SVC`` and returns the latter when it
 classifies more held-out labels right (``DeterministicAnnealingSVC``: unless its own model leads by over one
-standard error of the difference; ``skssl.svm._fallback_check``). Which rule should decide between the
+standard error of the difference; ``skssl.svm.safeguard._fallback_check``). Which rule should decide between the
 two (ties, a margin, where the check runs at all) is a question of measurement, and each rule would cost a
 full run of ``user_value.py``. This script fits each S3VM once per set and label draw with
 ``safeguard="cross_validation"``, the protocol of ``user_value.py`` (its data sets, splits and pipelines),
@@ -50,8 +50,8 @@ from _harness import RESULTS_DIR, ResultsFile, add_allow_dirty, append_jsonl, ma
 
 import skssl.svm._base as svm_base
 from skssl.svm import LinearL2SVC
-from skssl.svm._row_order import distinct_rows
-from skssl.svm._fallback_check import FoldComparison, asks_held_out_labels, prefers_supervised
+from skssl.svm.kernels._row_order import distinct_rows
+from skssl.svm.safeguard._fallback_check import FoldComparison, asks_held_out_labels, prefers_supervised
 
 RESULTS = RESULTS_DIR / "safeguard_replay.md"
 METHODS = ("tsvm", "da", "potts")

@@ -50,7 +50,7 @@ from skssl.datasets import (
 )
 from skssl.model_selection import SemiSupervisedKFold
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
-from skssl.svm._cluster_fractions import fractions_from_clusters  # to say which fraction the default takes
+from skssl.svm.defaults._cluster_fractions import fractions_from_clusters  # to say which fraction the default takes
 
 RESULTS = RESULTS_DIR / "when_to_use.md"
 SEEDS = (0, 1, 2)
@@ -113,7 +113,7 @@ def section_pcmac():
     note = (
         f"`load_pcmac()`: 1,460 training rows, 50 labeled ({int((labeled == 1).sum())} of class 1: the labels "
         f"say {said[1]:.2f}; with positive_fraction=None the estimators take the clusters' {clusters[1]:.3f}, "
-        "skssl.svm._cluster_fractions), 486 test rows (242 of class 1). Defaults unless "
+        "skssl.svm.defaults._cluster_fractions), 486 test rows (242 of class 1). Defaults unless "
         f"given: alpha='auto' (here alpha_ = {supervised_alpha:.3g} for LinearL2SVC, {semi_alpha:.3g} for the "
         "semi-supervised estimators, which count the unlabeled rows too) and safeguard='agreement'; the last two "
         "rows are SVMlin's reference run (-W 0.001 -R 0.5, no safeguard)."

@@ -42,7 +42,7 @@ def _kernel_build():
     there (its ``ImportError`` says how to build); ``show_versions`` still reports it.
     """
     try:
-        _kernels = importlib.import_module(".svm._kernels", __package__)
+        _kernels = importlib.import_module(".svm.kernels._kernels", __package__)
     except ImportError:
         return False, False
     return True, _kernels.OPENMP
@@ -69,7 +69,7 @@ def _openmp_state(compiled, openmp):
     compiled : bool
         Whether the compiled kernels can be imported.
     openmp : bool
-        ``skssl.svm._kernels.OPENMP``.
+        ``skssl.svm.kernels._kernels.OPENMP``.
 
     Returns
     -------

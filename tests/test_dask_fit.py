@@ -121,7 +121,7 @@ def test_fit_on_a_dask_array_is_the_in_memory_fit(client, estimator, params, n_c
 @pytest.mark.parametrize("seed", [2, 4, 10])
 def test_data_of_a_very_large_scale_on_dask_is_the_in_memory_fit(client, seed):
     # At values of 1e9 and more, CGLS's residual cannot fall below the rounding of X^T z; the tolerance stays
-    # above that floor (skssl.svm._mfn.CG_ROUNDING_FLOOR times the norm of the rows the solve sees), on the
+    # above that floor (skssl.svm.solvers._mfn.CG_ROUNDING_FLOOR times the norm of the rows the solve sees), on the
     # cluster as in memory. Without it these problems end in NaN (ValueError) or at the cap of Newton steps.
     # (The supervised solve, which also starts TSVM and DA; their later solves still meet CGLS's cap at this
     # scale, in memory too, so their rounding differs and they are not compared here.)
@@ -137,7 +137,7 @@ def test_data_of_a_very_large_scale_on_dask_is_the_in_memory_fit(client, seed):
 
 
 def test_auto_start_on_dask_is_svmlins_hot_start(client):
-    # initial_temperature="auto" runs its label check in memory only (skssl.svm._annealing_start).
+    # initial_temperature="auto" runs its label check in memory only (skssl.svm.defaults._annealing_start).
     X, y = _problem(2, True)
     on_dask = DeterministicAnnealingSVC(safeguard=None, max_iter=2).fit(*_dask(X, y, CHUNKINGS[0])[:2])
     assert on_dask.initial_temperature_ == 10.0
@@ -233,7 +233,7 @@ def test_defaults_on_dask_multiclass(client, estimator, sparse, weighted):
 
 def test_line_search_bisects_when_breakpoints_are_many(client, monkeypatch):
     """With room for only 1 breakpoint on the client, the line search narrows its bracket on the workers first."""
-    from skssl.svm import _dask_mfn
+    from skssl.svm.dask import _dask_mfn
 
     X, y = _problem(2, True)
     in_memory = TransductiveSVC(safeguard=None, max_iter=8).fit(X, y)
@@ -257,7 +257,7 @@ def test_one_round_trip_per_cgls_iteration(client):
 
 def _count_rounds(monkeypatch):
     """Round trips per block step, counted as the fits make them."""
-    from skssl.svm import _dask_rows
+    from skssl.svm.dask import _dask_rows
 
     counts = collections.Counter()
     for name in ("round", "query"):
@@ -290,7 +290,7 @@ def test_small_steps_ride_on_the_solves_rounds(client, monkeypatch):
 
 @pytest.mark.parametrize("estimator", [TransductiveSVC, DeterministicAnnealingSVC])
 def test_without_the_solves_tail_the_rounds_of_their_own_give_the_same_model(client, monkeypatch, estimator):
-    from skssl.svm import _dask_mfn
+    from skssl.svm.dask import _dask_mfn
 
     X, y = _problem(2, True)
     params = dict(CASES)[estimator]
@@ -306,7 +306,7 @@ def test_without_the_solves_tail_the_rounds_of_their_own_give_the_same_model(cli
 @pytest.mark.parametrize("sparse", [True, False], ids=["csr", "dense"])
 def test_a_block_with_nearly_all_rows_active_is_not_sliced(client, monkeypatch, sparse):
     """As in memory, CGLS runs on the whole block (zero costs on its inactive rows) rather than on a near-copy."""
-    from skssl.svm import _dask_mfn
+    from skssl.svm.dask import _dask_mfn
 
     X, y = _problem(2, sparse)
     X_dask, y_dask = _dask(X, y, CHUNKINGS[0])[:2]
@@ -372,7 +372,7 @@ def test_potts_refuses_a_dask_array(client):
 
 def test_a_check_that_dask_gives_up_on_raises_a_clear_error(client, monkeypatch):
     """When Dask cannot recompute a block for its check (KilledWorker), the fit stops with an error naming it."""
-    from skssl.svm._dask_rows import DaskRows
+    from skssl.svm.dask._dask_rows import DaskRows
 
     X, y = _problem(2, True)
     rows = DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])
@@ -394,8 +394,8 @@ def test_a_check_that_dask_gives_up_on_raises_a_clear_error(client, monkeypatch)
 
 def test_a_lost_actor_names_its_block_and_the_fit_gives_up_after_its_restarts(client, monkeypatch):
     """An actor whose worker is gone raises BlockLost naming the block; a fit that keeps losing stops clearly."""
-    from skssl.svm import _dask_fit
-    from skssl.svm._dask_rows import BlockLost, DaskRows
+    from skssl.svm.dask import _dask_fit
+    from skssl.svm.dask._dask_rows import BlockLost, DaskRows
 
     X, y = _problem(2, True)
     rows = DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])
@@ -428,7 +428,7 @@ def _next(state, k):
 
 def test_workers_forget_the_states_no_handle_refers_to(client):
     """A long chain of rounds holds a few states per block on the workers, and a finished fit leaves no actor."""
-    from skssl.svm import _dask_rows
+    from skssl.svm.dask import _dask_rows
 
     X, y = _problem(2, True)
     rows = _dask_rows.DaskRows(*_dask(X, y, CHUNKINGS[1])[:2])

@@ -36,7 +36,7 @@ def _openmp_line(out):
 
 
 def test_show_versions_reports_the_kernels_openmp_build(capsys):
-    from skssl.svm import _kernels
+    from skssl.svm.kernels import _kernels
 
     skssl.show_versions()
     line = _openmp_line(capsys.readouterr().out)
@@ -66,7 +66,7 @@ def test_show_versions_reports_kernels_that_cannot_be_imported(capsys, monkeypat
 
     from skssl import _show_versions
 
-    monkeypatch.setitem(sys.modules, "skssl.svm._kernels", None)  # import of it raises ImportError
+    monkeypatch.setitem(sys.modules, "skssl.svm.kernels._kernels", None)  # import of it raises ImportError
     assert _show_versions._kernel_build() == (False, False)
     skssl.show_versions()
     out = capsys.readouterr().out

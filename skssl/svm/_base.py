@@ -37,21 +37,21 @@ from ..utils._fit_state import publish_fitted, working_copy
 from ..utils._weights import check_weight_total
 from ..utils.validation import check_sparse_structure
 from ._callback import current_callback, solver_callback
-from ._mfn import MFNITERMAX
-from ._penalty_check import labeled_rows_penalty_factor
-from ._regularization import auto_alpha, fit_rows_are_centred, resolve_regularization
-from ._rowblocks import share_threads
-from ._cluster_fractions import fractions_from_clusters
-from ._fallback_check import asks_held_out_labels, cross_validated_scores, prefers_supervised
-from ._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
-from ._validation import (
+from .solvers._mfn import MFNITERMAX
+from .defaults._penalty_check import labeled_rows_penalty_factor
+from .defaults._regularization import auto_alpha, fit_rows_are_centred, resolve_regularization
+from .kernels._rowblocks import share_threads
+from .defaults._cluster_fractions import fractions_from_clusters
+from .safeguard._fallback_check import asks_held_out_labels, cross_validated_scores, prefers_supervised
+from .safeguard._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
+from .kernels._validation import (
     as_float64_design,
     check_design_scale,
     fit_scope,
     rows_of_positive_weight,
     without_duplicate_entries,
 )
-from ._weston_watkins import JointLoss, fit_weston_watkins
+from .solvers._weston_watkins import JointLoss, fit_weston_watkins
 from ..utils._warnings import user_stacklevel
 
 #: Per-class positive fractions must sum to 1 within this tolerance (room for
@@ -142,13 +142,13 @@ def _solve_with_callback(callback, solve, *args):
 
 
 def _dask_backend():
-    """The module that fits on a Dask array, :mod:`skssl.svm._dask_fit`, loaded at the first such fit.
+    """The module that fits on a Dask array, :mod:`skssl.svm.dask._dask_fit`, loaded at the first such fit.
 
     Dask is optional and its modules are a leaf of the package: nothing imports them by name, so an in-memory
     fit never loads them and they may use everything below the estimators (user guide, Implementation decisions,
     "Dask fits").
     """
-    return importlib.import_module("._dask_fit", __package__)
+    return importlib.import_module(".dask._dask_fit", __package__)
 
 
 def _capped_message(name, value, what):
@@ -265,7 +265,7 @@ class _LinearFitMixin:
         return super().predict(X)
 
     def _apply_safeguard(self, data, sample_weight):
-        """Replace the semi-supervised model by its safe version (:mod:`skssl.svm._safeguard`)."""
+        """Replace the semi-supervised model by its safe version (:mod:`skssl.svm.safeguard._safeguard`)."""
         if not self._has_safeguard:
             return  # LinearL2SVC: no safeguard, and no attributes of one
         self.safeguard_agreement_ = None
@@ -308,7 +308,7 @@ class _LinearFitMixin:
         # (Never below ALPHA_MIN, which only an alpha_ within a factor 1 + unlabeled_weight of it reaches.)
         refit_alpha = max(self.alpha_ / (1.0 + share), ALPHA_MIN)
         if n_classes > 2 and fit_rows_are_centred(X, sample_weight):
-            # Standardized rows: all classes jointly (skssl.svm._weston_watkins), from the candidates' model.
+            # Standardized rows: all classes jointly (skssl.svm.solvers._weston_watkins), from the candidates' model.
             rows = np.flatnonzero(refit_weights > 0)
             joint = JointLoss(X[rows], y_refit[rows], refit_weights[rows])
             self._refit_jointly(joint.terms, joint.curvature, refit_alpha)
@@ -431,7 +431,7 @@ class _LinearFitMixin:
 
         Deterministic annealing asks :class:`TransductiveSVC` at ``fractions``;
         TSVM asks itself without SVMlin's annealing of ``lam_u`` (see
-        :mod:`skssl.svm._safeguard`). ``None`` (here): no such candidate.
+        :mod:`skssl.svm.safeguard._safeguard`). ``None`` (here): no such candidate.
         """
         return None
 
@@ -552,7 +552,10 @@ class _LinearFitMixin:
         return sw, estimate_weights
 
     def _check_penalty_on_labeled_rows(self, X, y_enc, mask, estimate_weights):
-        """Scale the rule's ``alpha_`` by the factor the labeled rows support (:mod:`skssl.svm._penalty_check`)."""
+        """Scale the rule's ``alpha_`` by the factor the labeled rows support.
+
+        See :mod:`skssl.svm.defaults._penalty_check`.
+        """
         # A safeguard candidate or a start check fitted on its parent's rows is handed the parent's answer.
         factor = getattr(self, "_parent_penalty_factor", None)
         if factor is None:
@@ -599,7 +602,7 @@ class _LinearFitMixin:
         self.alpha_, self.intercept_scaling_ = resolve_regularization(
             self.alpha, self.intercept_scaling, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight
         )
-        if isinstance(self.alpha, str):  # "auto": the labeled rows may call for less (skssl.svm._penalty_check)
+        if isinstance(self.alpha, str):  # "auto": the labeled rows may call for less (defaults._penalty_check)
             self._check_penalty_on_labeled_rows(X, y_enc, mask, estimate_weights)
         _check_alpha(self)
         keep = None
@@ -679,7 +682,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     fraction of the unlabeled rows in the positive class, ``n_threads`` the
     threads for its row-block products and ``sample_weight`` the positive row
     weights (``None``: unit weights). It builds the problem's costs and
-    objective with :class:`~skssl.svm._problem.S3VMProblem` and returns its
+    objective with :class:`~skssl.svm.solvers._problem.S3VMProblem` and returns its
     solver's result dataclass (``MFNResult``, ``TSVMResult``, ``DAResult``),
     of which the base reads:
 
@@ -698,14 +701,14 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     contract: its classes share the unlabeled rows' distributions, so its fit
     is one joint solve, not one binary problem per class; it gives
     ``_fit`` of :class:`_LinearFitMixin` itself, and each class's w-step uses
-    the same :class:`~skssl.svm._problem.S3VMProblem`.
+    the same :class:`~skssl.svm.solvers._problem.S3VMProblem`.
     """
 
     #: Fields of a result that must be finite, by the name used in the error message.
     _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}
 
     def _fit(self, X, y, sample_weight=None):
-        if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm._dask_fit)
+        if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm.dask._dask_fit)
             return _dask_backend().fit_on_dask(self, X, y, sample_weight)
         data = self._prepare_fit(X, y, sample_weight)
         self._resolve_from_data(data, sample_weight)

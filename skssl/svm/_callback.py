@@ -1,8 +1,8 @@
 """Progress callbacks of the linear solvers: the event they receive and the context that installs one.
 
-Every solver (:func:`~skssl.svm._mfn.l2_svm_mfn`, :func:`~skssl.svm._tsvm.tsvm`,
-:func:`~skssl.svm._da.deterministic_annealing`,
-:func:`~skssl.svm._potts.potts_annealing`) takes ``callback=None`` and calls
+Every solver (:func:`~skssl.svm.solvers._mfn.l2_svm_mfn`, :func:`~skssl.svm.solvers._tsvm.tsvm`,
+:func:`~skssl.svm.solvers._da.deterministic_annealing`,
+:func:`~skssl.svm.solvers._potts.potts_annealing`) takes ``callback=None`` and calls
 it with a read-only :class:`SolverEvent` at the stages it documents, passing
 it on to its l2-SVM-MFN solves. A callback only reads: a fit is the same, bit
 for bit, with or without one. :func:`solver_callback` installs a callback
@@ -15,7 +15,7 @@ one-vs-rest threads it starts)::
         TransductiveSVC().fit(X, y)
 
 Stages: ``"cgls"``, ``"line_search"``, ``"mfn"``, ``"switch"`` (TSVM),
-``"init"``, ``"p"`` and ``"w"`` (annealing, :func:`~skssl.svm._annealing.anneal`).
+``"init"``, ``"p"`` and ``"w"`` (annealing, :func:`~skssl.svm.solvers._annealing.anneal`).
 """
 
 import contextlib

@@ -4,7 +4,7 @@
 * :class:`TransductiveSVC` -- TSVM with multiple switching;
 * :class:`DeterministicAnnealingSVC` -- the DA S3VM;
 * :class:`PottsDeterministicAnnealingSVC` -- the multi-class DA S3VM with
-  the Potts glass (see :mod:`skssl.svm._potts`).
+  the Potts glass (see :mod:`skssl.svm.solvers._potts`).
 
 The first three solve SVMlin's binary problems (Sindhwani & Keerthi, SIGIR
 2006) with the bias regularized like a weight; a binary model's
@@ -38,15 +38,15 @@ from ._base import (
 )
 from ..utils._dask import is_dask_array
 from ..utils._warnings import user_stacklevel
-from ._annealing_start import choose_initial_temperature, given_or_hot
-from ._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
+from .defaults._annealing_start import choose_initial_temperature, given_or_hot
+from .solvers._da import DA_INNER_ITERMAX, DA_OUTER_ITERMAX, deterministic_annealing
 from ._docs import fill_doc
-from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
-from ._safeguard import as_positive_fraction
-from ._potts import potts_annealing
-from ._problem import S3VMProblem
-from ._rowblocks import fit_threads
-from ._tsvm import TSVM_MAX_ITER, tsvm
+from .solvers._mfn import MFNITERMAX, RELATIVE_STOP_EPS, l2_svm_mfn
+from .safeguard._safeguard import as_positive_fraction
+from .solvers._potts import potts_annealing
+from .solvers._problem import S3VMProblem
+from .kernels._rowblocks import fit_threads
+from .solvers._tsvm import TSVM_MAX_ITER, tsvm
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
 
@@ -159,7 +159,7 @@ class LinearL2SVC(_BaseLinearSVC):
         outputs = X @ res.w + res.b
         return replace(res, outputs=outputs, objective=problem.objective(res.w, res.b, outputs))
 
-    #: The solver of a fit on a Dask array, by its name in skssl.svm._dask_fit's table.
+    #: The solver of a fit on a Dask array, by its name in skssl.svm.dask._dask_fit's table.
     _dask_solver = "mfn"
 
     def _convergence_messages(self, res):
@@ -298,12 +298,12 @@ class TransductiveSVC(_BaseLinearSVC):
         )
 
     def _second_opinion(self, fractions, class_weight):
-        """The safeguard's TSVM without SVMlin's annealing of ``lam_u`` (:mod:`skssl.svm._safeguard`)."""
+        """The safeguard's TSVM without SVMlin's annealing of ``lam_u`` (:mod:`skssl.svm.safeguard._safeguard`)."""
         candidate = clone(self).set_params(class_weight=class_weight, safeguard=None, verbose=0)
         candidate._anneals_unlabeled_weight = False
         return candidate
 
-    #: The solver of a fit on a Dask array, by its name in skssl.svm._dask_fit's table.
+    #: The solver of a fit on a Dask array, by its name in skssl.svm.dask._dask_fit's table.
     _dask_solver = "tsvm"
     #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
     #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.
@@ -330,7 +330,7 @@ class _AnnealingParameters:
     _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
 
     def _second_opinion(self, fractions, class_weight):
-        """The safeguard's TSVM at this fit's class fractions (:mod:`skssl.svm._safeguard`)."""
+        """The safeguard's TSVM at this fit's class fractions (:mod:`skssl.svm.safeguard._safeguard`)."""
         return TransductiveSVC(
             alpha=self.alpha_,
             intercept_scaling=self.intercept_scaling_,
@@ -476,7 +476,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
             **shared,
         )
 
-    #: The solver of a fit on a Dask array, by its name in skssl.svm._dask_fit's table.
+    #: The solver of a fit on a Dask array, by its name in skssl.svm.dask._dask_fit's table.
     _dask_solver = "da"
     #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
     #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.

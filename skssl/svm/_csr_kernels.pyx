@@ -2,7 +2,7 @@
 """Compiled kernels of the linear solvers: CGLS on CSR or dense row blocks with OpenMP threads, the
 outputs of listed rows, the exact line search, and deterministic annealing's mean belief.
 
-The only path of the solvers' products, used through :mod:`skssl.svm._kernels`.
+The only path of the solvers' products, used through :mod:`skssl.svm.kernels._kernels`.
 Every loop over rows is written once, for a fused type of rows: CSR rows
 (int or long long indices) or the rows of a C-contiguous dense ``X`` read in
 place by index. The copies differ only in ``_row_dot`` and ``_row_axpy``: a
@@ -789,7 +789,7 @@ def csr_cgls(data, indices, indptr, bounds, cost, target, outputs, w, b, alpha, 
     ``|r|^2 <= eps^2 |z|^2`` with ``z = C (target - o)`` and
     ``r = X^T z - D [w; b]`` (SVMlin's relative rule) or after
     ``max_iter`` iterations; each step is taken along the unit direction (see
-    :func:`skssl.svm._mfn.cgls`). The row blocks ``bounds`` and as many
+    :func:`skssl.svm.solvers._mfn.cgls`). The row blocks ``bounds`` and as many
     feature ranges each put their share of every product and update on one of
     at most ``n_threads`` OpenMP threads. Inside a fit's
     :class:`ThreadSchedule` each iteration runs on the threads the schedule
@@ -978,7 +978,7 @@ def line_search_terms(
     double L,
     double R,
 ):
-    """The step of :func:`skssl.svm._mfn.line_search` from the loss terms, by selection instead of a sort.
+    """The step of :func:`skssl.svm.solvers._mfn.line_search` from the loss terms, by selection instead of a sort.
 
     ``L`` and ``R`` are the regularization's parts of the slope at 0 and 1.
     The breakpoints are partitioned around a pivot (median of three) as in

@@ -9,7 +9,7 @@ and the sorted exact line search (:func:`line_search_sorted`). They are never im
 import numpy as np
 import scipy.sparse as sp
 
-from skssl.svm._kernels import dot
+from skssl.svm.kernels._kernels import dot
 
 
 def gram_product(A, p, pb, p_norm, cost):
@@ -22,7 +22,10 @@ def gram_product(A, p, pb, p_norm, cost):
 
 
 def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter, alpha_b=None):
-    """:func:`skssl.svm._mfn.cgls` as a Python loop over scipy's / numpy's products (``w``, ``outputs`` in place)."""
+    """:func:`skssl.svm.solvers._mfn.cgls` as a Python loop over scipy's / numpy's products.
+
+    ``w`` and ``outputs`` are updated in place.
+    """
     alpha_b = alpha if alpha_b is None else alpha_b
     if XJ.shape[0] == 0:
         w[:] = 0.0
@@ -70,7 +73,7 @@ def _sequential_sum(a):
 
 
 def line_search_sorted(L, R, o, o_bar, y, cost):
-    """The loss terms' part of :func:`skssl.svm._mfn.line_search` by sorting the breakpoints."""
+    """The loss terms' part of :func:`skssl.svm.solvers._mfn.line_search` by sorting the breakpoints."""
     yo = y * o
     active = yo < 1.0
     do = o_bar - o

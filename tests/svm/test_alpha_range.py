@@ -19,9 +19,10 @@ from skssl.svm import (
     PottsDeterministicAnnealingSVC,
     TransductiveSVC,
 )
-from skssl.svm import _classes, _da, _mfn, _potts_beliefs
+from skssl.svm import _classes
+from skssl.svm.solvers import _da, _mfn, _potts_beliefs
 from skssl.svm._base import ALPHA_MIN
-from skssl.svm._mfn import MFNResult
+from skssl.svm.solvers._mfn import MFNResult
 
 ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 TOO_SMALL = "too small for float64"

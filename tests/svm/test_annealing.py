@@ -2,7 +2,14 @@
 
 import numpy as np
 
-from skssl.svm._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
+from skssl.svm.solvers._annealing import (
+    DA_ANNEALING_RATE,
+    DA_INIT_TEMP,
+    AnnealingSchedule,
+    AnnealingSteps,
+    BestPoint,
+    anneal,
+)
 
 
 def _run(p_step, tol=1e-6, max_iter=30, max_inner_iter=100):

@@ -8,10 +8,10 @@ import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm._callback import SolverEvent, solver_callback
-from skssl.svm._da import deterministic_annealing
-from skssl.svm._mfn import l2_svm_mfn
-from skssl.svm._potts import potts_annealing
-from skssl.svm._tsvm import tsvm
+from skssl.svm.solvers._da import deterministic_annealing
+from skssl.svm.solvers._mfn import l2_svm_mfn
+from skssl.svm.solvers._potts import potts_annealing
+from skssl.svm.solvers._tsvm import tsvm
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

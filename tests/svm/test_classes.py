@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
-from skssl.svm._validation import as_float64_design
-from skssl.svm._tsvm import tsvm
+from skssl.svm.kernels._validation import as_float64_design
+from skssl.svm.solvers._tsvm import tsvm
 
 ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC]
 SEMI = [TransductiveSVC, DeterministicAnnealingSVC]

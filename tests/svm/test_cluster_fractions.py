@@ -1,4 +1,4 @@
-"""Class fractions from clusters of the rows (skssl.svm._cluster_fractions)."""
+"""Class fractions from clusters of the rows (skssl.svm.defaults._cluster_fractions)."""
 
 import numpy as np
 import pytest
@@ -7,8 +7,8 @@ import scipy.sparse as sp
 from skssl.svm import _base as svm_base
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.datasets import load_pcmac
-from skssl.svm import _cluster_fractions as cluster_fractions
-from skssl.svm._cluster_fractions import MIN_LABELED, fractions_from_clusters
+from skssl.svm.defaults import _cluster_fractions as cluster_fractions
+from skssl.svm.defaults._cluster_fractions import MIN_LABELED, fractions_from_clusters
 
 
 def _blobs(sizes, n_features=2, spread=1.0, distance=8.0, seed=0):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm._da import deterministic_annealing, entropy_bits, kl_bits, optimize_p
-from skssl.svm._problem import S3VMProblem, transductive_cost
-from skssl.svm._validation import as_float64_design
+from skssl.svm.solvers._da import deterministic_annealing, entropy_bits, kl_bits, optimize_p
+from skssl.svm.solvers._problem import S3VMProblem, transductive_cost
+from skssl.svm.kernels._validation import as_float64_design
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -90,7 +90,7 @@ def test_mean_p_is_r_at_every_step_and_the_lowest_objective_is_returned(seed):
 
 def test_lowest_objective_not_the_last(monkeypatch):
     # Force a path whose last point is worse: the returned model must be the best.
-    from skssl.svm import _da
+    from skssl.svm.solvers import _da
 
     X, y, labeled = _problem(4)
     seen = []

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from skssl.svm._da import _NO_WEIGHT, _belief_excess, belief_root
-from skssl.svm._dask_da import _sums, dask_belief_root, guess_thresholds
+from skssl.svm.solvers._da import _NO_WEIGHT, _belief_excess, belief_root
+from skssl.svm.dask._dask_da import _sums, dask_belief_root, guess_thresholds
 
 
 class Blocks:

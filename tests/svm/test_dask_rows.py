@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm._dask_rows import _check_block
+from skssl.svm.dask._dask_rows import _check_block
 from skssl.utils.estimator_checks import _duplicate_entries
 
 
@@ -120,7 +120,7 @@ def test_an_actor_refused_for_a_lost_worker_is_a_lost_block():
     # Which error a lost worker gives depends on when the scheduler notices; both must restart the fit.
     from collections import deque
 
-    from skssl.svm._dask_rows import BlockLost, DaskRows
+    from skssl.svm.dask._dask_rows import BlockLost, DaskRows
 
     rows = DaskRows.__new__(DaskRows)
     rows._actors, rows._forget, rows.block_rows, rows.n_rounds = [_RefusingActor()], [deque()], [(0, 0, 20)], 0

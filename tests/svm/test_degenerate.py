@@ -11,7 +11,7 @@ from sklearn.datasets import make_blobs
 from threadpoolctl import threadpool_limits
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
-from skssl.svm._mfn import cgls, l2_svm_mfn
+from skssl.svm.solvers._mfn import cgls, l2_svm_mfn
 
 from .._large_scale import very_large_scale_problem
 
@@ -194,7 +194,7 @@ def test_per_class_fractions_must_sum_to_one(Est, fractions):
 def test_data_of_a_very_large_scale_fit_like_the_unscaled_data(seed):
     # CGLS's residual cannot fall below the rounding of X^T z; at values of 1e10 and more SVMlin's relative rule
     # asked for less, CGLS ran to its cap and broke down in NaN (ValueError "scale X") on some problems and
-    # some machines' BLAS. The tolerance now stays above that floor (skssl.svm._mfn.CG_ROUNDING_FLOOR).
+    # some machines' BLAS. The tolerance now stays above that floor (skssl.svm.solvers._mfn.CG_ROUNDING_FLOOR).
     X, y, y_semi, scale = very_large_scale_problem(seed)
     reference = LinearL2SVC().fit(X, y_semi)
     est = LinearL2SVC().fit(X * scale, y_semi)

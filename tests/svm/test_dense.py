@@ -5,10 +5,10 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, _mfn, _rowblocks
-from skssl.svm._kernels import ThreadSchedule, dense_cgls, dense_matvec_subset
-from skssl.svm._mfn import l2_svm_mfn
-from skssl.svm._rowblocks import MIN_BLOCK_NNZ
-from skssl.svm._validation import as_float64_design
+from skssl.svm.kernels._kernels import ThreadSchedule, dense_cgls, dense_matvec_subset
+from skssl.svm.solvers._mfn import l2_svm_mfn
+from skssl.svm.kernels._rowblocks import MIN_BLOCK_NNZ
+from skssl.svm.kernels._validation import as_float64_design
 
 
 def _problem(seed):
@@ -64,7 +64,7 @@ def test_dense_path_gives_the_csr_paths_objective_and_weights(seed, monkeypatch)
     X, y, cost, rows, alpha = _problem(seed)
     monkeypatch.setattr(_mfn, "EPSILON", 1e-13)
     # Rows big enough for two blocks of the products on some seeds (the 2-thread fits then split them).
-    monkeypatch.setattr("skssl.svm._rowblocks.MIN_BLOCK_NNZ", 20)
+    monkeypatch.setattr("skssl.svm.kernels._rowblocks.MIN_BLOCK_NNZ", 20)
     for n_threads in (1, 2):
         dense = _fit(X, y, cost, rows, alpha, n_threads)
         csr = _fit(sp.csr_matrix(X), y, cost, rows, alpha, n_threads)
@@ -187,7 +187,7 @@ def test_fortran_ordered_input_is_copied_once_and_not_modified():
 
 def test_min_block_nnz_is_what_dense_rows_split_on():
     # A dense fit's blocks follow MIN_BLOCK_NNZ as CSR ones do: below it one block, whatever n_threads.
-    from skssl.svm._rowblocks import DenseRows
+    from skssl.svm.kernels._rowblocks import DenseRows
 
     X = np.zeros((100, 10))
     assert DenseRows(X, np.arange(100, dtype=np.intp), 4).n_blocks == max(1, min(4, 1000 // MIN_BLOCK_NNZ))

@@ -1,11 +1,16 @@
-"""The safeguard's cross-validated fallback (skssl.svm._fallback_check): its comparison and its contract."""
+"""The safeguard's cross-validated fallback (skssl.svm.safeguard._fallback_check): its comparison and its contract."""
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._fallback_check import FoldComparison, asks_held_out_labels, cross_validated_scores, prefers_supervised
+from skssl.svm.safeguard._fallback_check import (
+    FoldComparison,
+    asks_held_out_labels,
+    cross_validated_scores,
+    prefers_supervised,
+)
 
 from ._problems import bars_along_the_labels
 

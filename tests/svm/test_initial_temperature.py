@@ -2,19 +2,19 @@
 
 A number is used as it is (SVMlin's 10 is the hot start); ``"auto"`` lets a
 binary DA fit choose between the hot and the cold start by hiding half of
-its labels in turn (:mod:`skssl.svm._annealing_start`).
+its labels in turn (:mod:`skssl.svm.defaults._annealing_start`).
 """
 
 import numpy as np
 import pytest
 
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC
-from skssl.svm import _annealing_start
-from skssl.svm._annealing import DA_INIT_TEMP
-from skssl.svm._annealing_start import COLD_START, HOT_START, label_check_halves, start_from_counts
+from skssl.svm.defaults import _annealing_start
+from skssl.svm.solvers._annealing import DA_INIT_TEMP
+from skssl.svm.defaults._annealing_start import COLD_START, HOT_START, label_check_halves, start_from_counts
 from skssl.svm._callback import solver_callback
-from skssl.svm._cluster_fractions import fractions_from_clusters
-from skssl.svm._regularization import auto_alpha
+from skssl.svm.defaults._cluster_fractions import fractions_from_clusters
+from skssl.svm.defaults._regularization import auto_alpha
 
 ANNEALING = [DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
@@ -100,8 +100,8 @@ def _counts_by_hand(X, y_semi):
     # The check runs at the fractions of the whole fit: the clusters' where they replace the labels' (these
     # problems are well-separated blobs, so they often do).
     fraction = float(fractions_from_clusters(X, y_semi, y_semi != -1, said)[1])
-    # The check's fits keep the whole fit's factor of alpha="auto" (skssl.svm._penalty_check), applied to the rule's
-    # value for their own labels, and the whole fit's intercept_scaling_ (the same rows).
+    # The check's fits keep the whole fit's factor of alpha="auto" (skssl.svm.defaults._penalty_check), applied to the
+    # rule's value for their own labels, and the whole fit's intercept_scaling_ (the same rows).
     whole = DeterministicAnnealingSVC(initial_temperature=HOT_START, safeguard=None).fit(X, y_semi)  # no check
     factor = whole.alpha_ / auto_alpha(X, y_semi != -1)
     correct = {HOT_START: 0, COLD_START: 0}

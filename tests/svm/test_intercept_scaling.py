@@ -7,11 +7,11 @@ from scipy.optimize import minimize
 from sklearn.svm import LinearSVC
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._kernels import csr_cgls, dense_cgls
-from skssl.svm._mfn import l2_svm_mfn, mfn_objective
-from skssl.svm._problem import S3VMProblem
-from skssl.svm._regularization import AUTO_INTERCEPT_FACTOR, auto_alpha
-from skssl.svm._penalty_check import PENALTY_FACTORS
+from skssl.svm.kernels._kernels import csr_cgls, dense_cgls
+from skssl.svm.solvers._mfn import l2_svm_mfn, mfn_objective
+from skssl.svm.solvers._problem import S3VMProblem
+from skssl.svm.defaults._regularization import AUTO_INTERCEPT_FACTOR, auto_alpha
+from skssl.svm.defaults._penalty_check import PENALTY_FACTORS
 
 ALL = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 SEMI_SUPERVISED = [TransductiveSVC, DeterministicAnnealingSVC]

@@ -9,9 +9,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.special import expit
 
-from skssl.svm._da import optimize_p
-from skssl.svm._kernels import belief_mean, csr_cgls, dense_cgls, line_search_terms
-from skssl.svm._mfn import cgls
+from skssl.svm.solvers._da import optimize_p
+from skssl.svm.kernels._kernels import belief_mean, csr_cgls, dense_cgls, line_search_terms
+from skssl.svm.solvers._mfn import cgls
 
 from ._oracle import cgls as oracle_cgls
 from ._oracle import line_search_sorted as _line_search_sorted
@@ -218,7 +218,7 @@ def test_the_checked_build_catches_an_index_out_of_bounds(monkeypatch):
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_the_checked_build_catches_a_row_pointer_out_of_bounds(monkeypatch, index_dtype):
     """The row pointers the kernels follow are checked too, in either index type, in products and in CGLS."""
-    from skssl.svm._kernels import csr_matvec_blocks
+    from skssl.svm.kernels._kernels import csr_matvec_blocks
 
     caught = []
     monkeypatch.setattr(sys, "unraisablehook", lambda info: caught.append(info.exc_type))

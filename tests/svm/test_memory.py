@@ -9,9 +9,9 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import TransductiveSVC
-from skssl.svm._da import optimize_p
-from skssl.svm._rowblocks import RowSlicer
-from skssl.svm._validation import check_design_scale
+from skssl.svm.solvers._da import optimize_p
+from skssl.svm.kernels._rowblocks import RowSlicer
+from skssl.svm.kernels._validation import check_design_scale
 
 
 def _csr_bytes(X):

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize, minimize_scalar
 
-from skssl.svm._mfn import (
+from skssl.svm.solvers._mfn import (
     BIG_EPSILON,
     EPSILON,
     CGTolerance,
@@ -14,7 +14,7 @@ from skssl.svm._mfn import (
     line_search,
     mfn_objective,
 )
-from skssl.svm._validation import as_float64_design
+from skssl.svm.kernels._validation import as_float64_design
 
 
 def _problem(seed, n_rows=150, n_features=60, density=0.08, paired=False):
@@ -225,7 +225,7 @@ def test_empty_rows_and_columns_and_huge_values():
 
 @pytest.mark.parametrize("paired", [False, True])
 def test_slicing_and_zero_cost_paths_agree(monkeypatch, paired):
-    from skssl.svm import _mfn
+    from skssl.svm.solvers import _mfn
 
     X, y, cost, rows = _problem(9, paired=paired)
     monkeypatch.setattr(_mfn, "SLICE_FRACTION", 2.0)  # always slice the active rows
@@ -241,7 +241,8 @@ def test_slicing_and_zero_cost_paths_agree(monkeypatch, paired):
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_outputs_are_those_of_the_weights(seed, paired, n_threads, monkeypatch):
     """Only the inactive rows' outputs are recomputed after CGLS: every output must still be X w + b."""
-    from skssl.svm import _mfn, _rowblocks
+    from skssl.svm.kernels import _rowblocks
+    from skssl.svm.solvers import _mfn
 
     X, y, cost, rows = _problem(seed, n_rows=400, n_features=80, paired=paired)
     monkeypatch.setattr(_rowblocks, "MIN_BLOCK_NNZ", 10)  # blocks even on this small matrix

@@ -21,9 +21,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skssl.svm import LinearL2SVC, TransductiveSVC
 from skssl.svm._base import _BaseLinearSVC
 from skssl.svm._docs import fill_doc
-from skssl.svm._mfn import l2_svm_mfn
-from skssl.svm._problem import S3VMProblem
-from skssl.svm._rowblocks import fit_threads
+from skssl.svm.solvers._mfn import l2_svm_mfn
+from skssl.svm.solvers._problem import S3VMProblem
+from skssl.svm.kernels._rowblocks import fit_threads
 from skssl.utils.estimator_checks import parametrize_with_semi_supervised_checks
 
 

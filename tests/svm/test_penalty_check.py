@@ -1,4 +1,4 @@
-"""The labeled rows' check of alpha="auto" (skssl.svm._penalty_check)."""
+"""The labeled rows' check of alpha="auto" (skssl.svm.defaults._penalty_check)."""
 
 import numpy as np
 import pytest
@@ -7,8 +7,8 @@ from sklearn.preprocessing import StandardScaler
 
 from skssl.svm import _base as svm_base
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._penalty_check import PENALTY_FACTORS, labeled_rows_penalty_factor, one_standard_error_choice
-from skssl.svm._regularization import auto_alpha
+from skssl.svm.defaults._penalty_check import PENALTY_FACTORS, labeled_rows_penalty_factor, one_standard_error_choice
+from skssl.svm.defaults._regularization import auto_alpha
 
 
 def _collinear(seed, n=400, n_labeled=40):

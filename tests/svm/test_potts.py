@@ -10,9 +10,9 @@ from scipy.optimize import minimize
 from skssl.datasets import load_pcmac
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC
 from skssl.svm import _base as svm_base
-from skssl.svm import _potts_beliefs
-from skssl.svm._da import deterministic_annealing, optimize_p
-from skssl.svm._potts import (
+from skssl.svm.solvers import _potts_beliefs
+from skssl.svm.solvers._da import deterministic_annealing, optimize_p
+from skssl.svm.solvers._potts import (
     annealed_objective,
     potts_annealing,
     potts_energies,
@@ -20,7 +20,7 @@ from skssl.svm._potts import (
     potts_kl_bits,
     potts_objective,
 )
-from skssl.svm._potts_beliefs import P_TOL, potts_p_step
+from skssl.svm.solvers._potts_beliefs import P_TOL, potts_p_step
 
 
 def _blobs(n_per_class=12, n_classes=3, n_labeled=2, seed=0, n_features=5):
@@ -200,7 +200,7 @@ def test_p_step_rejects_an_overflowing_temperature():
 
 
 def test_entropy_and_kl_extend_the_binary_rules():
-    from skssl.svm._da import entropy_bits, kl_bits
+    from skssl.svm.solvers._da import entropy_bits, kl_bits
 
     rng = np.random.RandomState(0)
     p, q = rng.rand(50), rng.rand(50)
@@ -551,7 +551,7 @@ def test_weighted_objective_never_increases_within_a_temperature(seed):
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("data", ["blobs4", "sparse3"])
 def test_integer_weights_equal_duplicated_rows(seed, data):
-    # The annealing alone: the safeguard's TSVM candidate moves rows, not weights (skssl.svm._safeguard).
+    # The annealing alone: the safeguard's TSVM candidate moves rows, not weights (skssl.svm.safeguard._safeguard).
     X, _, y_semi = _blobs(n_classes=4, seed=seed) if data == "blobs4" else _sparse(seed)
     sw = _weights(seed, X.shape[0])
     repeats = sw.astype(int)
@@ -603,8 +603,8 @@ def test_unit_weights_are_no_weights_bitwise(data):
 
 
 def test_weights_change_the_model_and_the_estimated_fractions(monkeypatch):
-    # The labels' estimate: these blobs cluster by class, so the clusters' shares (skssl.svm._cluster_fractions,
-    # tested on its own) would replace the 3:1:1 that the weights give.
+    # The labels' estimate: these blobs cluster by class, so the clusters' shares
+    # (skssl.svm.defaults._cluster_fractions, tested on its own) would replace the 3:1:1 that the weights give.
     monkeypatch.setattr(svm_base, "fractions_from_clusters", lambda X, y, mask, fractions, weights: fractions)
     X, _, y_semi = _blobs(n_classes=3, seed=7)
     lab = y_semi != -1

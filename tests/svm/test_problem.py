@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from skssl.svm._mfn import mfn_objective
-from skssl.svm._problem import S3VMProblem, transductive_cost
+from skssl.svm.solvers._mfn import mfn_objective
+from skssl.svm.solvers._problem import S3VMProblem, transductive_cost
 
 
 def _random_problem(seed, weighted):

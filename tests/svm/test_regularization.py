@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._regularization import auto_alpha, resolve_regularization
+from skssl.svm.defaults._regularization import auto_alpha, resolve_regularization
 
 ALL = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 

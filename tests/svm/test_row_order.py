@@ -1,4 +1,4 @@
-"""The content order of rows, the same for dense and CSR rows (skssl.svm._row_order)."""
+"""The content order of rows, the same for dense and CSR rows (skssl.svm.kernels._row_order)."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._row_order import distinct_rows
+from skssl.svm.kernels._row_order import distinct_rows
 from skssl.utils.estimator_checks import _duplicate_entries
 
 

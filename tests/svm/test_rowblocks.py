@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _mfn, _rowblocks
-from skssl.svm._kernels import csr_cgls
-from skssl.svm._rowblocks import RowBlocks, fit_threads, row_blocks, share_threads
+from skssl.svm.kernels._kernels import csr_cgls
+from skssl.svm.kernels._rowblocks import RowBlocks, fit_threads, row_blocks, share_threads
 
 from ._oracle import cgls as oracle_cgls
 from ._oracle import gram_product

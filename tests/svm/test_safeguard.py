@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._safeguard import FRACTION_FLOOR, candidate_fractions, candidates_agree
+from skssl.svm.safeguard._safeguard import FRACTION_FLOOR, candidate_fractions, candidates_agree
 
 from ._candidates import second_opinion
 

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._mfn import l2_svm_mfn
+from skssl.svm.solvers._mfn import l2_svm_mfn
 
 ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC]
 

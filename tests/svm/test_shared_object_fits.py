@@ -19,7 +19,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm._regularization import resolve_regularization
+from skssl.svm.defaults._regularization import resolve_regularization
 
 N_THREADS = 4
 

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC, _kernels, _rowblocks
-from skssl.svm._rowblocks import fit_threads
+from skssl.svm.kernels._rowblocks import fit_threads
 
 
 ThreadSchedule = _kernels.ThreadSchedule

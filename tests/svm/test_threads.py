@@ -8,7 +8,7 @@ import threadpoolctl
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
-from skssl.svm._kernels import dot
+from skssl.svm.kernels._kernels import dot
 
 
 def _blas_threads():

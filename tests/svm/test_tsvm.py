@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm import _tsvm
-from skssl.svm._mfn import l2_svm_mfn, mfn_objective
-from skssl.svm._validation import as_float64_design
-from skssl.svm._tsvm import n_positive, switch_labels, tsvm
+from skssl.svm.solvers import _tsvm
+from skssl.svm.solvers._mfn import l2_svm_mfn, mfn_objective
+from skssl.svm.kernels._validation import as_float64_design
+from skssl.svm.solvers._tsvm import n_positive, switch_labels, tsvm
 
 
 def _switch_reference(labels, outputs, unlabeled, S):

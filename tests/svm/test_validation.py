@@ -1,4 +1,4 @@
-"""The design matrix the linear solvers see (skssl.svm._validation): entries stored twice are summed first."""
+"""The design matrix the linear solvers see (skssl.svm.kernels._validation): entries stored twice are summed first."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from skssl.svm import TransductiveSVC, _validation
 from skssl.svm import _base
-from skssl.svm._validation import as_float64_design, has_duplicate_entries, without_duplicate_entries
+from skssl.svm.kernels._validation import as_float64_design, has_duplicate_entries, without_duplicate_entries
 
 
 def _random_csr(rng):

@@ -14,10 +14,10 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
-from skssl.svm import _weston_watkins
-from skssl.svm._regularization import fit_rows_are_centred
-from skssl.svm._safeguard import candidate_fractions, candidates_agree
-from skssl.svm._weston_watkins import JointLoss, data_curvature, data_term, fit_weston_watkins
+from skssl.svm.solvers import _weston_watkins
+from skssl.svm.defaults._regularization import fit_rows_are_centred
+from skssl.svm.safeguard._safeguard import candidate_fractions, candidates_agree
+from skssl.svm.solvers._weston_watkins import JointLoss, data_curvature, data_term, fit_weston_watkins
 
 from ._candidates import second_opinion
 

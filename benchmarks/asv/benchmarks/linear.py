@@ -76,6 +76,6 @@ class DistinctRows:
             self.X = base[rng.randint(n_distinct, size=n_rows)]
 
     def time_distinct_rows(self, fmt):
-        from skssl.svm._row_order import distinct_rows
+        from skssl.svm.kernels._row_order import distinct_rows
 
         distinct_rows(self.X)

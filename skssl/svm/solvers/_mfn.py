@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._callback import current_callback, notify
-from ._kernels import csr_cgls, csr_matvec_subset, dense_cgls, dense_matvec_subset, dot, line_search_terms
-from ._rowblocks import DenseRows, RowSlicer, indptr_like_indices, kernel_rows, row_blocks
-from ._validation import as_float64_design
+from .._callback import current_callback, notify
+from ..kernels._kernels import csr_cgls, csr_matvec_subset, dense_cgls, dense_matvec_subset, dot, line_search_terms
+from ..kernels._rowblocks import DenseRows, RowSlicer, indptr_like_indices, kernel_rows, row_blocks
+from ..kernels._validation import as_float64_design
 
 __all__ = [
     "BIG_EPSILON",
@@ -57,7 +57,7 @@ CG_ROUNDING_FLOOR = 16 * float(np.finfo(np.float64).eps)
 #: this fraction of its non-zeros; above it CGLS runs on all of X with zero
 #: costs on the inactive rows (at most 1/0.8 = 1.25 times the work of the
 #: slice, and no copy). The slice, at most this fraction of X's data and
-#: indices, is the largest memory a fit adds (see the memory decision of :mod:`skssl.svm._rowblocks`).
+#: indices, is the largest memory a fit adds (see the memory decision of :mod:`skssl.svm.kernels._rowblocks`).
 SLICE_FRACTION = 0.8
 
 
@@ -334,7 +334,7 @@ def l2_svm_mfn(
     Parameters
     ----------
     X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
-        Float64 data (see :func:`~skssl.svm._validation.as_float64_design`); never modified.
+        Float64 data (see :func:`~skssl.svm.kernels._validation.as_float64_design`); never modified.
     y : ndarray of shape (n_terms,)
         Target (+1 / -1) of each loss term.
     cost : ndarray of shape (n_terms,)
@@ -366,7 +366,7 @@ def l2_svm_mfn(
     max_iter : int, default=MFNITERMAX
         Cap on Newton steps.
     schedule : ThreadSchedule, default=None
-        The fit's active thread schedule (see :func:`skssl.svm._rowblocks.fit_threads`):
+        The fit's active thread schedule (see :func:`skssl.svm.kernels._rowblocks.fit_threads`):
         the products run over row blocks; ``None`` computes them in this thread.
     n_threads : int, default=1
         Threads of the row-block products.

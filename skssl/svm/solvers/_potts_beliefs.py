@@ -3,7 +3,7 @@
 For fixed weights the beliefs are a softmax of the rows' energies with one
 multiplier per class, found by Newton's method on the convex dual of this
 entropy-regularised transport problem (:func:`potts_p_step`), called by the
-annealing of :mod:`skssl.svm._potts`. The derivation and the solver's
+annealing of :mod:`skssl.svm.solvers._potts`. The derivation and the solver's
 decisions (line search, continuation, committed rows) are in the user guide,
 "Mathematical formulation of the linear S3VMs": its section "The Potts model"
 and the Potts part of "Implementation decisions".
@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
-from ..utils._warnings import user_stacklevel
+from ...utils._warnings import user_stacklevel
 
 __all__ = ["P_TOL", "potts_p_step"]
 
@@ -188,7 +188,7 @@ def potts_p_step(E, T, r, nu=None, weight=None):
     Parameters
     ----------
     E : ndarray of shape (n_unlabeled, n_classes)
-        Energies ``e_jk`` (see :func:`skssl.svm._potts.potts_energies`).
+        Energies ``e_jk`` (see :func:`skssl.svm.solvers._potts.potts_energies`).
     T : float
         Temperature (> 0).
     r : ndarray of shape (n_classes,)

@@ -1,7 +1,7 @@
 """l2-SVM-MFN on a Dask cluster: Newton steps, CGLS and the exact line search as rounds over the row blocks.
 
-:func:`~skssl.svm._mfn.l2_svm_mfn` on the blocks' states of
-:mod:`skssl.svm._dask_problem`: the client holds the weights and CGLS's
+:func:`~skssl.svm.solvers._mfn.l2_svm_mfn` on the blocks' states of
+:mod:`skssl.svm.dask._dask_problem`: the client holds the weights and CGLS's
 direction and residual; each round sends them to the blocks and sums what
 the blocks return. One round trip per CGLS iteration; the line search runs
 on global sums (breakpoints gathered when at most
@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ._callback import current_callback, notify
+from .._callback import current_callback, notify
 from ._dask_problem import _NO_W, _half_penalty, _sum, _zero_outputs
-from ._kernels import dot
-from ._mfn import (
+from ..kernels._kernels import dot
+from ..solvers._mfn import (
     BIG_EPSILON,
     CG_ROUNDING_FLOOR,
     CGITERMAX,
@@ -39,7 +39,7 @@ from ._mfn import (
     check_newton_point,
     mfn_objective,
 )
-from ._mfn import _finish as _report
+from ..solvers._mfn import _finish as _report
 
 __all__ = [
     "GATHER_BREAKPOINTS",
@@ -274,7 +274,7 @@ def _cgls(rows, states, system, w, b, alpha, alpha_b, eps, max_iter):
 
 @dataclass
 class DaskMFNResult(MFNResult):
-    """An :class:`~skssl.svm._mfn.MFNResult` on the blocks: ``outputs`` are the blocks' states (futures).
+    """An :class:`~skssl.svm.solvers._mfn.MFNResult` on the blocks: ``outputs`` are the blocks' states (futures).
 
     ``tail`` holds the replies of :func:`dask_mfn`'s ``tail`` at the solution,
     one per block (``None``: none asked for, or none ran).
@@ -292,7 +292,7 @@ def dask_mfn(
     rows, states, *, alpha, alpha_b=None, w=None, b=0.0, first=True, tolerance=None, stop="relative", tail=None,
     system=None, x_norm, **limits,
 ):  # fmt: skip
-    """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm._mfn.l2_svm_mfn` on a cluster).
+    """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm.solvers._mfn.l2_svm_mfn` on a cluster).
 
     Parameters
     ----------
@@ -301,7 +301,7 @@ def dask_mfn(
     states : list of Future
         Every block's :class:`BlockState`, its outputs at ``(w, b)`` (unless ``w`` is None).
     alpha, alpha_b, w, b, first, tolerance, stop
-        As for :func:`~skssl.svm._mfn.l2_svm_mfn`.
+        As for :func:`~skssl.svm.solvers._mfn.l2_svm_mfn`.
     tail : tuple, default=None
         ``(func, *args)``: ``func(state, o, *args)`` returns ``(fields, reply)`` for a block whose outputs
         would end the solve at ``o``; it runs in the rounds that may end the solve, and the
@@ -310,11 +310,11 @@ def dask_mfn(
         ``(states, replies)`` of a round that ran :func:`system_step` on ``states`` (given with ``w``): the
         solve starts from that Newton system instead of a round of its own.
     x_norm : float
-        The Frobenius norm of the blocks' rows (:func:`~skssl.svm._dask_problem.solve_norm`): CGLS's
-        tolerance stays above :data:`~skssl.svm._mfn.CG_ROUNDING_FLOOR` times it, as in memory. Required, so
+        The Frobenius norm of the blocks' rows (:func:`~skssl.svm.dask._dask_problem.solve_norm`): CGLS's
+        tolerance stays above :data:`~skssl.svm.solvers._mfn.CG_ROUNDING_FLOOR` times it, as in memory. Required, so
         that no caller drops the floor by leaving it out (0 drops it on purpose).
     **limits
-        ``rel_tol``, ``abs_tol``, ``max_iter`` and ``callback``, as for :func:`~skssl.svm._mfn.l2_svm_mfn`
+        ``rel_tol``, ``abs_tol``, ``max_iter`` and ``callback``, as for :func:`~skssl.svm.solvers._mfn.l2_svm_mfn`
         (whose defaults they take); the callback gets the same events.
 
     Returns

@@ -1,9 +1,9 @@
 """``fit`` of the one-vs-rest linear estimators on a Dask array: the estimator's side of a fit on a cluster.
 
 :func:`fit_on_dask` is what ``fit`` runs when ``X`` is a ``dask.array``
-(see :mod:`skssl.svm._dask_rows` for the blocks and
-:mod:`skssl.svm._dask_problem`, :mod:`skssl.svm._dask_mfn`,
-:mod:`skssl.svm._dask_tsvm` and :mod:`skssl.svm._dask_da` for the
+(see :mod:`skssl.svm.dask._dask_rows` for the blocks and
+:mod:`skssl.svm.dask._dask_problem`, :mod:`skssl.svm.dask._dask_mfn`,
+:mod:`skssl.svm.dask._dask_tsvm` and :mod:`skssl.svm.dask._dask_da` for the
 solvers). It does what the in-memory ``fit`` does (:mod:`skssl.svm._base`)
 with sums over the row blocks in place of arrays, gathering nothing
 row-sized; one-vs-rest problems run at once in client threads, the
@@ -20,20 +20,20 @@ from functools import partial
 
 import numpy as np
 
-from ._annealing_start import given_or_hot
-from ._base import ALPHA_MIN, _alpha_error, _check_alpha, check_every_class_weighted, checked_class_weight
-from ._callback import current_callback
+from ..defaults._annealing_start import given_or_hot
+from .._base import ALPHA_MIN, _alpha_error, _check_alpha, check_every_class_weighted, checked_class_weight
+from .._callback import current_callback
 from ._dask_da import dask_deterministic_annealing
 from ._dask_mfn import dask_mfn
 from ._dask_problem import ProblemSpec, new_states, solve_norm
 from ._dask_rows import BlockLost, DaskRows
 from ._dask_tsvm import DaskTSVMRows
-from ._mfn import CGTolerance
-from ._problem import ProblemTotals
-from ._regularization import auto_alpha_from_sums, auto_intercept_scaling, rows_are_centred
-from ._weston_watkins import data_curvature as weston_watkins_curvature
-from ._tsvm import tsvm_loop
-from ._weston_watkins import data_term as weston_watkins_term
+from ..solvers._mfn import CGTolerance
+from ..solvers._problem import ProblemTotals
+from ..defaults._regularization import auto_alpha_from_sums, auto_intercept_scaling, rows_are_centred
+from ..solvers._weston_watkins import data_curvature as weston_watkins_curvature
+from ..solvers._tsvm import tsvm_loop
+from ..solvers._weston_watkins import data_term as weston_watkins_term
 
 __all__ = ["fit_on_dask"]
 
@@ -138,7 +138,7 @@ def fit_on_dask(estimator, X, y, sample_weight=None):
 
 
 def _fit_rows(estimator, rows):
-    """The fit on a :class:`~skssl.svm._dask_rows.DaskRows` (its labels and weights as they are)."""
+    """The fit on a :class:`~skssl.svm.dask._dask_rows.DaskRows` (its labels and weights as they are)."""
     stats = rows.stats
     classes, counts, class_sums, positive = _merge_labels(stats)
     if classes.size == 0:
@@ -160,7 +160,7 @@ def _fit_rows(estimator, rows):
     lam_u = getattr(estimator, "unlabeled_weight", 1.0) if estimator._uses_unlabeled_rows else 0.0
     n_lab_w, n_unl_w = rows.sums("sw_labeled"), (rows.sums("sw_unlabeled") if lam_u else 0.0)
     scaling = estimator.intercept_scaling
-    # As resolve_regularization does in memory, without the labeled rows' check of skssl.svm._penalty_check (no
+    # As resolve_regularization does in memory, without the labeled rows' check of skssl.svm.defaults._penalty_check (no
     # fold pass runs over the blocks): the rule's value.
     estimator._penalty_factor = 1.0
     if isinstance(estimator.alpha, str):
@@ -248,7 +248,7 @@ def _agreement_sums(block, models):
 
 
 def _refit_rows(block, models, classes, cw, lab_sum, agreed_sum, share):
-    """The refit's labels and weights on one block (see :mod:`skssl.svm._safeguard`)."""
+    """The refit's labels and weights on one block (see :mod:`skssl.svm.safeguard._safeguard`)."""
     y, sw = block.y, block.sw
     _, agree, labels = _agreement(block, models)
     labeled = (y != -1) & (sw > 0)
@@ -272,7 +272,10 @@ def _weston_watkins_block(block, block_term, classes, *model):
 
 
 def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
-    """The safeguard of :mod:`skssl.svm._safeguard` on the cluster's blocks (user guide, Implementation decisions)."""
+    """The safeguard of :mod:`skssl.svm.safeguard._safeguard` on the cluster's blocks.
+
+    User guide, Implementation decisions.
+    """
     n_classes = estimator.classes_.size
     candidates = estimator._safeguard_candidates(fractions, n_labeled_weight, estimator.class_weight, {})
     with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
@@ -292,7 +295,7 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
         weight_sum,
         rows.sums("columns_labeled") + rows.sums("columns_unlabeled"),
     )
-    if n_classes > 2 and centred:  # the joint refit (skssl.svm._weston_watkins), blocks' sums in each evaluation
+    if n_classes > 2 and centred:  # the joint refit (solvers._weston_watkins), blocks' sums in each evaluation
 
         def summed(block_term, *model):
             parts = refit_rows.query(_weston_watkins_block, refit_rows.blocks, block_term, estimator.classes_, *model)

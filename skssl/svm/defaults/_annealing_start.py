@@ -6,7 +6,7 @@ hot, where the path can reach the lowest objective anywhere; a cold start
 weights. The labeled rows decide between them:
 
 1. the labeled rows of positive weight are split into two stratified halves
-   (in the content order of :mod:`skssl.svm._row_order`);
+   (in the content order of :mod:`skssl.svm.kernels._row_order`);
 2. for each half, its labels are hidden and the estimator, without
    safeguard, is fitted from both starts; each fit labels the hidden half;
 3. the cold start is kept when it labels at least ``MIN_MORE_CORRECT`` (2)
@@ -21,9 +21,9 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 
-from ._annealing import DA_INIT_TEMP
-from ._row_order import distinct_rows
-from ._validation import rows_of_positive_weight
+from ..solvers._annealing import DA_INIT_TEMP
+from ..kernels._row_order import distinct_rows
+from ..kernels._validation import rows_of_positive_weight
 
 __all__ = [
     "COLD_START",
@@ -45,7 +45,7 @@ MIN_MORE_CORRECT = 2
 
 
 def _content_order(X, rows):
-    """``rows`` in an order of their values (:func:`skssl.svm._row_order.distinct_rows`).
+    """``rows`` in an order of their values (:func:`skssl.svm.kernels._row_order.distinct_rows`).
 
     It depends neither on where the rows are nor on the scale of ``X`` (a positive factor keeps the order).
     """
@@ -76,7 +76,7 @@ def label_check_halves(y_enc, labeled, X=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._annealing_start import label_check_halves
+    >>> from skssl.svm.defaults._annealing_start import label_check_halves
     >>> y = np.array([0, 0, 1, 1, 0, 1, 0, 1])
     >>> halves = label_check_halves(y, np.arange(8))
     >>> [np.bincount(y[h]).tolist() for h in halves]  # two of each class in each half
@@ -145,7 +145,7 @@ def start_from_counts(correct):
 
     Examples
     --------
-    >>> from skssl.svm._annealing_start import COLD_START, HOT_START, start_from_counts
+    >>> from skssl.svm.defaults._annealing_start import COLD_START, HOT_START, start_from_counts
     >>> start_from_counts({HOT_START: 30, COLD_START: 32})
     0.1
     >>> start_from_counts({HOT_START: 30, COLD_START: 31})

@@ -2,8 +2,8 @@
 
 The beliefs of the unlabeled rows (``optimize_p``, a one-dimensional root
 find) and the model (the w-step, l2-SVM-MFN on the problem's belief terms
-of :mod:`skssl.svm._problem`) are optimized alternately while a temperature
-falls (the loop of :mod:`skssl.svm._annealing`, shared with Potts DA); the
+of :mod:`skssl.svm.solvers._problem`) are optimized alternately while a temperature
+falls (the loop of :mod:`skssl.svm.solvers._annealing`, shared with Potts DA); the
 lowest-objective model of the path is returned. The objective, the belief update and the implementation decisions
 are in the user guide, "Mathematical formulation of the linear S3VMs": its
 section "Deterministic annealing" and the deterministic-annealing part of
@@ -28,10 +28,10 @@ from ._annealing import (
     BestPoint,
     anneal,
 )
-from ._kernels import belief_mean, dot
+from ..kernels._kernels import belief_mean, dot
 from ._mfn import MFNITERMAX
 from ._problem import BeliefWStep, S3VMProblem, binary_solver_parameters
-from ._rowblocks import RowSlicer, fit_threads
+from ..kernels._rowblocks import RowSlicer, fit_threads
 
 __all__ = [
     "DA_ANNEALING_RATE",
@@ -56,7 +56,7 @@ class DAResult(AnnealingCounts):
 
     ``w``, ``b`` and ``outputs`` (``X @ w + b``) of the lowest-objective point,
     its SVMlin ``objective`` and the final beliefs ``p``, then the counts of
-    :class:`~skssl.svm._annealing.AnnealingCounts` (``n_temperatures`` is 0
+    :class:`~skssl.svm.solvers._annealing.AnnealingCounts` (``n_temperatures`` is 0
     without unlabeled rows; the estimator's ``n_iter_`` is its largest value
     over the binary problems, at least 1).
     """
@@ -107,7 +107,7 @@ def belief_root(excess, args, g_min, g_max, T, r):
     ``g_min``, ``g_max`` and is widened if rounding leaves an end on the wrong
     side; brentq finds the root to ``1e-11 T``. The Dask fit solves the same
     equation on the same bracket to the same tolerance
-    (:func:`~skssl.svm._dask_da.dask_belief_root`).
+    (:func:`~skssl.svm.dask._dask_da.dask_belief_root`).
     """
     shift = T * np.log((1.0 - r) / r)
     lo = g_min - shift
@@ -208,13 +208,13 @@ def deterministic_annealing(
     callback : callable, default=None
         Receives the fit's events (see :mod:`skssl.svm._callback`; ``None``
         takes the installed one, if any): those of the annealing loop (see
-        :func:`~skssl.svm._annealing.anneal`), whose ``objective`` is
+        :func:`~skssl.svm.solvers._annealing.anneal`), whose ``objective`` is
         SVMlin's objective and ``annealed_objective`` ``None``, and those of
-        every w-step's l2-SVM-MFN solve (see :func:`~skssl.svm._mfn.l2_svm_mfn`);
+        every w-step's l2-SVM-MFN solve (see :func:`~skssl.svm.solvers._mfn.l2_svm_mfn`);
         without unlabeled rows, only the latter, of its one solve.
     n_threads : int, default=1
         Threads for the products over row blocks (see
-        :mod:`skssl.svm._rowblocks`).
+        :mod:`skssl.svm.kernels._rowblocks`).
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights: they scale each row's loss, and the means of
         the objective and of the constraint ``mean(p) = r`` become weighted

@@ -1,6 +1,6 @@
 """The labeled rows' check of ``alpha="auto"``: a lighter penalty where they clearly call for one.
 
-``alpha="auto"`` sets the penalty by a rule (:mod:`skssl.svm._regularization`)
+``alpha="auto"`` sets the penalty by a rule (:mod:`skssl.svm.defaults._regularization`)
 that shrinks away directions of little variance, where the classes of
 nearly collinear measurements lie. Before a fit uses the rule's value, the
 supervised l2-SVM is cross-validated on the labeled rows at the rule's
@@ -10,7 +10,7 @@ error (the one-standard-error rule of Breiman, Friedman, Olshen & Stone,
 *Classification and Regression Trees*, 1984). The semi-supervised
 estimators use the rule's value times the chosen factor. The folds deal the
 distinct labeled rows class by class in the content order of
-:mod:`skssl.svm._row_order`, so they depend neither on the rows' order nor
+:mod:`skssl.svm.kernels._row_order`, so they depend neither on the rows' order nor
 on repetition.
 
 Design decisions: user guide, Implementation decisions: linear S3VMs, "The labeled rows' check of alpha".
@@ -18,7 +18,7 @@ Design decisions: user guide, Implementation decisions: linear S3VMs, "The label
 
 import numpy as np
 
-from ._row_order import distinct_rows
+from ..kernels._row_order import distinct_rows
 
 __all__ = ["MAX_CHECKED_LABELED", "PENALTY_FACTORS", "labeled_rows_penalty_factor", "one_standard_error_choice"]
 
@@ -38,7 +38,7 @@ def one_standard_error_choice(accuracies, n_labeled):
 
     Examples
     --------
-    >>> from skssl.svm._penalty_check import one_standard_error_choice
+    >>> from skssl.svm.defaults._penalty_check import one_standard_error_choice
     >>> one_standard_error_choice([0.82, 0.84, 0.85], 100)  # a standard error of 0.036: all within it
     0
     >>> one_standard_error_choice([0.50, 0.88, 0.90], 100)  # 0.03: the second is within it

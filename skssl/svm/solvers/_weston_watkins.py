@@ -1,6 +1,6 @@
 """The multi-class l2-SVM of the safeguard's refit: Weston & Watkins' loss, squared, solved by Newton's method.
 
-On centred rows the safeguard (:mod:`skssl.svm._safeguard`) ends a
+On centred rows the safeguard (:mod:`skssl.svm.safeguard._safeguard`) ends a
 multi-class fit with one supervised solve over all classes jointly::
 
     J(W, b) = alpha / 2 * sum_k |w_k|^2 + alpha_b / 2 * sum_k b_k^2
@@ -64,7 +64,7 @@ def data_term(X, y, costs, coef, intercept):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._weston_watkins import data_term
+    >>> from skssl.svm.solvers._weston_watkins import data_term
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
     >>> loss, _, _ = data_term(X, np.array([0, 1]), np.ones(2), np.zeros((3, 2)), np.zeros(3))
     >>> float(loss)  # each row misses its margin of 1 against two other classes

@@ -1,10 +1,10 @@
 """The distinct rows of a matrix in the lexicographic order of their values, the same for dense and CSR rows.
 
 Several parts of a fit must not depend on where a row sits, nor on whether it is repeated: the folds of
-``alpha="auto"``'s check (:mod:`skssl.svm._penalty_check`) and of the safeguard's check
-(:mod:`skssl.svm._fallback_check`), the hidden halves of the annealing start
-(:mod:`skssl.svm._annealing_start`) and the k-means start of the class fractions
-(:mod:`skssl.svm._cluster_fractions`). They deal the rows in an order of their content, given here by
+``alpha="auto"``'s check (:mod:`skssl.svm.defaults._penalty_check`) and of the safeguard's check
+(:mod:`skssl.svm.safeguard._fallback_check`), the hidden halves of the annealing start
+(:mod:`skssl.svm.defaults._annealing_start`) and the k-means start of the class fractions
+(:mod:`skssl.svm.defaults._cluster_fractions`). They deal the rows in an order of their content, given here by
 :func:`distinct_rows`.
 
 Decisions
@@ -57,7 +57,7 @@ def distinct_rows(X):
     --------
     >>> import numpy as np
     >>> import scipy.sparse as sp
-    >>> from skssl.svm._row_order import distinct_rows
+    >>> from skssl.svm.kernels._row_order import distinct_rows
     >>> X = np.array([[0.0, 2.0], [-1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
     >>> first, group = distinct_rows(X)
     >>> first.tolist(), group.tolist()

@@ -2,12 +2,12 @@
 
 Every unlabeled row carries one distribution over the K classes; the K
 one-vs-rest l2-SVMs (w-step, by l2-SVM-MFN) and the distributions (p-step,
-:mod:`skssl.svm._potts_beliefs`) are optimized alternately while a
-temperature falls (the loop of :mod:`skssl.svm._annealing`, shared with the
+:mod:`skssl.svm.solvers._potts_beliefs`) are optimized alternately while a
+temperature falls (the loop of :mod:`skssl.svm.solvers._annealing`, shared with the
 binary DA), and the model with the lowest zero-temperature objective is
 returned. Each class's w-step is the binary DA's, on its one-vs-rest
-:class:`~skssl.svm._problem.S3VMProblem`. For K = 2 it is the binary DA of
-:mod:`skssl.svm._da`. The model, its derivation, the row weights and the
+:class:`~skssl.svm.solvers._problem.S3VMProblem`. For K = 2 it is the binary DA of
+:mod:`skssl.svm.solvers._da`. The model, its derivation, the row weights and the
 implementation decisions are in the user guide, "Mathematical formulation of the linear S3VMs": its section "The
 Potts model" and the Potts part of "Implementation decisions".
 """
@@ -24,7 +24,7 @@ from ._da import optimize_p
 from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
 from ._problem import BeliefWStep, S3VMProblem
-from ._rowblocks import share_threads, fit_threads
+from ..kernels._rowblocks import share_threads, fit_threads
 
 __all__ = [
     "PottsResult",
@@ -252,11 +252,11 @@ def potts_annealing(
         Print the annealing progress when > 0.
     callback : callable, default=None
         Receives the annealing loop's events (see
-        :func:`~skssl.svm._annealing.anneal`: ``objective`` is the
+        :func:`~skssl.svm.solvers._annealing.anneal`: ``objective`` is the
         zero-temperature objective, ``annealed_objective`` is ``J_T(W, P)``;
         for K >= 3 a ``"w"`` event precedes the extrapolation, whose point the
         next ``"p"`` event sees) and every class's l2-SVM-MFN events (see
-        :func:`~skssl.svm._mfn.l2_svm_mfn`), from worker threads when classes
+        :func:`~skssl.svm.solvers._mfn.l2_svm_mfn`), from worker threads when classes
         are solved at once. ``None`` takes the callback installed by
         :func:`~skssl.svm._callback.solver_callback`, if any.
     sample_weight : ndarray of shape (n_rows,), default=None

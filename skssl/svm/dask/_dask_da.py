@@ -1,8 +1,8 @@
 """Deterministic annealing (DA S3VM) on a Dask cluster: :func:`dask_deterministic_annealing` and its block steps.
 
-The loop is the in-memory annealing driver (:func:`~skssl.svm._annealing.anneal`);
-its w-step is :func:`~skssl.svm._dask_mfn.dask_mfn` on the blocks' states of
-:mod:`skssl.svm._dask_problem`, and the beliefs stay on the blocks. The
+The loop is the in-memory annealing driver (:func:`~skssl.svm.solvers._annealing.anneal`);
+its w-step is :func:`~skssl.svm.dask._dask_mfn.dask_mfn` on the blocks' states of
+:mod:`skssl.svm.dask._dask_problem`, and the beliefs stay on the blocks. The
 belief threshold ``nu`` (where the weighted mean belief is the class
 fraction) is found by :func:`dask_belief_root` in few rounds: each round
 evaluates many thresholds on every block, and the client interpolates the
@@ -18,12 +18,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import expit
 
-from ._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
-from ._da import DAResult, belief_gaps
+from ..solvers._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
+from ..solvers._da import DAResult, belief_gaps
 from ._dask_mfn import dask_mfn, system_step
 from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, _sum, new_states, s3vm_objective, solve_norm
-from ._kernels import dot
-from ._mfn import EPSILON, MFNITERMAX, CGTolerance
+from ..kernels._kernels import dot
+from ..solvers._mfn import EPSILON, MFNITERMAX, CGTolerance
 
 __all__ = [
     "GUESS_OFFSETS",
@@ -189,7 +189,7 @@ def _spread(c, a, b, T, m):
 def dask_belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
     """The threshold ``nu`` where the weighted mean of ``expit((nu - g) / T)`` is ``r``, from rounds of thresholds.
 
-    The in-memory :func:`~skssl.svm._da.belief_root`'s equation, bracket and tolerance, by rounds of many
+    The in-memory :func:`~skssl.svm.solvers._da.belief_root`'s equation, bracket and tolerance, by rounds of many
     thresholds instead of brentq's single evaluations (user guide, Implementation decisions).
 
     Parameters
@@ -198,7 +198,7 @@ def dask_belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
         ``evaluate(xs) -> (f, slope)``: the mean of the beliefs minus ``r`` and its derivative in ``nu`` at
         each threshold of the array ``xs`` (one round trip).
     g_min, g_max, T, r : float
-        As for :func:`~skssl.svm._da.belief_root`: the range of ``g``, the temperature and the target mean.
+        As for :func:`~skssl.svm.solvers._da.belief_root`: the range of ``g``, the temperature and the target mean.
     tried : tuple of ndarray, default=None
         ``(xs, f, slope)`` already evaluated.
     guess : float, default=None
@@ -296,7 +296,7 @@ def dask_deterministic_annealing(
     verbose=0,
     callback=None,
 ):
-    """DA S3VM on one binary problem of a cluster's blocks (:func:`~skssl.svm._da.deterministic_annealing`).
+    """DA S3VM on one binary problem of a cluster's blocks (:func:`~skssl.svm.solvers._da.deterministic_annealing`).
 
     Parameters
     ----------
@@ -304,7 +304,7 @@ def dask_deterministic_annealing(
     spec : ProblemSpec
     alpha, positive_fraction, alpha_b, tol, max_iter, max_inner_iter, max_newton_iter, initial_temperature, verbose,
     callback
-        As for :func:`~skssl.svm._da.deterministic_annealing`. The callback's ``beliefs`` field is a
+        As for :func:`~skssl.svm.solvers._da.deterministic_annealing`. The callback's ``beliefs`` field is a
         :class:`DaskBeliefs` (the beliefs stay on the workers).
 
     Returns

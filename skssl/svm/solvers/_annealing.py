@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._callback import current_callback, notify
+from .._callback import current_callback, notify
 
 __all__ = [
     "DA_ANNEALING_RATE",

@@ -1,12 +1,12 @@
 """The compiled kernels of the linear solvers: the one path their products and CGLS take.
 
 ``skssl/svm/_csr_kernels.pyx`` holds ``csr_cgls`` and ``dense_cgls`` (the
-whole CGLS loop of l2-SVM-MFN on OpenMP threads, see :mod:`skssl.svm._mfn`),
+whole CGLS loop of l2-SVM-MFN on OpenMP threads, see :mod:`skssl.svm.solvers._mfn`),
 ``line_search_terms`` (the exact line search by selection),
-``belief_mean`` (deterministic annealing's mean belief, :mod:`skssl.svm._da`),
+``belief_mean`` (deterministic annealing's mean belief, :mod:`skssl.svm.solvers._da`),
 ``csr_matvec_blocks``, ``csr_matvec_subset`` and ``dense_matvec_subset``
 (products over row blocks and listed rows) and ``ThreadSchedule`` (how many
-threads run a fit's blocks, :mod:`skssl.svm._rowblocks`).
+threads run a fit's blocks, :mod:`skssl.svm.kernels._rowblocks`).
 
 There is no other path: importing :mod:`skssl.svm` from a tree whose
 extension was never built raises an ``ImportError`` that says how to build
@@ -19,10 +19,10 @@ import warnings
 
 import numpy as np
 
-from ..utils._warnings import user_stacklevel
+from ...utils._warnings import user_stacklevel
 
 try:
-    from ._csr_kernels import (
+    from .._csr_kernels import (
         OPENMP,
         ThreadSchedule,
         active_schedule,
@@ -49,7 +49,7 @@ _no_openmp_lock = threading.Lock()
 def warn_if_no_openmp(n_threads):
     """Warn, once per process, that ``n_threads >= 2`` threads cannot run on kernels built without OpenMP.
 
-    Called by :func:`skssl.svm._rowblocks.fit_threads`: without OpenMP the row
+    Called by :func:`skssl.svm.kernels._rowblocks.fit_threads`: without OpenMP the row
     blocks run one after the other on one core, which ``n_jobs`` alone would not
     reveal.
     """

@@ -3,23 +3,23 @@
 The client holds what is feature-length (weights) or scalar; every block's
 rows and per-row state (outputs, costs, switched labels, beliefs, the Newton
 system's active rows) stay on the worker that holds the block (the blocks of
-:mod:`skssl.svm._dask_rows`), in an immutable :class:`BlockState` that each
+:mod:`skssl.svm.dask._dask_rows`), in an immutable :class:`BlockState` that each
 step replaces. The solvers' loops over these states are in
-:mod:`skssl.svm._dask_mfn`, :mod:`skssl.svm._dask_tsvm` and
-:mod:`skssl.svm._dask_da`; their arithmetic is the in-memory solvers'
-(:mod:`skssl.svm._mfn`, :mod:`skssl.svm._tsvm`, :mod:`skssl.svm._da`), with
+:mod:`skssl.svm.dask._dask_mfn`, :mod:`skssl.svm.dask._dask_tsvm` and
+:mod:`skssl.svm.dask._dask_da`; their arithmetic is the in-memory solvers'
+(:mod:`skssl.svm.solvers._mfn`, :mod:`skssl.svm.solvers._tsvm`, :mod:`skssl.svm.solvers._da`), with
 sums over blocks in place of sums over rows, so a fit gives the in-memory
 model up to the order of floating-point sums (and, for DA, up to the
 tolerance of its belief threshold, which it finds by another iteration:
-see :mod:`skssl.svm._dask_da`).
+see :mod:`skssl.svm.dask._dask_da`).
 """
 
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ._mfn import penalty
-from ._problem import ProblemTotals, S3VMProblem
+from ..solvers._mfn import penalty
+from ..solvers._problem import ProblemTotals, S3VMProblem
 
 __all__ = [
     "BlockState",
@@ -143,7 +143,7 @@ def new_states(rows, spec, supervised=False):
 def solve_norm(rows, supervised=False):
     """The Frobenius norm of the rows that :func:`new_states`' solve sees (the labeled rows, or all kept ones).
 
-    For CGLS's rounding floor (:data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`), from
+    For CGLS's rounding floor (:data:`skssl.svm.solvers._mfn.CG_ROUNDING_FLOOR`), from
     the check round's sums over the rows of positive weight.
     """
     return float(np.sqrt(rows.sums("squares_labeled" if supervised else "squares_kept")))

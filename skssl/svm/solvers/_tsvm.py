@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._callback import current_callback, notify
-from ._rowblocks import RowSlicer, fit_threads
+from .._callback import current_callback, notify
+from ..kernels._rowblocks import RowSlicer, fit_threads
 from ._mfn import MFNITERMAX, RELATIVE_STOP_EPS, CGTolerance, MFNResult, l2_svm_mfn
 from ._problem import S3VMProblem, binary_solver_parameters
 
@@ -136,7 +136,7 @@ def tsvm(
         Print progress when > 0.
     n_threads : int, default=1
         Threads for the products over row blocks (see
-        :mod:`skssl.svm._rowblocks`).
+        :mod:`skssl.svm.kernels._rowblocks`).
     sample_weight : ndarray of shape (n_rows,), default=None
         Positive row weights; they scale each row's loss and the labeled and
         unlabeled means become weighted means. ``None``: unit weights.
@@ -146,7 +146,7 @@ def tsvm(
         finds no pair and ends a switching round included):
         ``n_switched`` (pairs switched), ``unlabeled_weight`` (the current
         ``lam_u``) and ``n_solves`` (l2-SVM-MFN solves so far); and every
-        l2-SVM-MFN solve's events (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
+        l2-SVM-MFN solve's events (see :func:`~skssl.svm.solvers._mfn.l2_svm_mfn`).
     anneal_unlabeled_weight : bool, default=True
         SVMlin's schedule: ``lam_u`` starts at ``TSVM_LAMBDA_SMALL`` and grows
         by ``TSVM_ANNEALING_RATE`` to ``unlabeled_weight``. ``False`` starts
@@ -263,7 +263,7 @@ def tsvm_loop(
 
     ``rows`` holds the data, the temporary labels and the costs, in memory
     (:class:`_TSVMArrays`) or on a cluster's blocks
-    (:class:`~skssl.svm._dask_tsvm.DaskTSVMRows`); both give ``n_unl``,
+    (:class:`~skssl.svm.dask._dask_tsvm.DaskTSVMRows`); both give ``n_unl``,
     ``solve_labeled()``, ``supervised_result(res)``, ``start_labels(res, n_pos)``,
     ``set_unlabeled_cost(lam)``, ``solve(res, first)``, ``switch(res, max_switches)``,
     ``full_outputs(res)``, ``objective(res)`` and ``labels()``. The other

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels import dot
+from ..kernels._kernels import dot
 from ._mfn import EPSILON, MFNITERMAX, CGTolerance, l2_svm_mfn, mfn_objective, penalty
 
 __all__ = ["BeliefWStep", "ProblemTotals", "S3VMProblem", "binary_solver_parameters", "transductive_cost"]
@@ -219,7 +219,7 @@ class BeliefWStep:
         Storage of the active rows shared by the solves (``None``: each
         solve allocates its own, freed when it returns).
     callback : callable, default=None
-        Given to every l2-SVM-MFN solve (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
+        Given to every l2-SVM-MFN solve (see :func:`~skssl.svm.solvers._mfn.l2_svm_mfn`).
 
     Attributes
     ----------
@@ -250,9 +250,9 @@ class BeliefWStep:
         p : ndarray of shape (n_unl,)
             Beliefs of the unlabeled rows (ignored without them).
         first : bool
-            A solve from scratch (see :func:`~skssl.svm._mfn.l2_svm_mfn`).
+            A solve from scratch (see :func:`~skssl.svm.solvers._mfn.l2_svm_mfn`).
         schedule : ThreadSchedule, default=None
-            The fit's active thread schedule (:func:`~skssl.svm._rowblocks.fit_threads`);
+            The fit's active thread schedule (:func:`~skssl.svm.kernels._rowblocks.fit_threads`);
             ``None`` computes the row-block products in this thread.
         exact : bool, default=True
             ``False`` takes one Newton step instead of iterating to the
@@ -333,7 +333,7 @@ def transductive_cost(w, b, outputs, y, labeled, alpha, unlabeled_weight, sample
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._problem import transductive_cost
+    >>> from skssl.svm.solvers._problem import transductive_cost
     >>> transductive_cost(np.zeros(2), 0.0, np.zeros(3), np.array([1.0, -1.0, 0.0]),
     ...                   np.array([True, True, False]), 1e-3, 1.0)
     1.0

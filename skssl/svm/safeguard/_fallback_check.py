@@ -1,10 +1,10 @@
 """The safeguard's cross-validated check: keep the supervised l2-SVM where the held-out labels prefer it.
 
-The agreement of the safeguard's candidates (:mod:`skssl.svm._safeguard`)
+The agreement of the safeguard's candidates (:mod:`skssl.svm.safeguard._safeguard`)
 cannot see a low-density separator that every candidate shares and that
 the labels contradict. ``safeguard="cross_validation"`` asks the labels, as
 the safeguard of :class:`~skssl.self_training.CurriculumLabelingClassifier`
-does: the labeled rows are split into folds (as :mod:`skssl.svm._penalty_check`
+does: the labeled rows are split into folds (as :mod:`skssl.svm.defaults._penalty_check`
 makes them); for each fold the estimator without safeguard is fitted with
 that fold's labels hidden, and :class:`~skssl.svm.LinearL2SVC` on the other
 folds' labeled rows. When the supervised model classifies more held-out
@@ -21,8 +21,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._row_order import distinct_rows
-from ._penalty_check import _folds
+from ..kernels._row_order import distinct_rows
+from ..defaults._penalty_check import _folds
 
 __all__ = ["FoldComparison", "asks_held_out_labels", "cross_validated_scores", "prefers_supervised"]
 
@@ -58,7 +58,7 @@ def asks_held_out_labels(safeguard, X, labeled):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._fallback_check import asks_held_out_labels
+    >>> from skssl.svm.safeguard._fallback_check import asks_held_out_labels
     >>> X = np.eye(3)[[0, 1, 2, 0]]
     >>> asks_held_out_labels("auto", X, np.arange(4)), asks_held_out_labels("cross_validation", X, np.arange(4))
     (False, True)
@@ -101,7 +101,7 @@ def cross_validated_scores(X, y_enc, labeled, weights, predict_semi, predict_sup
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._fallback_check import cross_validated_scores
+    >>> from skssl.svm.safeguard._fallback_check import cross_validated_scores
     >>> X = np.arange(20.0).reshape(10, 2)
     >>> y = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
     >>> always_0 = lambda rows: np.zeros_like(rows)
@@ -145,7 +145,7 @@ def prefers_supervised(comparison, margin=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._fallback_check import FoldComparison, prefers_supervised
+    >>> from skssl.svm.safeguard._fallback_check import FoldComparison, prefers_supervised
     >>> ahead_by_4_of_16 = FoldComparison(np.array([0.6, 0.7]), np.array([6.0, 10.0]))
     >>> prefers_supervised(ahead_by_4_of_16), prefers_supervised(ahead_by_4_of_16, margin=1.0)
     (False, True)

@@ -25,7 +25,7 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
-from ._row_order import distinct_rows
+from ..kernels._row_order import distinct_rows
 
 __all__ = ["fractions_from_clusters", "MIN_PURITY", "MIN_LABELED", "MIN_CLASS_SHARE"]
 
@@ -67,7 +67,7 @@ def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._cluster_fractions import fractions_from_clusters
+    >>> from skssl.svm.defaults._cluster_fractions import fractions_from_clusters
     >>> rng = np.random.RandomState(0)
     >>> X = np.vstack([rng.randn(100, 2) - 5, rng.randn(100, 2) + 5])
     >>> y_enc = np.repeat([0, 1], 100)

@@ -1,10 +1,10 @@
 """TSVM on a Dask cluster: its rows interface (:class:`DaskTSVMRows`) and the block steps behind it.
 
-The loop is the in-memory one (:func:`~skssl.svm._tsvm.tsvm_loop`), run
+The loop is the in-memory one (:func:`~skssl.svm.solvers._tsvm.tsvm_loop`), run
 through :class:`DaskTSVMRows` on the blocks' states of
-:mod:`skssl.svm._dask_problem`; each solve is :func:`~skssl.svm._dask_mfn.dask_mfn`.
+:mod:`skssl.svm.dask._dask_problem`; each solve is :func:`~skssl.svm.dask._dask_mfn.dask_mfn`.
 The switches are a distributed top-k: each block returns its ``S`` best
-candidates of each kind, and :func:`~skssl.svm._tsvm.switch_labels` on their
+candidates of each kind, and :func:`~skssl.svm.solvers._tsvm.switch_labels` on their
 union picks exactly the pairs it picks on all rows. The initial labels need
 a k-th largest output, found by a selection over integer keys. Candidates
 and objective come with each solve's last round.
@@ -18,7 +18,7 @@ import numpy as np
 
 from ._dask_mfn import dask_mfn
 from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, new_states, s3vm_objective, solve_norm
-from ._tsvm import _smallest, switch_labels
+from ..solvers._tsvm import _smallest, switch_labels
 
 __all__ = [
     "DaskTSVMRows",
@@ -100,7 +100,7 @@ def _switch(s, to_negative, to_positive):
 
 
 class DaskTSVMRows:
-    """TSVM's rows interface (see :func:`~skssl.svm._tsvm.tsvm_loop`) on a cluster's blocks.
+    """TSVM's rows interface (see :func:`~skssl.svm.solvers._tsvm.tsvm_loop`) on a cluster's blocks.
 
     ``mfn_options`` are the keyword arguments of every :func:`dask_mfn` solve;
     with ``max_switches``, every solve returns that many switch candidates per

@@ -12,7 +12,7 @@ least, the class fractions (``safeguard="agreement"``):
 2. the unlabeled rows on which all candidates predict the same class keep
    that label, the disputed ones are left out;
 3. the model is the l2-SVM refitted on the labeled and the agreed rows
-   (jointly over the classes on centred rows, :mod:`skssl.svm._weston_watkins`).
+   (jointly over the classes on centred rows, :mod:`skssl.svm.solvers._weston_watkins`).
 
 It costs about three fits; ``safeguard=None`` returns SVMlin's fit.
 
@@ -36,7 +36,7 @@ def candidate_fractions(fractions, n_labeled):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._safeguard import candidate_fractions
+    >>> from skssl.svm.safeguard._safeguard import candidate_fractions
     >>> [c.round(3).tolist() for c in candidate_fractions(np.array([0.6, 0.4]), 24)]
     [[0.5, 0.5], [0.7, 0.3]]
     """
@@ -59,7 +59,7 @@ def as_positive_fraction(fractions):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._safeguard import as_positive_fraction
+    >>> from skssl.svm.safeguard._safeguard import as_positive_fraction
     >>> as_positive_fraction(np.array([0.6, 0.4]))
     0.4
     """
@@ -72,7 +72,7 @@ def candidates_agree(candidate_predictions):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._safeguard import candidates_agree
+    >>> from skssl.svm.safeguard._safeguard import candidates_agree
     >>> candidates_agree([np.array([0, 1, 1]), np.array([0, 1, 0]), np.array([0, 1, 1])]).tolist()
     [True, True, False]
     """

@@ -20,10 +20,10 @@ import weakref
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._dask import is_dask_array
-from ..utils.validation import check_sparse_structure
-from ._regularization import weighted_column_sum
-from ._validation import MAX_ABS_VALUE, MIN_ABS_VALUE, without_duplicate_entries
+from ...utils._dask import is_dask_array
+from ...utils.validation import check_sparse_structure
+from ..defaults._regularization import weighted_column_sum
+from ..kernels._validation import MAX_ABS_VALUE, MIN_ABS_VALUE, without_duplicate_entries
 
 __all__ = ["BlockActor", "BlockLost", "BlockStats", "CheckedBlock", "DaskRows", "StateRef", "dask_client"]
 
@@ -71,7 +71,7 @@ class BlockStats:
     numbers of labeled and unlabeled rows, their weight sums, their weighted
     sums of squared norms (``norms_*``) and of rows (``columns_*``, for the
     centring test), the unweighted squared norms of the labeled and of all kept
-    rows (``squares_*``, for :data:`skssl.svm._mfn.CG_ROUNDING_FLOOR`), and
+    rows (``squares_*``, for :data:`skssl.svm.solvers._mfn.CG_ROUNDING_FLOOR`), and
     ``all_unit`` (every positive weight is 1).
     """
 
@@ -121,7 +121,7 @@ def _check_block(X, y, sw, index):
             f"Block {index} of X has values above {MAX_ABS_VALUE:.0e} in absolute value; the l2-SVM problem "
             "cannot be solved in float64. Please scale X first (e.g. with dask-ml's or scikit-learn's MaxAbsScaler)."
         )
-    if 0.0 < top < MIN_ABS_VALUE:  # (per block: see skssl.svm._validation's decision on scale)
+    if 0.0 < top < MIN_ABS_VALUE:  # (per block: see skssl.svm.kernels._validation's decision on scale)
         raise ValueError(
             f"Block {index} of X has no value above {MIN_ABS_VALUE:.2g} in absolute value (the largest is {top:.3g}); "
             "their squares underflow in float64. Please scale X first (e.g. with dask-ml's or scikit-learn's "

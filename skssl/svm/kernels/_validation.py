@@ -4,7 +4,7 @@ The estimators pass ``X`` through :func:`as_float64_design` (float64 CSR, or a
 C-contiguous float64 ndarray that the compiled dense kernels read in place)
 and :func:`check_design_scale` (largest absolute value between
 :data:`MIN_ABS_VALUE` and :data:`MAX_ABS_VALUE`, or zero); the solvers
-(:mod:`skssl.svm._mfn` and the loops built on it) assume both. ``fit``
+(:mod:`skssl.svm.solvers._mfn` and the loops built on it) assume both. ``fit``
 replaces a CSR matrix that stores a duplicate entry by its canonical copy
 (:func:`without_duplicate_entries`, once per fit, never modifying the
 caller's matrix); unsorted indices alone are kept. The fits an estimator
@@ -68,7 +68,7 @@ def has_duplicate_entries(X):
     --------
     >>> import numpy as np
     >>> import scipy.sparse as sp
-    >>> from skssl.svm._validation import has_duplicate_entries
+    >>> from skssl.svm.kernels._validation import has_duplicate_entries
     >>> unsorted = sp.csr_matrix((np.array([1.0, 2.0]), np.array([1, 0]), np.array([0, 2])), shape=(1, 2))
     >>> has_duplicate_entries(unsorted)
     False
@@ -137,7 +137,7 @@ def canonical_csr(X):
     --------
     >>> import numpy as np
     >>> import scipy.sparse as sp
-    >>> from skssl.svm._validation import canonical_csr
+    >>> from skssl.svm.kernels._validation import canonical_csr
     >>> X = sp.csr_matrix((np.array([1.0, 2.0, 4.0]), np.array([1, 0, 1]), np.array([0, 3])), shape=(1, 2))
     >>> X.nnz, canonical_csr(X).nnz
     (3, 2)

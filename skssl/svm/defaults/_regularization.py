@@ -72,7 +72,7 @@ def auto_alpha(X, labeled, sample_weight=None, *, unlabeled_weight=1.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._regularization import auto_alpha
+    >>> from skssl.svm.defaults._regularization import auto_alpha
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [0.0, -1.0]])
     >>> auto_alpha(X, np.array([True, True, False, False]))
     0.5
@@ -140,7 +140,7 @@ def auto_intercept_scaling(norm_sum, weight_sum, column_sum):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._regularization import auto_intercept_scaling
+    >>> from skssl.svm.defaults._regularization import auto_intercept_scaling
     >>> auto_intercept_scaling(40000.0, 400.0, np.zeros(3))  # 400 centred rows of squared norm 100
     100.0
     >>> auto_intercept_scaling(40000.0, 400.0, np.array([2000.0, 0.0, 0.0]))  # their mean 5 from the origin
@@ -160,7 +160,7 @@ def rows_are_centred(norm_sum, weight_sum, column_sum):
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm._regularization import rows_are_centred
+    >>> from skssl.svm.defaults._regularization import rows_are_centred
     >>> rows_are_centred(40000.0, 400.0, np.zeros(3)), rows_are_centred(40000.0, 400.0, np.array([2000.0, 0, 0]))
     (True, False)
     """

@@ -1,13 +1,13 @@
 """Row blocks of ``X`` for the compiled kernels' OpenMP threads, and the rows a Newton step cuts out of ``X``.
 
 The solvers spend their time in ``X @ v`` and ``X.T @ z``, all of them in
-the compiled kernels (:mod:`skssl.svm._kernels`). :class:`RowBlocks` splits
+the compiled kernels (:mod:`skssl.svm.kernels._kernels`). :class:`RowBlocks` splits
 ``X`` into contiguous row blocks of about equal non-zeros that those kernels
 run on their OpenMP threads (each block keeps its own partial sums, added in
 block order, so results are deterministic for a given ``n_jobs``);
 :class:`DenseRows` lists the rows of a dense ``X`` that CGLS reads in place;
 :func:`fit_threads` sets up a fit's threads and the
-:class:`~skssl.svm._kernels.ThreadSchedule` that picks, at run time, how many
+:class:`~skssl.svm.kernels._kernels.ThreadSchedule` that picks, at run time, how many
 threads run the blocks (:data:`THREAD_MODE` ``= "fixed"`` turns that off).
 :class:`RowSlicer` copies the active rows ``X[J]`` of l2-SVM-MFN's Newton
 steps on CSR ``X`` into buffers that the solves of one fit share.
@@ -43,7 +43,7 @@ __all__ = [
 #: Fewest stored values per block for blocking to pay off.
 MIN_BLOCK_NNZ = 50_000
 
-#: How a fit's OpenMP threads are chosen (:class:`~skssl.svm._kernels.ThreadSchedule`'s ``mode``):
+#: How a fit's OpenMP threads are chosen (:class:`~skssl.svm.kernels._kernels.ThreadSchedule`'s ``mode``):
 #: ``"adaptive"`` times CGLS's iterations on one thread and on all and keeps the faster; ``"fixed"``
 #: always runs all ``n_jobs`` threads (the behaviour before, kept for benchmarks).
 THREAD_MODE = "adaptive"
@@ -160,7 +160,7 @@ def indptr_like_indices(X):
 def row_blocks(X, schedule, n_threads):
     """``X`` wrapped in :class:`RowBlocks` of at most ``n_threads`` blocks when blocking pays off, else ``X`` itself.
 
-    Without a ``schedule`` (the fit's active :class:`~skssl.svm._kernels.ThreadSchedule`) nothing is blocked.
+    Without a ``schedule`` (the fit's active :class:`~skssl.svm.kernels._kernels.ThreadSchedule`) nothing is blocked.
     """
     if schedule is None or n_threads < 2:
         return X
@@ -187,9 +187,9 @@ def fit_threads(n_threads):
     """A fit's ``n_threads`` threads: its OpenMP thread schedule, active for the calling thread.
 
     Inside the ``with`` block the compiled kernels run their row blocks on the
-    number of threads a :class:`~skssl.svm._kernels.ThreadSchedule` of mode
+    number of threads a :class:`~skssl.svm.kernels._kernels.ThreadSchedule` of mode
     :data:`THREAD_MODE` chooses; kernels built without OpenMP warn once
-    (:func:`~skssl.svm._kernels.warn_if_no_openmp`). Yields the schedule, or
+    (:func:`~skssl.svm.kernels._kernels.warn_if_no_openmp`). Yields the schedule, or
     ``None`` when ``n_threads < 2``.
     """
     if n_threads < 2:
