@@ -141,14 +141,21 @@ def _solve_with_callback(callback, solve, *args):
         return solve(*args)
 
 
-def _dask_backend():
-    """The module that fits on a Dask array, :mod:`skssl.svm.dask._dask_fit`, loaded at the first such fit.
+#: The fits on arrays of an optional backend, by the backend's module under skssl.svm: each backend module adds its
+#: own ``fit(estimator, X, y, sample_weight)`` here when it is imported (``"dask._dask_fit"``).
+FIT_BACKENDS = {}
+
+
+def _backend_fit(module):
+    """The ``fit`` of the optional backend ``module`` (under skssl.svm), which is loaded at its first fit.
 
     Dask is optional and its modules are a leaf of the package: nothing imports them by name, so an in-memory
     fit never loads them and they may use everything below the estimators (user guide, Implementation decisions,
     "Dask fits").
     """
-    return importlib.import_module(".dask._dask_fit", __package__)
+    if module not in FIT_BACKENDS:
+        importlib.import_module(f".{module}", __package__)
+    return FIT_BACKENDS[module]
 
 
 def _capped_message(name, value, what):
@@ -709,7 +716,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
 
     def _fit(self, X, y, sample_weight=None):
         if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm.dask._dask_fit)
-            return _dask_backend().fit_on_dask(self, X, y, sample_weight)
+            return _backend_fit("dask._dask_fit")(self, X, y, sample_weight)
         data = self._prepare_fit(X, y, sample_weight)
         self._resolve_from_data(data, sample_weight)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm import DeterministicAnnealingSVC, _mfn, _rowblocks
+from skssl.svm import DeterministicAnnealingSVC
+from skssl.svm.kernels import _rowblocks
+from skssl.svm.solvers import _mfn
 from skssl.svm.kernels._kernels import ThreadSchedule, dense_cgls, dense_matvec_subset
 from skssl.svm.solvers._mfn import l2_svm_mfn
 from skssl.svm.kernels._rowblocks import MIN_BLOCK_NNZ

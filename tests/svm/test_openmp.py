@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from joblib import cpu_count
 
-from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _kernels
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
+from skssl.svm.kernels import _kernels
 
 NO_OPENMP = "built without OpenMP"
 

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC, _mfn, _rowblocks
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, TransductiveSVC
+from skssl.svm.kernels import _rowblocks
+from skssl.svm.solvers import _mfn
 from skssl.svm.kernels._kernels import csr_cgls
 from skssl.svm.kernels._rowblocks import RowBlocks, fit_threads, row_blocks, share_threads
 

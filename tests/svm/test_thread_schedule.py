@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC, _kernels, _rowblocks
+from skssl.svm import DeterministicAnnealingSVC, TransductiveSVC
+from skssl.svm.kernels import _kernels, _rowblocks
 from skssl.svm.kernels._rowblocks import fit_threads
 
 

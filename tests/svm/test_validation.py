@@ -5,7 +5,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from skssl.svm import TransductiveSVC, _validation
+from skssl.svm import TransductiveSVC
+from skssl.svm.kernels import _validation
 from skssl.svm import _base
 from skssl.svm.kernels._validation import as_float64_design, has_duplicate_entries, without_duplicate_entries
 

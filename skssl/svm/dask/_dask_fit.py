@@ -8,6 +8,9 @@ solvers). It does what the in-memory ``fit`` does (:mod:`skssl.svm._base`)
 with sums over the row blocks in place of arrays, gathering nothing
 row-sized; one-vs-rest problems run at once in client threads, the
 safeguard runs on the cluster, and ``transduction_`` is a lazy Dask array.
+Each estimator names its binary solver on the blocks (``_dask_solver``, a
+key of ``_SOLVERS`` here); importing this module adds :func:`fit_on_dask`
+to the estimators' base's ``FIT_BACKENDS``, which ``fit`` loads by name.
 :class:`~skssl.svm.PottsDeterministicAnnealingSVC` and labels that are not
 numbers are not supported.
 
@@ -21,7 +24,14 @@ from functools import partial
 import numpy as np
 
 from ..defaults._annealing_start import given_or_hot
-from .._base import ALPHA_MIN, _alpha_error, _check_alpha, check_every_class_weighted, checked_class_weight
+from .._base import (
+    ALPHA_MIN,
+    FIT_BACKENDS,
+    _alpha_error,
+    _check_alpha,
+    check_every_class_weighted,
+    checked_class_weight,
+)
 from .._callback import current_callback
 from ._dask_da import dask_deterministic_annealing
 from ._dask_mfn import dask_mfn
@@ -318,3 +328,7 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
             f"{estimator.safeguard_agreement_:.1%} of the unlabeled rows; the other {int(n_unl - n_agree)} are "
             "left out of the refit"
         )
+
+
+# What the estimators' fit runs on a Dask array (skssl.svm._base loads this module by name).
+FIT_BACKENDS["dask._dask_fit"] = fit_on_dask
