@@ -173,8 +173,8 @@ class _LinearFitMixin:
     """
 
     #: The supervised l2-SVM (:class:`~skssl.svm.LinearL2SVC`) that the penalty check of ``alpha="auto"``, the
-    #: safeguard's refit and its fallback check fit; each estimator of skssl.svm._classes names it, as that class
-    #: is built on this base.
+    #: safeguard's refit and its fallback check fit; skssl.svm._classes sets it once that class, built on this
+    #: base, is defined.
     _supervised_estimator = None
 
     _parameter_constraints: dict = {

@@ -166,8 +166,10 @@ class LinearL2SVC(_BaseLinearSVC):
         return [] if res.converged else [_capped_message("max_iter", self.max_iter, "Newton steps")]
 
 
-# alpha="auto" checks the labeled rows with supervised l2-SVMs: LinearL2SVC is its own supervised estimator.
-LinearL2SVC._supervised_estimator = LinearL2SVC
+# The supervised l2-SVM that the base fits for the penalty check of alpha="auto", the safeguard's refit and its
+# fallback check, for every estimator built on it (a variant of its own too): handed to the base here, where the
+# class is defined, rather than imported by the base.
+_LinearFitMixin._supervised_estimator = LinearL2SVC
 
 
 def _semi_supervised_args(estimator, positive_fraction, n_threads, sample_weight):
@@ -305,9 +307,6 @@ class TransductiveSVC(_BaseLinearSVC):
 
     #: The solver of a fit on a Dask array, by its name in skssl.svm.dask._dask_fit's table.
     _dask_solver = "tsvm"
-    #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
-    #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.
-    _supervised_estimator = LinearL2SVC
 
     def _convergence_messages(self, res):
         return [
@@ -478,9 +477,6 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
 
     #: The solver of a fit on a Dask array, by its name in skssl.svm.dask._dask_fit's table.
     _dask_solver = "da"
-    #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
-    #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.
-    _supervised_estimator = LinearL2SVC
 
     def _convergence_messages(self, res):
         return _annealing_messages(res, self, "beliefs")
@@ -621,9 +617,6 @@ class PottsDeterministicAnnealingSVC(
     """
 
     _binary_fraction_pair = True
-    #: The supervised l2-SVM that the base fits for the penalty check, the safeguard's refit and the fallback
-    #: check (skssl.svm._base): handed in here, where the class is defined, not imported by the base.
-    _supervised_estimator = LinearL2SVC
 
     def _fit(self, X, y, sample_weight=None):
         if is_dask_array(X):
