@@ -25,6 +25,15 @@ from skssl.self_training._curriculum import _class_weights, _percentile_schedule
 FIT_LOG = []
 
 
+def _seeds(n, n_fast):
+    """Seeds 0 to n - 1 of a property over random problems: the first ``n_fast`` in the fast suite, the rest slow.
+
+    Each seed is a fit with the cross-validated safeguard (three to four fits of the curriculum); the fast suite
+    keeps enough of them to catch a broken property, the whole suite runs them all.
+    """
+    return [seed if seed < n_fast else pytest.param(seed, marks=pytest.mark.slow) for seed in range(n)]
+
+
 @pytest.fixture(autouse=True)
 def _clear_log():
     FIT_LOG.clear()
@@ -315,7 +324,7 @@ def test_zero_labeled_sample_weight_raises():
     assert FIT_LOG == []
 
 
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", _seeds(24, 8))
 def test_imbalanced_problems_keep_the_minority_in_proportion(seed):
     """Property over random imbalanced problems: the default weighting never turns the classes around.
 
@@ -974,7 +983,7 @@ def test_safeguard_returns_the_supervised_model_when_the_rounds_hurt():
     assert clf.safeguard_fell_back_ is True
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", _seeds(30, 10))
 def test_safeguard_contract_on_random_problems(seed):
     """Property: the safeguard returns the curriculum's model or round 0's, as its two scores say."""
     rng = np.random.RandomState(seed)
@@ -1034,14 +1043,14 @@ def test_safeguard_verbose_line(capsys):
     assert out[-1].endswith("kept the supervised model of round 0")
 
 
-def test_safeguard_verdict_does_not_depend_on_random_state():
+@pytest.mark.parametrize("seed", _seeds(5, 2))
+def test_safeguard_verdict_does_not_depend_on_random_state(seed):
     """With a deterministic estimator and random_state=None, every fit gives the same model and scores."""
-    for seed in range(5):
-        X, _, y_semi = _two_blobs(seed, n_labeled_per_class=6, n=120)
-        fits = [CurriculumLabelingClassifier(LogisticRegression()).fit(X, y_semi) for _ in range(3)]
-        for other in fits[1:]:
-            np.testing.assert_array_equal(other.safeguard_scores_, fits[0].safeguard_scores_)
-            np.testing.assert_array_equal(other.predict(X), fits[0].predict(X))
+    X, _, y_semi = _two_blobs(seed, n_labeled_per_class=6, n=120)
+    fits = [CurriculumLabelingClassifier(LogisticRegression()).fit(X, y_semi) for _ in range(3)]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.safeguard_scores_, fits[0].safeguard_scores_)
+        np.testing.assert_array_equal(other.predict(X), fits[0].predict(X))
 
 
 @pytest.mark.parametrize("n_classes", [2, 3, 4, 5, 8])
