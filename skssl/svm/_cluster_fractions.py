@@ -85,6 +85,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.cluster import KMeans
 
 from ._row_order import distinct_rows
+from ._validation import on_used_columns
 
 __all__ = ["fractions_from_clusters", "MIN_PURITY", "MIN_LABELED", "MIN_CLASS_SHARE"]
 
@@ -175,7 +176,8 @@ def _kmeans_labels(X, n_clusters, weight):
     changes cluster (``tol=0``: scikit-learn's default tolerance scales with the unweighted variance of the
     rows, which repeating a row changes).
     """
-    X = _int32_indices(X)
+    # k-means on the columns that hold an entry: its centres are 0 on the others (skssl.svm._validation).
+    X = _int32_indices(on_used_columns(X)[0])
     distinct, group = distinct_rows(X)
     distinct_weight = np.bincount(group, weights=weight, minlength=distinct.shape[0])
     if distinct.shape[0] > SAMPLE:
