@@ -26,6 +26,7 @@ from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
 from ._row_order import distinct_rows
+from ._validation import on_used_columns
 
 __all__ = ["fractions_from_clusters", "MIN_PURITY", "MIN_LABELED", "MIN_CLASS_SHARE"]
 
@@ -120,7 +121,8 @@ def _kmeans_labels(X, n_clusters, weight):
     rows, which repeating a row changes). Rows of more than ``LATENT_DIM`` columns are clustered by direction
     in their latent space (:func:`_latent_directions`).
     """
-    X = _int32_indices(X)
+    # k-means on the columns that hold an entry: its centres are 0 on the others (skssl.svm._validation).
+    X = _int32_indices(on_used_columns(X)[0])
     distinct, group = distinct_rows(X)
     distinct_weight = np.bincount(group, weights=weight, minlength=distinct.shape[0])
     if distinct.shape[0] > SAMPLE:

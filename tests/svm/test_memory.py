@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skssl.svm import TransductiveSVC
+from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.svm._da import optimize_p
 from skssl.svm._rowblocks import RowSlicer
 from skssl.svm._validation import check_design_scale
@@ -104,3 +104,57 @@ def test_scale_check_copies_nothing(sparse):
     (big.data if sparse else big)[7] = -2e15  # the largest magnitude is a negative value
     with pytest.raises(ValueError, match="scale X"):
         check_design_scale(big)
+
+
+def _wide_problem(n_rows, n_features, n_classes, nnz_per_row=20, seed=0):
+    """CSR rows with ``nnz_per_row`` entries in a wide feature space: half from a pool of features of the row's
+    class, half anywhere; 10% of the rows labeled."""
+    rng = np.random.RandomState(seed)
+    y = rng.randint(n_classes, size=n_rows)
+    pool, n_signal = 200, nnz_per_row // 2
+    cols = np.empty((n_rows, nnz_per_row), dtype=np.int64)
+    for i in range(n_rows):
+        signal = y[i] * pool + rng.choice(pool, n_signal, replace=False)
+        rest = n_classes * pool + rng.choice(n_features - n_classes * pool, nnz_per_row - n_signal, replace=False)
+        cols[i] = np.sort(np.concatenate([signal, rest]))
+    indptr = np.arange(0, n_rows * nnz_per_row + 1, nnz_per_row)
+    X = sp.csr_matrix((rng.rand(n_rows * nnz_per_row), cols.ravel(), indptr), shape=(n_rows, n_features))
+    y_semi = np.full(n_rows, -1)
+    lab = rng.choice(n_rows, n_rows // 10, replace=False)
+    y_semi[lab] = y[lab]
+    return X, y, y_semi
+
+
+def _fit_peak(est, X, y):
+    gc.collect()
+    tracemalloc.start()
+    try:
+        est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+@pytest.mark.parametrize(
+    "make, n_rows, n_features, n_classes",
+    [
+        pytest.param(lambda: PottsDeterministicAnnealingSVC(), 1500, 400_000, 3, marks=pytest.mark.slow),
+        (lambda: TransductiveSVC(), 300, 400_000, 2),
+        (lambda: DeterministicAnnealingSVC(), 300, 400_000, 2),
+    ],
+    ids=["potts", "tsvm", "da"],
+)
+def test_wide_sparse_fit_grows_memory_by_a_few_coef(make, n_rows, n_features, n_classes):
+    # 20 entries per row in 400,000 columns: all but a few percent of the columns hold no entry. The solvers'
+    # work arrays of the length of w, the candidates the safeguard kept and the stacked results made the peak
+    # 10 to 12 times coef_; the solvers now see only the used columns (on_used_columns).
+    X, y, y_semi = _wide_problem(n_rows, n_features, n_classes)
+    est = make()
+    peak = _fit_peak(est, X, y_semi)
+    assert est.coef_.shape == (1 if n_classes == 2 else n_classes, n_features)
+    assert peak <= 4 * est.coef_.nbytes + _csr_bytes(X), peak / est.coef_.nbytes
+    # The columns no row uses keep weight 0; the model still separates the classes.
+    unused = np.setdiff1d(np.arange(n_features), X.indices)
+    assert not np.any(est.coef_[:, unused])
+    assert np.mean(est.transduction_ == y) > 0.9
