@@ -112,8 +112,7 @@ def _check_finite_fit(estimator, values):
     """Raise a ``ValueError`` unless every array of ``values`` (name -> array) is finite."""
     for name, value in values.items():
         if not np.all(np.isfinite(value)):
-            weight = getattr(estimator, "unlabeled_weight", None)
-            against = "" if weight is None else f", or unlabeled_weight={weight!r} too large against it,"
+            against = _against_unlabeled_weight(estimator)
             raise ValueError(
                 f"{type(estimator).__name__}: the fit produced a non-finite {name}; alpha_={estimator.alpha_!r} is "
                 f"too small for float64 arithmetic on this data{against} (the Newton systems are singular to "
@@ -121,11 +120,25 @@ def _check_finite_fit(estimator, values):
             )
 
 
+def _against_unlabeled_weight(estimator):
+    """The clause that names ``unlabeled_weight`` beside ``alpha_`` in an overflow's message, where it applies."""
+    weight = getattr(estimator, "unlabeled_weight", None)
+    return "" if weight is None else f", or unlabeled_weight={weight!r} too large against it,"
+
+
 def _alpha_error(estimator, error):
     """The ``ValueError`` raised in place of a solver's ``FloatingPointError``."""
     return ValueError(
         f"{type(estimator).__name__}: {error} With alpha_={estimator.alpha_!r} this may also mean that alpha is too "
-        "small for float64 arithmetic on this data. " + _ALPHA_ADVICE
+        f"small for float64 arithmetic on this data{_against_unlabeled_weight(estimator)}. " + _ALPHA_ADVICE
+    )
+
+
+def _safeguard_error(estimator, error):
+    """The ``ValueError`` raised where a fit inside the safeguard failed: it names the user's estimator."""
+    return ValueError(
+        f"{type(estimator).__name__}: a fit of its safeguard failed with alpha_={estimator.alpha_!r}, which may be "
+        f"too small for float64 arithmetic on this data{_against_unlabeled_weight(estimator)} ({error})"
     )
 
 
@@ -769,7 +782,10 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         outputs = np.column_stack([res.outputs for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
-        self._apply_safeguard(data, sample_weight)
+        try:
+            self._apply_safeguard(data, sample_weight)
+        except (ValueError, FloatingPointError) as error:
+            raise _safeguard_error(self, error) from error
         return self
 
     def _resolve_from_data(self, data, sample_weight):

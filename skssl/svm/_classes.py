@@ -35,6 +35,7 @@ from ._base import (
     _capped_message,
     _check_finite_fit,
     _LinearFitMixin,
+    _safeguard_error,
     expanded_coef,
 )
 from ..utils._dask import is_dask_array
@@ -725,7 +726,10 @@ class PottsDeterministicAnnealingSVC(
         # Without unlabeled rows the fit is one supervised solve: one iteration.
         self.n_iter_ = int(max(res.n_temperatures, 1))
         del X_used, res  # the solve's arrays are not kept through the safeguard's fits
-        self._apply_safeguard(data, sample_weight)
+        try:
+            self._apply_safeguard(data, sample_weight)
+        except (ValueError, FloatingPointError) as error:
+            raise _safeguard_error(self, error) from error
         return self
 
     def _apply_safeguard(self, data, sample_weight):
