@@ -13,6 +13,8 @@ from skssl.svm._da import optimize_p
 from skssl.svm._rowblocks import RowSlicer
 from skssl.svm._validation import check_design_scale
 
+from .._benchmarks import load_benchmark
+
 
 def _csr_bytes(X):
     return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
@@ -106,25 +108,6 @@ def test_scale_check_copies_nothing(sparse):
         check_design_scale(big)
 
 
-def _wide_problem(n_rows, n_features, n_classes, nnz_per_row=20, seed=0):
-    """CSR rows with ``nnz_per_row`` entries in a wide feature space: half from a pool of features of the row's
-    class, half anywhere; 10% of the rows labeled."""
-    rng = np.random.RandomState(seed)
-    y = rng.randint(n_classes, size=n_rows)
-    pool, n_signal = 200, nnz_per_row // 2
-    cols = np.empty((n_rows, nnz_per_row), dtype=np.int64)
-    for i in range(n_rows):
-        signal = y[i] * pool + rng.choice(pool, n_signal, replace=False)
-        rest = n_classes * pool + rng.choice(n_features - n_classes * pool, nnz_per_row - n_signal, replace=False)
-        cols[i] = np.sort(np.concatenate([signal, rest]))
-    indptr = np.arange(0, n_rows * nnz_per_row + 1, nnz_per_row)
-    X = sp.csr_matrix((rng.rand(n_rows * nnz_per_row), cols.ravel(), indptr), shape=(n_rows, n_features))
-    y_semi = np.full(n_rows, -1)
-    lab = rng.choice(n_rows, n_rows // 10, replace=False)
-    y_semi[lab] = y[lab]
-    return X, y, y_semi
-
-
 def _fit_peak(est, X, y):
     gc.collect()
     tracemalloc.start()
@@ -149,7 +132,8 @@ def test_wide_sparse_fit_grows_memory_by_a_few_coef(make, n_rows, n_features, n_
     # 20 entries per row in 400,000 columns: all but a few percent of the columns hold no entry. The solvers'
     # work arrays of the length of w, the candidates the safeguard kept and the stacked results made the peak
     # 10 to 12 times coef_; the solvers now see only the used columns (on_used_columns).
-    X, y, y_semi = _wide_problem(n_rows, n_features, n_classes)
+    # the benchmark's own problem (benchmarks/wide_sparse_memory.py), so that test and results measure one thing
+    X, y, y_semi = load_benchmark("wide_sparse_memory").wide_problem(n_rows, n_features, n_classes)
     est = make()
     peak = _fit_peak(est, X, y_semi)
     assert est.coef_.shape == (1 if n_classes == 2 else n_classes, n_features)
