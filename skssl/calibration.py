@@ -9,29 +9,11 @@ isotonic regression (Zadrozny and Elkan, KDD 2002) fitted on held-out decision
 values, one class against the rest and normalised for several classes -- with
 folds over the labeled rows only.
 
-Decisions
----------
-* **Folds.** :class:`~skssl.model_selection.SemiSupervisedKFold` splits the
-  labeled rows. Each fold's estimator is fitted on *every* row, the held-out
-  labeled rows turned into ``-1``: a semi-supervised estimator reads its
-  unlabeled rows, so a held-out row it has seen without its label is exactly
-  what an unlabeled training row is to the final model (the transductive
-  use of an S3VM; on new rows its decision values may be less extreme).
-* **Sigmoid.** Platt's method fits a logistic curve to the decision values
-  with the targets smoothed to ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``,
-  so that a held-out set the model separates perfectly (the usual case with
-  a few labels) gives a finite slope. scikit-learn's fitter of it is
-  private; here a public :class:`~sklearn.linear_model.LogisticRegression`
-  without a penalty is fitted on each value twice, once per class, weighted
-  by the smoothed target and its complement, which is the same objective.
-* **ensemble=False by default**, unlike scikit-learn: Platt's smoothing and
-  the isotonic fit depend on how many rows a calibrator sees, and with the
-  few labels of a semi-supervised problem a fold holds a handful. Pooling
-  the out-of-fold decision values gives one calibrator all labeled rows;
-  the fold-wise calibrators averaged came out underconfident
-  (``benchmarks/calibration.py``).
-* ``classes_`` never holds ``-1``; ``predict`` is the argmax of
-  ``predict_proba``, as in scikit-learn's wrapper.
+Each fold's estimator is fitted on every row with the held-out labeled rows
+turned into ``-1``; ``ensemble=False`` (the default, unlike scikit-learn)
+fits one calibrator on all out-of-fold decision values.
+
+Design decisions and measurements: user guide, "Probabilities".
 """
 
 import numbers

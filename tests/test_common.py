@@ -9,6 +9,7 @@ import importlib
 import inspect
 import pkgutil
 
+import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -20,11 +21,19 @@ from skssl.utils.estimator_checks import parametrize_with_semi_supervised_checks
 from ._toy_estimator import SeededCentroidClassifier
 
 # Keyword arguments for the checked instances: fewer epochs for the deep nets
-# (fast enough for ~50 sklearn checks without changing the code paths), and a
+# (fast enough for ~50 sklearn checks without changing the code paths), a
 # plain sklearn classifier inside the meta-estimators, whose default inner
-# model needs torch (the default itself is checked in tests/self_training).
+# model needs torch (the default itself is checked in tests/self_training),
+# and no safeguard for the semi-supervised SVMs, whose default one refits each
+# model on held-out labels and makes every check's fit 5 to 8 times longer.
+# The SVMs' defaults go through both sets of checks too, in the slow tests at
+# the end of this module.
 _FAST_NET = {"max_epochs": 2, "iterations_per_epoch": 10}
+_NO_SAFEGUARD = {"safeguard": None}
 FAST_PARAMS = {
+    "TransductiveSVC": _NO_SAFEGUARD,
+    "DeterministicAnnealingSVC": _NO_SAFEGUARD,
+    "PottsDeterministicAnnealingSVC": _NO_SAFEGUARD,
     "CurriculumLabelingClassifier": {"estimator": LogisticRegression()},
     "LabeledOnlyClassifier": {"estimator": LogisticRegression()},
     # Without the safeguard's internal cross-validation: one fit per fold (the default is tested in tests/).
@@ -150,8 +159,17 @@ def _instances():
     return estimators + [SeededCentroidClassifier()]
 
 
+def _default_instances():
+    """The estimators that FAST_PARAMS makes cheap by dropping a default safeguard, with every default."""
+    return [cls() for cls in _public_estimators() if "safeguard" in FAST_PARAMS.get(cls.__name__, {})]
+
+
 def _expected_failed_checks(estimator):
     return {**COMMON_EXPECTED_FAILURES, **EXPECTED_FAILURES.get(type(estimator).__name__, {})}
+
+
+def _expected_semi_supervised_failures(estimator):
+    return EXPECTED_SEMI_SUPERVISED_FAILURES.get(type(estimator).__name__, {})
 
 
 def test_discovery_finds_every_exported_estimator():
@@ -173,8 +191,20 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-@parametrize_with_semi_supervised_checks(
-    _instances(), expected_failed_checks=lambda est: EXPECTED_SEMI_SUPERVISED_FAILURES.get(type(est).__name__, {})
-)
+@parametrize_with_semi_supervised_checks(_instances(), expected_failed_checks=_expected_semi_supervised_failures)
 def test_semi_supervised_contract(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks(_default_instances(), expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible_estimator_with_its_defaults(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_semi_supervised_checks(
+    _default_instances(), expected_failed_checks=_expected_semi_supervised_failures
+)
+def test_semi_supervised_contract_with_its_defaults(estimator, check):
     check(estimator)

@@ -446,10 +446,18 @@ def test_workers_forget_the_states_no_handle_refers_to(client):
     gc.collect()
     TransductiveSVC(safeguard=None, max_iter=3).fit(*_dask(X, y, CHUNKINGS[1])[:2])
     gc.collect()
-    deadline = time.monotonic() + 10
-    while sum(client.run(_n_actors).values()) and time.monotonic() < deadline:
+    # The workers drop the actors once the scheduler has released their keys, which happens after the fit
+    # returns: the wait is bounded by a count of round trips to the workers (each one a chance for them to
+    # handle the release), not by a clock, so a busy machine cannot fail it.
+    for _ in range(MAX_RELEASE_POLLS):
+        if sum(client.run(_n_actors).values()) == 0:
+            break
         time.sleep(0.05)
     assert sum(client.run(_n_actors).values()) == 0
+
+
+#: Round trips to the workers within which a finished fit's actors must be gone.
+MAX_RELEASE_POLLS = 200
 
 
 def _n_actors(dask_worker):

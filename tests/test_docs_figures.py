@@ -139,11 +139,6 @@ def test_every_percentage_in_the_docs_is_quoted_with_its_source(name):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 51: TransductiveSVC() and DeterministicAnnealingSVC() on pcmac give 89.9% / 89.7% since the "
-    "class fractions from clusters regressed; benchmarks/results/when_to_use.md (pcmac) still says 93.4% / 94.4%",
-)
 def test_the_pcmac_defaults_give_the_figures_of_their_results_file():
     """The README's and the guide's first figures: the defaults on pcmac, measured again by the benchmark's
     own protocol (``python benchmarks/when_to_use.py --only pcmac``) and compared with its results file."""

@@ -23,6 +23,7 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
@@ -48,6 +49,7 @@ from .kernels._validation import (
     as_float64_design,
     check_design_scale,
     fit_scope,
+    on_used_columns,
     rows_of_positive_weight,
     without_duplicate_entries,
 )
@@ -112,8 +114,7 @@ def _check_finite_fit(estimator, values):
     """Raise a ``ValueError`` unless every array of ``values`` (name -> array) is finite."""
     for name, value in values.items():
         if not np.all(np.isfinite(value)):
-            weight = getattr(estimator, "unlabeled_weight", None)
-            against = "" if weight is None else f", or unlabeled_weight={weight!r} too large against it,"
+            against = _against_unlabeled_weight(estimator)
             raise ValueError(
                 f"{type(estimator).__name__}: the fit produced a non-finite {name}; alpha_={estimator.alpha_!r} is "
                 f"too small for float64 arithmetic on this data{against} (the Newton systems are singular to "
@@ -121,11 +122,25 @@ def _check_finite_fit(estimator, values):
             )
 
 
+def _against_unlabeled_weight(estimator):
+    """The clause that names ``unlabeled_weight`` beside ``alpha_`` in an overflow's message, where it applies."""
+    weight = getattr(estimator, "unlabeled_weight", None)
+    return "" if weight is None else f", or unlabeled_weight={weight!r} too large against it,"
+
+
 def _alpha_error(estimator, error):
     """The ``ValueError`` raised in place of a solver's ``FloatingPointError``."""
     return ValueError(
         f"{type(estimator).__name__}: {error} With alpha_={estimator.alpha_!r} this may also mean that alpha is too "
-        "small for float64 arithmetic on this data. " + _ALPHA_ADVICE
+        f"small for float64 arithmetic on this data{_against_unlabeled_weight(estimator)}. " + _ALPHA_ADVICE
+    )
+
+
+def _safeguard_error(estimator, error):
+    """The ``ValueError`` raised where a fit inside the safeguard failed: it names the user's estimator."""
+    return ValueError(
+        f"{type(estimator).__name__}: a fit of its safeguard failed with alpha_={estimator.alpha_!r}, which may be "
+        f"too small for float64 arithmetic on this data{_against_unlabeled_weight(estimator)} ({error})"
     )
 
 
@@ -287,11 +302,15 @@ class _LinearFitMixin:
         n_classes = self.classes_.shape[0]
         # Predictions on all rows, then indexed: slicing X by the unlabeled rows would copy most of it.
         predictions = [self._predicted_indices(X)[unlabeled]]
-        # The candidates are fitted on the encoded labels 0 .. n_classes - 1.
-        for candidate in self._safeguard_candidates(
+        # The candidates are fitted on the encoded labels 0 .. n_classes - 1, one at a time: each is dropped once
+        # it has predicted, so that no more than one candidate's coef_ is alive beside this fit's.
+        candidates = self._safeguard_candidates(
             data.fractions, weights[labeled].sum(), self._encoded_class_weight(), self._resolved_parameters()
-        ):
-            predictions.append(candidate.fit(X, y_enc, sample_weight=sample_weight)._predicted_indices(X)[unlabeled])
+        )
+        while candidates:
+            candidate = candidates.pop(0).fit(X, y_enc, sample_weight=sample_weight)
+            predictions.append(candidate._predicted_indices(X)[unlabeled])
+            del candidate
         agree = candidates_agree(predictions)
         labels = predictions[0]
         # The semi-supervised objective with the agreed labels fixed and the disputed rows left out: labeled
@@ -317,8 +336,12 @@ class _LinearFitMixin:
         if n_classes > 2 and fit_rows_are_centred(X, sample_weight):
             # Standardized rows: all classes jointly (skssl.svm.solvers._weston_watkins), from the candidates' model.
             rows = np.flatnonzero(refit_weights > 0)
-            joint = JointLoss(X[rows], y_refit[rows], refit_weights[rows])
-            self._refit_jointly(joint.terms, joint.curvature, refit_alpha)
+            # On the used columns of X, where this model's weights are (it is 0 on the others).
+            X_used, columns = on_used_columns(X)
+            joint = JointLoss(X_used[rows], y_refit[rows], refit_weights[rows])
+            del X_used
+            self._refit_jointly(joint.terms, joint.curvature, refit_alpha, columns)
+            del joint
         else:
             refit = self._supervised_estimator(
                 alpha=refit_alpha, intercept_scaling=self.intercept_scaling_, n_jobs=self.n_jobs
@@ -442,13 +465,20 @@ class _LinearFitMixin:
         """
         return None
 
-    def _refit_jointly(self, data_terms, data_curvatures, refit_alpha):
-        """The multi-class refit: the Weston-Watkins l2-SVM of the rows behind ``data_terms``, from this model."""
+    def _refit_jointly(self, data_terms, data_curvatures, refit_alpha, columns=None):
+        """The multi-class refit: the Weston-Watkins l2-SVM of the rows behind ``data_terms``, from this model.
+
+        ``columns``: the columns of X the data terms are on (None: all); ``coef_`` is 0 on the others.
+        """
         # Twice the penalty: with two classes the joint loss is then the binary l2-SVM at refit_alpha.
         alpha = 2.0 * refit_alpha
+        start = self.coef_ if columns is None else self.coef_[:, columns]
         coef, intercept, converged = fit_weston_watkins(
-            data_terms, data_curvatures, self.coef_, self.intercept_, alpha, alpha / self.intercept_scaling_**2
+            data_terms, data_curvatures, start, self.intercept_, alpha, alpha / self.intercept_scaling_**2
         )
+        del start
+        if columns is not None:
+            coef = expanded_coef(coef, columns, self.coef_.shape[1])
         if not converged and self._warns_on_caps:
             warnings.warn(
                 f"{type(self).__name__}: the safeguard's multi-class refit stopped at its cap on Newton iterations "
@@ -480,7 +510,11 @@ class _LinearFitMixin:
 
     def _predicted_indices(self, X):
         """Index in ``classes_`` of the class each row of ``X`` is predicted."""
-        scores = X @ self.coef_.T + self.intercept_
+        if sp.issparse(X):
+            # One product per class: X @ coef_.T would copy the transposed coef_ first (scipy wants it contiguous).
+            scores = np.column_stack([X @ w for w in self.coef_]) + self.intercept_
+        else:
+            scores = X @ self.coef_.T + self.intercept_
         return (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(axis=1)
 
     def _class_fractions(self, y_enc, mask, sample_weight=None):
@@ -622,6 +656,22 @@ class _LinearFitMixin:
         return _FitData(X, y_enc, mask, fractions, sw, keep)
 
 
+def expanded_coef(weights, columns, n_features):
+    """``coef_`` of shape (len(weights), n_features) from weight vectors on ``columns`` (None: on all columns).
+
+    The other columns held no entry of the rows fitted (:func:`~skssl.svm.kernels._validation.on_used_columns`);
+    their weights are 0. Written row by row into one array, never stacked first.
+    """
+    n_features = weights[0].shape[0] if columns is None else n_features
+    coef = np.zeros((len(weights), n_features))
+    for k, w in enumerate(weights):
+        if columns is None:
+            coef[k] = w
+        else:
+            coef[k, columns] = w
+    return coef
+
+
 def check_every_class_weighted(classes, class_totals):
     """Raise when the labeled rows of some class all have weight 0 (times ``class_weight``).
 
@@ -724,7 +774,9 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         fractions = data.fractions[1:] if n_classes == 2 else data.fractions
         positives = [1] if n_classes == 2 else list(range(n_classes))
         targets = [data.rows(np.where(y_enc == k, 1.0, -1.0)) for k in positives]
-        X_fit, mask_fit = data.rows(X), data.rows(mask)
+        # The solvers see the used columns only; the weights of the others are 0 (skssl.svm.kernels._validation).
+        X_used, columns = on_used_columns(X)
+        X_fit, mask_fit = data.rows(X_used), data.rows(mask)
         n_outer, n_inner = share_threads(self.n_jobs, len(targets))
         try:
             # A solver callback installed here goes with each problem to the thread (or worker) that solves it.
@@ -735,30 +787,35 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
             )
         except FloatingPointError as error:
             raise _alpha_error(self, error) from error
-        if X_fit is not X:
+        if X_fit is not X_used:
             for res in results:
                 with np.errstate(over="ignore", invalid="ignore"):
-                    res.outputs = X @ res.w + res.b
-        self._store_results(results)
+                    res.outputs = X_used @ res.w + res.b
+        del X_fit, X_used
+        self._store_results(results, columns, X.shape[1])
         outputs = np.column_stack([res.outputs for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
-        self._apply_safeguard(data, sample_weight)
+        try:
+            self._apply_safeguard(data, sample_weight)
+        except (ValueError, FloatingPointError) as error:
+            raise _safeguard_error(self, error) from error
         return self
 
     def _resolve_from_data(self, data, sample_weight):
         """Resolve the parameters that depend on the validated data before the solve (none by default)."""
 
-    def _store_results(self, results):
+    def _store_results(self, results, columns=None, n_features=None):
         """Check the binary problems' results and store the model, its objectives and counts; warn if capped.
 
         Fields of a result that are not arrays or numbers (a Dask fit's outputs are the blocks' states,
-        which stay on the workers) are not checked.
+        which stay on the workers) are not checked. ``columns``: the columns of X that the results' weights
+        belong to, of ``n_features`` (None: all of them).
         """
         for res in results:
             values = {name: getattr(res, field) for name, field in self._checked_results.items()}
             _check_finite_fit(self, {k: v for k, v in values.items() if isinstance(v, (float, np.ndarray))})
-        self.coef_ = np.vstack([res.w for res in results])
+        self.coef_ = expanded_coef([res.w for res in results], columns, n_features)
         self.intercept_ = np.array([res.b for res in results])
         self.objective_ = np.array([res.objective for res in results])
         self.n_iter_ = int(max(res.n_iter for res in results))

@@ -35,6 +35,8 @@ from ._base import (
     _capped_message,
     _check_finite_fit,
     _LinearFitMixin,
+    _safeguard_error,
+    expanded_coef,
 )
 from ..utils._dask import is_dask_array
 from ..utils._warnings import user_stacklevel
@@ -47,6 +49,7 @@ from .solvers._potts import potts_annealing
 from .solvers._problem import S3VMProblem
 from .kernels._rowblocks import fit_threads
 from .solvers._tsvm import TSVM_MAX_ITER, tsvm
+from .kernels._validation import on_used_columns
 
 __all__ = ["DeterministicAnnealingSVC", "LinearL2SVC", "PottsDeterministicAnnealingSVC", "TransductiveSVC"]
 
@@ -633,7 +636,9 @@ class PottsDeterministicAnnealingSVC(
         if np.ndim(self.positive_fraction) == 1:
             # Given fractions may sum to 1 within 1e-6; the transport problem needs 1.
             fractions = fractions / fractions.sum()
-        X_fit, mask_fit = data.rows(X), data.rows(mask)
+        # The solve sees the used columns only; the weights of the others are 0 (skssl.svm.kernels._validation).
+        X_used, columns = on_used_columns(X)
+        X_fit, mask_fit = data.rows(X_used), data.rows(mask)
         try:
             res = potts_annealing(
                 X_fit,
@@ -658,12 +663,10 @@ class PottsDeterministicAnnealingSVC(
         )
         for message in _annealing_messages(res, self, "distributions"):
             warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=user_stacklevel())
-        if n_classes == 2:
-            self.coef_ = res.W[1:].copy()
-            self.intercept_ = res.b[1:].copy()
-        else:
-            self.coef_ = res.W
-            self.intercept_ = res.b
+        del X_fit
+        first = 1 if n_classes == 2 else 0
+        self.coef_ = expanded_coef(res.W[first:], columns, X.shape[1])
+        self.intercept_ = res.b[first:].copy()
         distributions = np.zeros((X.shape[0], n_classes))
         distributions[np.flatnonzero(mask), y_enc[mask]] = 1.0
         unlabeled_in_fit = np.flatnonzero(~mask) if data.keep is None else data.keep[~mask_fit]
@@ -672,14 +675,18 @@ class PottsDeterministicAnnealingSVC(
             # Unlabeled rows of weight 0 were not in the problem: one-hot on the model's prediction.
             dropped = np.setdiff1d(np.flatnonzero(~mask), unlabeled_in_fit)
             if dropped.size:
-                scores = X[dropped] @ res.W.T + res.b
+                scores = X_used[dropped] @ res.W.T + res.b
                 distributions[dropped, scores.argmax(axis=1)] = 1.0
         self.label_distributions_ = distributions
         self._set_transduction(y_enc, distributions.argmax(axis=1))
         self.objective_ = res.objective
         # Without unlabeled rows the fit is one supervised solve: one iteration.
         self.n_iter_ = int(max(res.n_temperatures, 1))
-        self._apply_safeguard(data, sample_weight)
+        del X_used, res  # the solve's arrays are not kept through the safeguard's fits
+        try:
+            self._apply_safeguard(data, sample_weight)
+        except (ValueError, FloatingPointError) as error:
+            raise _safeguard_error(self, error) from error
         return self
 
     def _apply_safeguard(self, data, sample_weight):

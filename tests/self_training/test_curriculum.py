@@ -28,6 +28,15 @@ from skssl.self_training._curriculum import _class_weights, _percentile_schedule
 FIT_LOG = []
 
 
+def _seeds(n, n_fast):
+    """Seeds 0 to n - 1 of a property over random problems: the first ``n_fast`` in the fast suite, the rest slow.
+
+    Each seed is a fit with the cross-validated safeguard (three to four fits of the curriculum); the fast suite
+    keeps enough of them to catch a broken property, the whole suite runs them all.
+    """
+    return [seed if seed < n_fast else pytest.param(seed, marks=pytest.mark.slow) for seed in range(n)]
+
+
 @pytest.fixture(autouse=True)
 def _clear_log():
     FIT_LOG.clear()
@@ -318,7 +327,7 @@ def test_zero_labeled_sample_weight_raises():
     assert FIT_LOG == []
 
 
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", _seeds(24, 8))
 def test_imbalanced_problems_keep_the_minority_in_proportion(seed):
     """Property over random imbalanced problems: the default weighting never turns the classes around.
 
@@ -591,9 +600,9 @@ def test_default_estimator_is_the_skssl_net():
     if not hasattr(deep, "SupervisedNetClassifier"):
         pytest.skip("skssl.deep.SupervisedNetClassifier does not exist yet")
     X, y, y_semi = _blobs()
-    # step=50: three fits of the default net (percentiles 50 and 0) instead of six; what is
-    # tested is the default estimator, which the step does not change.
-    clf = CurriculumLabelingClassifier(step=50, random_state=0).fit(X.astype(np.float32), y_semi)
+    # step=50: three fits of the default net (percentiles 50 and 0) instead of six, and no safeguard, whose
+    # folds would fit the net three times more; what is tested is the default estimator, which neither changes.
+    clf = CurriculumLabelingClassifier(step=50, safeguard=None, random_state=0).fit(X.astype(np.float32), y_semi)
     assert isinstance(clf.estimator_, deep.SupervisedNetClassifier)
     assert clf.n_iter_ == 3
     assert clf.predict_proba(X).shape == (150, 3)
@@ -1017,7 +1026,7 @@ def test_safeguard_returns_the_supervised_model_when_the_rounds_hurt():
     assert clf.safeguard_fell_back_ is True
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", _seeds(30, 10))
 def test_safeguard_contract_on_random_problems(seed):
     """Property: the safeguard returns the curriculum's model or round 0's, as its two scores say."""
     rng = np.random.RandomState(seed)
@@ -1083,14 +1092,14 @@ def test_safeguard_verbose_line(capsys):
     assert out[-1].endswith("kept the supervised model of round 0")
 
 
-def test_safeguard_verdict_does_not_depend_on_random_state():
+@pytest.mark.parametrize("seed", _seeds(5, 2))
+def test_safeguard_verdict_does_not_depend_on_random_state(seed):
     """With a deterministic estimator and random_state=None, every fit gives the same model and scores."""
-    for seed in range(5):
-        X, _, y_semi = _two_blobs(seed, n_labeled_per_class=6, n=120)
-        fits = [CurriculumLabelingClassifier(LogisticRegression()).fit(X, y_semi) for _ in range(3)]
-        for other in fits[1:]:
-            np.testing.assert_array_equal(other.safeguard_scores_, fits[0].safeguard_scores_)
-            np.testing.assert_array_equal(other.predict(X), fits[0].predict(X))
+    X, _, y_semi = _two_blobs(seed, n_labeled_per_class=6, n=120)
+    fits = [CurriculumLabelingClassifier(LogisticRegression()).fit(X, y_semi) for _ in range(3)]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.safeguard_scores_, fits[0].safeguard_scores_)
+        np.testing.assert_array_equal(other.predict(X), fits[0].predict(X))
 
 
 @pytest.mark.parametrize("n_classes", [2, 3, 4, 5, 8])

@@ -20,12 +20,13 @@ Design decisions: user guide, Implementation decisions: linear S3VMs,
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
+from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.cluster import KMeans
-from sklearn.decomposition import TruncatedSVD
 from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
 from ..kernels._row_order import distinct_rows
+from ..kernels._validation import on_used_columns
 
 __all__ = ["fractions_from_clusters", "MIN_PURITY", "MIN_LABELED", "MIN_CLASS_SHARE"]
 
@@ -39,7 +40,9 @@ MIN_CLASS_SHARE = 0.5
 N_INIT, SEED, SAMPLE = 3, 0, 2000
 #: Rows of more columns are clustered in a latent space of this many dimensions (:func:`_latent_directions`),
 #: where restarts cost little: k-means++ is restarted this many times there.
-LATENT_DIM, LATENT_N_INIT, LATENT_N_ITER = 100, 10, 5
+LATENT_DIM, LATENT_N_INIT = 100, 30
+#: Columns per block of the projection on the latent space.
+PROJECTION_BLOCK = 4096
 
 
 def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
@@ -120,7 +123,8 @@ def _kmeans_labels(X, n_clusters, weight):
     rows, which repeating a row changes). Rows of more than ``LATENT_DIM`` columns are clustered by direction
     in their latent space (:func:`_latent_directions`).
     """
-    X = _int32_indices(X)
+    # k-means on the columns that hold an entry: its centres are 0 on the others (skssl.svm.kernels._validation).
+    X = _int32_indices(on_used_columns(X)[0])
     distinct, group = distinct_rows(X)
     distinct_weight = np.bincount(group, weights=weight, minlength=distinct.shape[0])
     if distinct.shape[0] > SAMPLE:
@@ -130,9 +134,17 @@ def _kmeans_labels(X, n_clusters, weight):
     distinct, distinct_weight = distinct[positive], distinct_weight[positive]
     if distinct.shape[0] < n_clusters:
         return np.zeros(X.shape[0], dtype=np.intp)  # fewer distinct rows than classes: one cluster, no purity
-    n_init = N_INIT
-    if X.shape[1] > LATENT_DIM:
-        X, n_init = _latent_directions(X, X[distinct], distinct_weight), LATENT_N_INIT
+    if X.shape[1] <= LATENT_DIM:
+        return _lloyd_from_sample(X, distinct, distinct_weight, weight, n_clusters, N_INIT)
+    # In the latent space the rows are short and dense: one thread, as OpenMP threads waiting for work between
+    # the many small k-means iterations cost ten times the work on a busy machine (measured on pcmac).
+    Z = _latent_directions(X, X[distinct], distinct_weight)
+    with threadpool_limits(1):
+        return _lloyd_from_sample(Z, distinct, distinct_weight, weight, n_clusters, LATENT_N_INIT)
+
+
+def _lloyd_from_sample(X, distinct, distinct_weight, weight, n_clusters, n_init):
+    """k-means++ (``n_init`` restarts) on the sample's rows, then Lloyd's iterations on all rows, to the end."""
     start = KMeans(n_clusters, n_init=n_init, random_state=SEED).fit(X[distinct], sample_weight=distinct_weight)
     final = KMeans(n_clusters, init=start.cluster_centers_, n_init=1, tol=0.0)
     return final.fit(X, sample_weight=weight).labels_
@@ -144,17 +156,47 @@ def _latent_directions(X, sample, sample_weight):
     Latent semantic analysis followed by k-means on the directions (as scikit-learn's text-clustering example
     does): in the raw space of many sparse columns k-means' restarts end in very different partitions of
     almost equal inertia (on pcmac the clusters' share of a class ranged from 0.42 to 0.54 over seeds), and in
-    the leading singular directions they agree. The decomposition is fitted on the canonical sample of distinct
+    the leading singular directions they agree. The decomposition is that of the canonical sample of distinct
     rows that also starts k-means, a row of weight ``w`` scaled by ``sqrt(w)`` as ``w`` copies of it would count,
-    randomized with a fixed seed; so it depends neither on the order of the rows nor on repeats.
+    so it depends neither on the order of the rows nor on repeats.
+
+    Written here rather than with ``TruncatedSVD``, whose singular vectors and random start are as long as a
+    row (``LATENT_DIM`` times ``coef_``): the leading eigenvectors ``U`` of the sample's Gram matrix are found
+    by Lanczos iterations on products with the sample (memory of the sample's size), and the rows' projections
+    ``X V`` with ``V = A^T U / s`` are summed over blocks of columns, so no array as long as a row is formed.
     """
     scale = np.sqrt(sample_weight)
     scaled = sp.diags(scale) @ sample if sp.issparse(sample) else sample * scale[:, None]
-    svd = TruncatedSVD(min(LATENT_DIM, min(sample.shape) - 1), n_iter=LATENT_N_ITER, random_state=SEED)
-    # One BLAS thread: the products are small and tall, and on a busy machine idle BLAS threads spinning for
-    # work cost several times the decomposition (measured on 20 Newsgroups).
+    n_sample = scaled.shape[0]
+    k = min(LATENT_DIM, n_sample - 1)
+    # One BLAS thread: the products are small, and on a busy machine idle BLAS threads spinning for work cost
+    # several times the decomposition (measured on 20 Newsgroups).
     with threadpool_limits(1, user_api="blas"):
-        return normalize(svd.fit(scaled).transform(X))
+        if n_sample <= 3 * k:
+            gram = scaled @ scaled.T
+            eigenvalues, vectors = np.linalg.eigh(gram.toarray() if sp.issparse(gram) else gram)
+        else:
+            gram = LinearOperator((n_sample, n_sample), matvec=lambda v: scaled @ (scaled.T @ v), dtype=np.float64)
+            v0 = np.random.RandomState(SEED).uniform(0.5, 1.5, n_sample)
+            eigenvalues, vectors = eigsh(gram, k=k, which="LA", v0=v0)
+        order = np.argsort(eigenvalues)[::-1][:k]
+        eigenvalues, vectors = eigenvalues[order], vectors[:, order]
+        kept = eigenvalues > eigenvalues[0] * n_sample * np.finfo(np.float64).eps
+        # V = A^T U / s, with A the scaled sample: the sample's own rows carry the scale once more.
+        weights = (vectors[:, kept] / np.sqrt(eigenvalues[kept])) * scale[:, None]
+        return normalize(_project(X, sample, weights))
+
+
+def _project(X, sample, weights):
+    """``X @ (sample.T @ weights)``, over blocks of ``PROJECTION_BLOCK`` columns where the rows are sparse."""
+    if not sp.issparse(X):
+        return X @ (sample.T @ weights)
+    X, sample = sp.csc_matrix(X), sp.csc_matrix(sample)
+    out = np.zeros((X.shape[0], weights.shape[1]))
+    for start in range(0, X.shape[1], PROJECTION_BLOCK):
+        columns = slice(start, start + PROJECTION_BLOCK)
+        out += X[:, columns] @ (sample[:, columns].T @ weights)
+    return out
 
 
 def _int32_indices(X):

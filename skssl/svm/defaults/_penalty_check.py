@@ -19,6 +19,7 @@ Design decisions: user guide, Implementation decisions: linear S3VMs, "The label
 import numpy as np
 
 from ..kernels._row_order import distinct_rows
+from ..kernels._validation import on_used_columns
 
 __all__ = ["MAX_CHECKED_LABELED", "PENALTY_FACTORS", "labeled_rows_penalty_factor", "one_standard_error_choice"]
 
@@ -111,12 +112,14 @@ def labeled_rows_penalty_factor(
         return 1.0
     rows, classes, row_weights, fold, _ = folds
     n_folds = int(fold.max()) + 1
+    # The labeled rows on the columns they use: the models are 0 on the others (skssl.svm.kernels._validation).
+    X_rows = on_used_columns(X[rows])[0]
     hits = np.zeros(len(PENALTY_FACTORS))
     for held_out in range(n_folds):
         train, test = fold != held_out, fold == held_out
         if np.unique(classes[train]).shape[0] < 2:
             return 1.0
-        X_train, X_test = X[rows[train]], X[rows[test]]
+        X_train, X_test = X_rows[np.flatnonzero(train)], X_rows[np.flatnonzero(test)]
         for i, factor in enumerate(PENALTY_FACTORS):
             model = supervised(
                 alpha=alpha * factor, intercept_scaling=intercept_scaling, class_weight=class_weight, n_jobs=n_jobs

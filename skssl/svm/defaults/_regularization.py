@@ -20,6 +20,8 @@ Design decisions: user guide, Implementation decisions: linear S3VMs, "Regulariz
 import numpy as np
 import scipy.sparse as sp
 
+from ..kernels._validation import on_used_columns
+
 __all__ = [
     "AUTO_INTERCEPT_FACTOR",
     "CENTRED_TOLERANCE",
@@ -102,6 +104,15 @@ def weighted_column_sum(X, weights):
     return np.asarray(X.T @ weights, dtype=np.float64).ravel()
 
 
+def _used_column_sum(X, weights):
+    """:func:`weighted_column_sum` over the columns that hold an entry of ``X`` only (the others' sums are 0).
+
+    What the centring test reads, the squared norm of the mean row, is the same without the zeros, and a wide
+    sparse ``X`` is not summed into a dense vector of all its columns.
+    """
+    return weighted_column_sum(on_used_columns(X)[0], weights)
+
+
 def _mean_squared_norm(norm_sum, weight_sum):
     mean_norm = norm_sum / weight_sum
     return mean_norm if mean_norm > 0 else 1.0  # only all-zero rows: the bias's constant feature sets the scale
@@ -175,7 +186,7 @@ def fit_rows_are_centred(X, sample_weight=None):
     """:func:`rows_are_centred` over all rows of ``X`` (weighted by ``sample_weight``; O(nnz) for CSR)."""
     weights = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     norm_sum = float(np.dot(weights, _squared_row_norms(X)))
-    return rows_are_centred(norm_sum, float(weights.sum()), weighted_column_sum(X, weights))
+    return rows_are_centred(norm_sum, float(weights.sum()), _used_column_sum(X, weights))
 
 
 def resolve_regularization(alpha, intercept_scaling, X, labeled, sample_weight=None, *, unlabeled_weight=1.0):
@@ -196,4 +207,4 @@ def resolve_regularization(alpha, intercept_scaling, X, labeled, sample_weight=N
     alpha_ = auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled_weight)
     if not isinstance(intercept_scaling, str):
         return alpha_, float(intercept_scaling)
-    return alpha_, auto_intercept_scaling(norm_sum, weight_sum, weighted_column_sum(X, weights))
+    return alpha_, auto_intercept_scaling(norm_sum, weight_sum, _used_column_sum(X, weights))

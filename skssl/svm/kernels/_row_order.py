@@ -1,33 +1,14 @@
 """The distinct rows of a matrix in the lexicographic order of their values, the same for dense and CSR rows.
 
 Several parts of a fit must not depend on where a row sits, nor on whether it is repeated: the folds of
-``alpha="auto"``'s check (:mod:`skssl.svm.defaults._penalty_check`) and of the safeguard's check
-(:mod:`skssl.svm.safeguard._fallback_check`), the hidden halves of the annealing start
-(:mod:`skssl.svm.defaults._annealing_start`) and the k-means start of the class fractions
-(:mod:`skssl.svm.defaults._cluster_fractions`). They deal the rows in an order of their content, given here by
-:func:`distinct_rows`.
+``alpha="auto"``'s check, of the safeguard's check and of the annealing start, and the k-means start of the
+class fractions. They deal the rows in an order of their content, given here by :func:`distinct_rows`:
+dense rows as ``np.unique(X, axis=0)`` orders them, CSR rows in exactly that order, worked out from their
+non-zeros alone (a most-significant-first radix refinement over tokens ``(sign(v) * (n_features + 1 - c), v)``
+of each non-zero ``v`` at column ``c``), so the cost grows with the non-zeros, never with ``n_features``.
+Ties are kept in row order, so each distinct row is represented by its first occurrence.
 
-Decisions
----------
-* **One order for both formats.** Dense rows are ordered as ``np.unique(X, axis=0)`` orders them: compared value
-  by value from the first column, numerically (``-0.0`` equals ``0.0``). CSR rows get exactly that order, so the
-  same values give the same model whatever their format. A first version ordered CSR rows by two fixed random
-  projections, and on one ``make_classification`` problem ``LinearL2SVC()`` chose ``alpha_`` 0.0043 on the dense
-  rows and 0.43 on the same rows in CSR.
-* **Why not densify.** A row of text has a few hundred non-zeros among 10^5 columns; the order of CSR rows is
-  worked out from their non-zeros alone, in time that grows with the non-zeros, never with ``n_features``.
-* **How CSR rows compare.** Two rows first differ at the first column where their values differ. Each stored
-  non-zero ``v`` at column ``c`` becomes the token ``(sign(v) * (n_features + 1 - c), v)``, and every row ends with
-  the token ``(0, 0)``; comparing two rows' token sequences in order gives the dense comparison: where one row
-  has a non-zero at an earlier column than the other, that row is the smaller exactly when the value is negative,
-  and the tokens' first entries say so (negative ones rank by column, lowest column first; positive ones the
-  other way round; the end token between them). Stored zeros are skipped, as the dense comparison ignores them,
-  and entries stored twice at the same column are summed first (scipy's value of such an entry).
-  The rows are sorted by their first tokens, then each group of rows still tied by their next tokens, until no
-  two rows are tied (a most-significant-first radix refinement): every pass touches only the tied rows, so the
-  cost is the non-zeros of the rows' common beginnings, at most ``nnz``, plus the sorts.
-* **Ties are kept in row order** (stable sorts), so the representative of each distinct row is its first
-  occurrence, as ``np.unique(..., return_index=True)`` gives it.
+Design decisions: user guide, Implementation decisions: linear S3VMs, "Row order".
 """
 
 import numpy as np

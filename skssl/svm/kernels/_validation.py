@@ -29,6 +29,7 @@ __all__ = [
     "check_design_scale",
     "fit_scope",
     "has_duplicate_entries",
+    "on_used_columns",
     "rows_of_positive_weight",
     "without_duplicate_entries",
 ]
@@ -59,6 +60,29 @@ def as_float64_design(X):
             X = X.astype(np.float64)
         return X
     return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def on_used_columns(X):
+    """``(X_used, columns)``: a CSR ``X`` restricted to the columns that hold a stored entry, and those columns.
+
+    ``columns`` (increasing) is None, and ``X_used`` is ``X``, where nothing is left out: dense ``X``, every
+    column used, or no entry at all. Otherwise ``X_used`` shares ``X``'s values and row pointers; its column
+    indices are renumbered 0 .. ``columns.size - 1`` in the same order, so that a weight vector ``w`` of
+    ``X_used`` gives ``X_used @ w == X @ expand(w)`` with the same sums. Memory: one byte per column of ``X``
+    while it runs, then the new indices and ``columns``.
+    """
+    if not sp.issparse(X) or X.nnz == 0:
+        return X, None
+    used = np.zeros(X.shape[1], dtype=bool)
+    used[X.indices] = True
+    columns = np.flatnonzero(used)
+    del used
+    if columns.size == X.shape[1]:
+        return X, None
+    indices = np.searchsorted(columns, X.indices).astype(X.indices.dtype, copy=False)
+    X_used = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], columns.size), copy=False)
+    X_used.has_sorted_indices = X.has_sorted_indices
+    return X_used, columns
 
 
 def has_duplicate_entries(X):
