@@ -135,7 +135,7 @@ def fetch_20newsgroups_bydate(path=None, *, data_home=None, download_if_missing=
     path : str or path-like, default=None
         The ``20news-bydate.tgz`` file. None looks for one, then downloads.
     data_home : str or path-like, default=None
-        scikit-learn's download and cache folder.
+        The download and cache folder of scikit-learn.
     download_if_missing : bool, default=True
         Whether scikit-learn may download the data when it is not cached.
 
@@ -181,7 +181,7 @@ def load_newsgroups_binary(path=None, *, positive_prefixes=("comp.", "sci."), da
     positive_prefixes : tuple of str, default=("comp.", "sci.")
         Groups whose name starts with one of these are class 1.
     data_home : str or path-like, default=None
-        scikit-learn's download and cache folder.
+        The download and cache folder of scikit-learn.
     download_if_missing : bool, default=True
         Whether scikit-learn may download the data when it is not cached.
 
