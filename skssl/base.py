@@ -1,18 +1,10 @@
 """The semi-supervised contract shared by every skssl estimator.
 
-Every estimator in skssl is fitted as ``est.fit(X, y)`` where ``y == -1``
-marks an unlabeled row (the :mod:`sklearn.semi_supervised` convention). This
-module turns such a ``y`` into what an algorithm needs and back:
-
-* :func:`encode_semi_supervised_target` validates ``y`` and returns the
-  sorted labeled classes, a boolean mask of the labeled rows and an integer
-  encoding (``0 .. n_classes - 1`` for labeled rows, ``-1`` for unlabeled
-  ones). Algorithms only ever see that encoding. String labels come in an
-  ``object`` array holding the integer ``-1``; a string that reads as -1
-  raises (:func:`reads_as_minus_one`).
-* :class:`SemiSupervisedClassifierMixin` gives estimators the shared
-  validation of ``(X, y)``, the mapping of predictions back to user labels,
-  the ``transduction_`` helper and a ``score`` that ignores unlabeled rows.
+``y == -1`` marks an unlabeled row (the :mod:`sklearn.semi_supervised`
+convention). :func:`encode_semi_supervised_target` validates ``y`` and encodes
+its labeled part; :class:`SemiSupervisedClassifierMixin` gives estimators the
+shared validation, the decoding of predictions and a ``score`` that ignores
+unlabeled rows.
 
 Design decisions: user guide, Implementation decisions (shared contract), "Targets".
 """
@@ -46,23 +38,9 @@ UNLABELED = -1
 class NoUnlabeledDataWarning(UserWarning):
     """Warning raised when a semi-supervised estimator gets no unlabeled row.
 
-    The estimator then fits the supervised problem on the labeled rows.
-    Silence it with :func:`warnings.filterwarnings` when that is intended
-    (e.g. under ``GridSearchCV`` with a plain splitter).
-
-    When the ``y`` passed by the user did hold ``-1``, a scikit-learn
-    meta-estimator between the user and the skssl estimator has usually
-    rewritten it: :class:`~sklearn.multiclass.OneVsRestClassifier` hands each
-    binary estimator a 0/1 target in which ``-1`` is a class (so its rows
-    are "rest"); the message says so. What cannot be detected is a
-    meta-estimator that keeps ``-1`` in the ``y`` it hands on but counts it
-    as a class itself: :class:`~sklearn.calibration.CalibratedClassifierCV`
-    fits each fold's S3VM on the ``-1`` rows (read as unlabeled, so nothing
-    warns) while its own ``classes_`` hold ``-1``; likewise a recoding that
-    turns a real class into ``-1`` makes its rows unlabeled. Fit skssl's
-    estimators on the multi-class ``y`` directly, and use
-    :class:`~skssl.calibration.SemiSupervisedCalibratedClassifierCV` for
-    probabilities.
+    The estimator then fits the supervised problem on the labeled rows. If
+    ``y`` did hold ``-1``, a scikit-learn meta-estimator has usually rewritten
+    it (user guide, "Probabilities").
 
     See Also
     --------
@@ -83,15 +61,9 @@ class NoUnlabeledDataWarning(UserWarning):
 class UnlabeledAsClassWarning(UserWarning):
     """Warning raised when a classifier learned the unlabeled marker ``-1`` as a class.
 
-    A scikit-learn classifier fitted on a semi-supervised ``y`` takes ``-1``
-    for a class of its own and predicts it for most rows, so its scores are
-    wrong (near zero under
-    :class:`~skssl.model_selection.SemiSupervisedKFold`). The scorers of
-    :func:`~skssl.model_selection.labeled_scorer` emit it, once per process,
-    when the estimator they score (or a pipeline's final step) is not a skssl
-    semi-supervised estimator and has ``-1`` in its ``classes_``. Wrap such a
-    classifier in :class:`~skssl.self_training.LabeledOnlyClassifier` to fit
-    it on the labeled rows only.
+    Emitted once per process by the scorers of
+    :func:`~skssl.model_selection.labeled_scorer`; wrap such a classifier in
+    :class:`~skssl.self_training.LabeledOnlyClassifier`.
 
     See Also
     --------
@@ -116,7 +88,7 @@ def _as_1d_target(y):
     if y is None:
         raise ValueError("This semi-supervised estimator requires y to be passed, but the target y is None.")
     if isinstance(y, (list, tuple)) and _mixes_strings_and_numbers(y):
-        # numpy would turn the integer -1 into the string "-1"; keep each value as it is.
+        # numpy would turn the integer -1 into the string "-1"
         y = np.array(y, dtype=object)
     y = np.asarray(y)
     if y.ndim == 0:
@@ -125,10 +97,7 @@ def _as_1d_target(y):
 
 
 def _labeled_scoring_rows(X, y):
-    """``X`` and ``y`` made indexable, with the mask of the labeled rows, for scoring on those rows alone.
-
-    Raises a ``ValueError`` when no row is labeled: a score on no rows means nothing.
-    """
+    """Indexable ``X`` and ``y`` with the mask of the labeled rows; raise when none is labeled."""
     y = _as_1d_target(y)
     X, y = indexable(check_sparse_structure(X), y)
     mask = labeled_mask(y)
@@ -140,7 +109,7 @@ def _labeled_scoring_rows(X, y):
 
 
 def _labeled_targets(y, rows):
-    """``y[rows]`` as ``fit`` reads labels: an object array's labels as strings or numbers, for sklearn's metrics."""
+    """``y[rows]`` with an object array's labels made strings or numbers."""
     y_labeled = y[rows]
     return _object_labels_to_concrete(y_labeled) if y_labeled.dtype.kind == "O" else y_labeled
 
@@ -161,9 +130,9 @@ def _mixes_strings_and_numbers(values):
 
 
 def reads_as_minus_one(text):
-    """Whether a string (or bytes) label reads as the number -1: ``"-1"``, ``" -1"``, ``"-1.0"``, ``b"-1"``.
+    """Whether a string (or bytes) label reads as the number -1 (``"-1"``, ``" -1"``, ``"-1.0"``).
 
-    Such a label is the unlabeled marker lost in a conversion to strings, never a class.
+    Such a label is the unlabeled marker lost in a conversion to strings.
 
     Parameters
     ----------
@@ -173,7 +142,7 @@ def reads_as_minus_one(text):
     Returns
     -------
     bool
-        ``True`` when the label, stripped of surrounding whitespace, parses as a float equal to -1.
+        ``True`` when the stripped label parses as the float -1.
 
     Examples
     --------
@@ -195,9 +164,8 @@ def labeled_mask(y):
     Parameters
     ----------
     y : array-like of shape (n_samples,)
-        Labels with ``-1`` marking unlabeled rows. Integer, float, boolean and
-        ``object`` arrays are accepted; in an ``object`` array only the integer
-        (or float) ``-1`` is the sentinel.
+        Labels with ``-1`` marking unlabeled rows; in an ``object`` array
+        only the numeric ``-1`` is the marker.
 
     Returns
     -------
@@ -207,8 +175,7 @@ def labeled_mask(y):
     Raises
     ------
     ValueError
-        If ``y`` is a string array (or an ``object`` array) holding the
-        string ``"-1"``, which is ambiguous.
+        If ``y`` holds the string ``"-1"``, which is ambiguous.
 
     Examples
     --------
@@ -257,12 +224,7 @@ def labeled_mask(y):
 
 
 def _object_labels_to_concrete(y_labeled):
-    """Turn the labeled part of an object ``y`` into a string or numeric array.
-
-    sklearn's ``type_of_target`` only understands object arrays of strings, so
-    integer labels that arrived in an object array (because of the -1 mix) are
-    converted back to a numeric array. A mix of strings and numbers raises.
-    """
+    """Turn the labeled part of an object ``y`` into a string or numeric array (sklearn's ``type_of_target``)."""
     if all(isinstance(v, str) for v in y_labeled):
         return y_labeled.astype(str)
     if all(isinstance(v, (int, float, np.integer, np.floating)) for v in y_labeled):
@@ -287,25 +249,22 @@ def encode_semi_supervised_target(y, *, warn_no_unlabeled=True):
     y : array-like of shape (n_samples,)
         Labels with ``-1`` marking unlabeled rows.
     warn_no_unlabeled : bool, default=True
-        Whether to warn when no row is unlabeled (a supervised estimator
-        following the same contract passes False).
+        Whether to warn when no row is unlabeled.
 
     Returns
     -------
     classes : ndarray of shape (n_classes,)
         The sorted labeled classes; ``-1`` is never one of them.
     y_encoded : ndarray of int64, shape (n_samples,)
-        ``classes[y_encoded[i]] == y[i]`` for labeled rows, ``-1`` for the
-        unlabeled ones.
+        Class indices of the labeled rows, ``-1`` elsewhere.
     mask : ndarray of bool, shape (n_samples,)
         ``True`` where the row is labeled.
 
     Raises
     ------
     ValueError
-        If no row is labeled, if the labeled rows hold fewer than two classes,
-        if the labels are not classification targets (continuous values, NaN),
-        or if a string ``"-1"`` appears (see :func:`labeled_mask`).
+        If no row is labeled, fewer than two classes are labeled, the labels
+        are not classification targets, or a string ``"-1"`` appears.
 
     Warns
     -----
@@ -361,15 +320,10 @@ def encode_semi_supervised_target(y, *, warn_no_unlabeled=True):
 class SemiSupervisedClassifierMixin:
     """Mixin giving an estimator skssl's semi-supervised contract.
 
-    Put it before :class:`~sklearn.base.ClassifierMixin` and
-    :class:`~sklearn.base.BaseEstimator` in the bases. A subclass calls
-    :meth:`_validate_semi_supervised_data` in ``fit`` and receives an encoded
-    integer target; it stores predictions as class indices and maps them back
-    with :meth:`_decode` (or :meth:`_set_transduction`).
-
-    A supervised estimator that follows the same contract (it ignores the
-    ``-1`` rows) sets the class attribute ``_uses_unlabeled_rows = False``, so
-    that a ``y`` without ``-1`` fits without a :class:`NoUnlabeledDataWarning`.
+    Put it before :class:`~sklearn.base.ClassifierMixin` in the bases; ``fit``
+    calls :meth:`_validate_semi_supervised_data` and maps class indices back
+    with :meth:`_decode`. A supervised estimator sets
+    ``_uses_unlabeled_rows = False`` to fit without :class:`NoUnlabeledDataWarning`.
 
     See Also
     --------
@@ -404,7 +358,7 @@ class SemiSupervisedClassifierMixin:
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data. NaN and inf raise a ``ValueError``.
+            Training data, finite.
         y : array-like of shape (n_samples,)
             Labels with ``-1`` for unlabeled rows.
         accept_sparse, dtype, **check_params
@@ -413,7 +367,7 @@ class SemiSupervisedClassifierMixin:
         Returns
         -------
         X : {ndarray, sparse matrix}
-            The validated data (a copy only where a conversion was needed).
+            The validated data.
         y_encoded : ndarray of int64, shape (n_samples,)
             Class indices for labeled rows, ``-1`` for unlabeled rows.
         mask : ndarray of bool, shape (n_samples,)
@@ -459,7 +413,7 @@ class SemiSupervisedClassifierMixin:
             If no row of ``y`` is labeled.
         """
         check_is_fitted(self)
-        if is_dask_array(X):  # reduced on the cluster (skssl.utils._dask)
+        if is_dask_array(X):
             predicted = self.predict(X)
             if not is_dask_array(predicted):
                 import dask.array as da

@@ -1,17 +1,9 @@
 """Cross-validation and scoring with unlabeled rows.
 
-Plain sklearn cross-validation is wrong for semi-supervised targets: a test
-fold holding rows with ``y == -1`` counts each of them as an error,
-``StratifiedKFold`` treats ``-1`` as a class, and scorers such as ``"f1"``
-see three classes. This module gives the two pieces that make
-``GridSearchCV``, ``cross_validate`` and ``Pipeline`` work unchanged:
-
-* :class:`SemiSupervisedKFold` splits the labeled rows with any sklearn
-  splitter and appends every unlabeled row to every training fold; test
-  folds hold labeled rows only. This is the recommended way to tune.
-* :func:`labeled_scorer` wraps any scorer so that it drops the rows with
-  ``y == -1`` (and warns once when a plain classifier learned ``-1`` as a
-  class); use it when the splitter is not under your control.
+Plain scikit-learn cross-validation scores ``y == -1`` rows as errors and
+stratifies on ``-1`` as a class. :class:`SemiSupervisedKFold` splits the
+labeled rows and adds every unlabeled row to every training fold;
+:func:`labeled_scorer` wraps a scorer so that it drops the ``-1`` rows.
 
 Design decisions: user guide, Implementation decisions (shared contract), "Cross-validation".
 """
@@ -51,14 +43,10 @@ class SemiSupervisedKFold(BaseCrossValidator):
     Parameters
     ----------
     cv : int, cross-validation generator or iterable, default=5
-        The splitter applied to the labeled rows, as in
-        :func:`sklearn.model_selection.check_cv` for a classifier: an int
-        gives a ``StratifiedKFold`` over the labeled classes; any sklearn
-        splitter (``KFold``, ``GroupKFold``, ``RepeatedStratifiedKFold``,
-        ...) is accepted. It sees the labeled rows only, so the indices of
-        an iterable of ``(train, test)`` pairs are positions among the
-        labeled rows (``0`` is the first row with ``y != -1``), not rows of
-        ``X``; an index past the last labeled row raises a ``ValueError``.
+        The splitter of the labeled rows, as in
+        :func:`sklearn.model_selection.check_cv` (an int is a
+        ``StratifiedKFold``). The indices of an iterable of ``(train, test)``
+        pairs are positions among the labeled rows, not rows of ``X``.
 
     See Also
     --------
@@ -94,8 +82,7 @@ class SemiSupervisedKFold(BaseCrossValidator):
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows. Required.
         groups : array-like of shape (n_samples,), default=None
-            Group labels, passed on (restricted to the labeled rows) to the
-            inner splitter.
+            Group labels of the inner splitter.
 
         Yields
         ------
@@ -110,12 +97,10 @@ class SemiSupervisedKFold(BaseCrossValidator):
         y = _as_1d_target(y)
         if y.shape[0] != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
-        # COO matrices cannot be row-indexed: indexable converts them to CSR, as sklearn's CV does.
         X, y, groups = indexable(check_sparse_structure(X), y, groups)
         if not labeled_mask(y).any():
             raise ValueError("y has no labeled row: every entry is -1, nothing to test on.")
-        # Encode the labeled part: the inner splitter must not choke on an
-        # object array mixing strings with the -1 sentinel.
+        # encoded: an object array of strings and -1 would trip the inner splitter
         _, y_encoded, mask = _encode_quietly(y)
         labeled, unlabeled = np.flatnonzero(mask), np.flatnonzero(~mask)
         y_labeled = y_encoded[labeled]
@@ -132,8 +117,7 @@ class SemiSupervisedKFold(BaseCrossValidator):
         Parameters
         ----------
         X, y, groups : object
-            Passed to the inner cross-validator (restricted to the labeled
-            rows when ``y`` is given).
+            Passed to the inner cross-validator.
 
         Returns
         -------
@@ -161,11 +145,7 @@ class SemiSupervisedKFold(BaseCrossValidator):
 
 
 def _labeled_positions(indices, n_labeled):
-    """The inner splitter's indices as positions among the ``n_labeled`` labeled rows, checked.
-
-    A splitter's own indices are always in range; an iterable of folds written for the rows of ``X`` is not,
-    and numpy would wrap a negative index or raise an ``IndexError`` that does not say why.
-    """
+    """The inner splitter's indices, checked to be positions among the ``n_labeled`` labeled rows."""
     indices = np.asarray(indices)
     if indices.dtype == bool:
         if indices.shape != (n_labeled,):
@@ -262,18 +242,15 @@ def labeled_scorer(scoring=None, estimator=None):
     Parameters
     ----------
     scoring : str, callable or None, default=None
-        Any scorer name (``"accuracy"``, ``"f1"``, ``"roc_auc"``, ...), a
-        scorer callable ``scorer(estimator, X, y)`` or None, which stands for
-        the estimator's ``score`` (``estimator`` is then required).
+        A scorer name, a scorer callable, or None for the estimator's ``score``.
     estimator : estimator object, default=None
         Only needed when ``scoring`` is None.
 
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y, **kwargs)`` scoring the labeled rows only;
-        per-row keyword arguments such as ``sample_weight`` are restricted to
-        the same rows.
+        ``scorer(estimator, X, y, **kwargs)`` on the labeled rows only (per-row
+        keyword arguments cut to them).
 
     Examples
     --------

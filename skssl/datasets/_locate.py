@@ -1,20 +1,9 @@
 """Where skssl looks for data files that do not ship with the package.
 
-Benchmark data sets (20 Newsgroups, MNIST, ...) are too large to ship. A
-reader that needs one looks, in this order, at
-
-1. the path the caller gave (used as is: a missing file is an error, never a
-   silent fallback);
-2. the directory named by the environment variable ``SKSSL_DATA``;
-3. a folder ``shared/data`` in the current directory or any of its parents,
-   then in the folder holding the skssl source tree or any of its parents
-   (the project's layout keeps the data in ``../shared/data`` beside the
-   repository);
-
-and, when no local copy is found, falls back to scikit-learn's fetchers (which
-download once and cache in ``~/scikit_learn_data``). When neither works it
-raises :class:`DatasetUnavailableError`, one exception type that scripts can
-catch to skip with a one-line message.
+A reader looks at the caller's path, then ``$SKSSL_DATA``, then a
+``shared/data`` folder above the current directory or the source tree, then
+scikit-learn's fetchers; when none works it raises
+:class:`DatasetUnavailableError`.
 """
 
 import os
@@ -26,12 +15,7 @@ ENV_VAR = "SKSSL_DATA"
 
 
 def _skip_example(fetcher, name, on_error):
-    """Decorator appending the Examples section that catches :class:`DatasetUnavailableError` around ``fetcher``.
-
-    The error class and the fetchers show the same way to skip when the data
-    are missing; ``name`` is the variable the data go to and ``on_error`` the
-    line the ``except`` clause runs.
-    """
+    """Decorator appending an Examples section that skips ``fetcher`` on :class:`DatasetUnavailableError`."""
 
     def add_example(obj):
         if obj.__doc__ is None:  # python -OO
@@ -53,9 +37,8 @@ def _skip_example(fetcher, name, on_error):
 class DatasetUnavailableError(FileNotFoundError):
     """A data set is neither available locally nor downloadable.
 
-    It subclasses :class:`FileNotFoundError` (hence :class:`OSError`), so code
-    that already catches those keeps working. The message is one line saying
-    what was tried and how to provide the data.
+    A :class:`FileNotFoundError` whose one-line message says what was tried
+    and how to provide the data.
 
     See Also
     --------
@@ -75,12 +58,7 @@ def _search_roots():
 
 
 def find_data_file(*names):
-    """Return the first local copy of ``names`` (a path relative to a data folder), or None.
-
-    Looks in ``$SKSSL_DATA`` first, then in ``shared/data`` under the current
-    directory and its parents, then under the source tree's folder and its
-    parents.
-    """
+    """The first local copy of ``names`` in ``$SKSSL_DATA`` or a ``shared/data`` folder, or None."""
     relative = Path(*names)
     candidates = []
     if os.environ.get(ENV_VAR):

@@ -1,21 +1,10 @@
 """20 Newsgroups ("bydate" split) from a local tarball or scikit-learn, with one fixed protocol.
 
-SVMlin's reference runs on "comp.* + sci.* vs the rest" need the very same
-matrix, so every step is fixed:
-
-1. read every message as latin-1, replace each tab by a newline and drop
-   everything up to the first blank line (a message without one is kept);
-2. groups in sorted order, the files of a group in numeric order of names;
-3. positive class = the groups whose name starts with ``comp.`` or ``sci.``;
-4. ``TfidfVectorizer(min_df=2)`` fitted on the training split (11,314 rows,
-   53,724 features) and applied to the test split (7,532 rows);
-5. the labeled subset of seed ``s``: ``rng = np.random.RandomState(s)``, draw
-   ``np.sort(rng.choice(n, l, replace=False))`` until both classes appear.
-
-The tarball (``20ng/20news-bydate-{train,test}/<group>/<id>``) is read member
-by member. Without it, :func:`fetch_20newsgroups_bydate` takes the raw
-messages from :func:`sklearn.datasets.fetch_20newsgroups` (``remove=()``)
-and applies steps 1-2 itself: one header rule whatever the source.
+SVMlin's runs on "comp.* + sci.* vs the rest" (Sindhwani and Keerthi, 2006)
+need the same matrix: latin-1 messages without headers (up to the first
+blank line, tabs read as newlines), groups sorted and files in numeric
+order, ``TfidfVectorizer(min_df=2)`` fitted on the training split. Both
+sources (the tarball, scikit-learn's download) go through the same rules.
 """
 
 import tarfile
@@ -96,8 +85,7 @@ def load_20newsgroups_archive(path):
     path = Path(path)
     if not path.is_file():
         raise DatasetUnavailableError(f"20 Newsgroups tarball not found: {path}")
-    # One sequential pass: a gzip stream cannot seek, so reading members in
-    # another order than the archive's would decompress it again and again.
+    # one sequential pass: a gzip stream cannot seek
     members = {split: {} for split in _SPLITS}
     with tarfile.open(path, "r:*") as tar:
         for info in tar:
@@ -119,16 +107,11 @@ def load_20newsgroups_archive(path):
 
 
 def _from_sklearn(data_home, download_if_missing):
-    """The same documents through :func:`sklearn.datasets.fetch_20newsgroups`.
-
-    scikit-learn reads the very same "bydate" files (as latin-1, headers kept
-    with ``remove=()``), so applying this module's header rule and order to its
-    raw texts gives the documents the archive reader gives.
-    """
-    # ``datasets.fetch_*`` is looked up at call time, so that tests can replace the downloader.
+    """The same documents through :func:`sklearn.datasets.fetch_20newsgroups` (``remove=()``, this module's rules)."""
+    # looked up at call time, so that tests can replace the downloader
     members = {split: {} for split in _SPLITS}
     for split in _SPLITS:
-        with warnings.catch_warnings():  # one line on failure, not one warning per retry
+        with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Retry downloading")
             bunch = datasets.fetch_20newsgroups(
                 subset=split, data_home=data_home, shuffle=False, remove=(), download_if_missing=download_if_missing
@@ -143,26 +126,16 @@ def _from_sklearn(data_home, download_if_missing):
 def fetch_20newsgroups_bydate(path=None, *, data_home=None, download_if_missing=True):
     """20 Newsgroups "bydate" documents from a local archive, else from scikit-learn's download.
 
-    Where the documents come from, in order:
-
-    1. ``path``, when given (a missing file raises, it never falls back);
-    2. a local ``20news-bydate.tgz`` found in ``$SKSSL_DATA`` or in a
-       ``shared/data`` folder of the current directory, the source tree, or
-       one of their parents;
-    3. :func:`sklearn.datasets.fetch_20newsgroups` (its cache in
-       ``data_home``, else a 14 MB download when ``download_if_missing``).
-
-    The documents, their order and the header removal are the same whichever
-    way they come (see the module notes), so the derived matrices are
-    identical.
+    Sources in order: ``path``; a local ``20news-bydate.tgz`` in
+    ``$SKSSL_DATA`` or a ``shared/data`` folder; scikit-learn's cache or
+    download. Every source gives the same documents in the same order.
 
     Parameters
     ----------
     path : str or path-like, default=None
         The ``20news-bydate.tgz`` file. None looks for one, then downloads.
     data_home : str or path-like, default=None
-        The download and cache folder of scikit-learn (``~/scikit_learn_data`` when
-        None).
+        The download and cache folder of scikit-learn.
     download_if_missing : bool, default=True
         Whether scikit-learn may download the data when it is not cached.
 
@@ -177,9 +150,7 @@ def fetch_20newsgroups_bydate(path=None, *, data_home=None, download_if_missing=
     Raises
     ------
     DatasetUnavailableError
-        If ``path`` is missing, or no local copy is found and scikit-learn
-        cannot provide the data (no network, ``download_if_missing=False``).
-        The message is one line; catch it to skip.
+        If ``path`` is missing, or no copy is found and none can be downloaded.
 
     See Also
     --------
@@ -206,31 +177,25 @@ def load_newsgroups_binary(path=None, *, positive_prefixes=("comp.", "sci."), da
     Parameters
     ----------
     path : str or path-like, default=None
-        The ``20news-bydate.tgz`` file. None looks for a local copy, then
-        downloads through scikit-learn (see :func:`fetch_20newsgroups_bydate`).
+        The ``20news-bydate.tgz`` file (see :func:`fetch_20newsgroups_bydate`).
     positive_prefixes : tuple of str, default=("comp.", "sci.")
         Groups whose name starts with one of these are class 1.
     data_home : str or path-like, default=None
-        The download and cache folder of scikit-learn, used when no local archive
-        is found.
+        The download and cache folder of scikit-learn.
     download_if_missing : bool, default=True
         Whether scikit-learn may download the data when it is not cached.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
-        ``X_train`` (CSR float64, 11,314 x 53,724 for the standard tarball),
-        ``y_train`` (0/1, fully labeled: pick a labeled subset with
-        :func:`newsgroups_labeled_subset`), ``X_test``, ``y_test``,
-        ``vectorizer`` (the fitted ``TfidfVectorizer(min_df=2)``),
-        ``groups_train``, ``groups_test``, ``target_names`` and ``source``
-        (where the documents were read).
+        ``X_train``, ``y_train`` (0/1, fully labeled), ``X_test``, ``y_test``,
+        ``vectorizer``, ``groups_train``, ``groups_test``, ``target_names``
+        and ``source``.
 
     Raises
     ------
     DatasetUnavailableError
-        When the documents can be neither found nor downloaded (one line;
-        catch it to skip).
+        When the documents can be neither found nor downloaded.
     """
     raw = fetch_20newsgroups_bydate(path, data_home=data_home, download_if_missing=download_if_missing)
     positive = np.array([name.startswith(tuple(positive_prefixes)) for name in raw.target_names])
@@ -253,9 +218,7 @@ def load_newsgroups_binary(path=None, *, positive_prefixes=("comp.", "sci."), da
 def newsgroups_labeled_subset(y, n_labeled, seed):
     """Semi-supervised target of the SVMlin-style protocol: ``n_labeled`` random rows kept, the rest -1.
 
-    Draws ``np.sort(rng.choice(n, n_labeled, replace=False))`` with
-    ``rng = np.random.RandomState(seed)`` until the drawn rows hold at least
-    two classes.
+    Redraws ``np.sort(rng.choice(n, n_labeled, replace=False))`` until two classes appear.
 
     Parameters
     ----------

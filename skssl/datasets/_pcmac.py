@@ -1,11 +1,8 @@
 """The pcmac text task shipped with SVMlin, built into skssl.
 
-The files are the svmlight files of SVMlin 1.0's example (see
-``skssl/datasets/data/README.md`` for provenance and terms). SVMlin marks an
-unlabeled training row with the label 0 and the classes with +1 / -1;
-:func:`load_pcmac` maps them to skssl's convention: ``-1`` for unlabeled and
-the classes ``0`` (SVMlin's -1) and ``1`` (SVMlin's +1), so that the positive
-class of a fitted binary model, ``classes_[1]``, is SVMlin's positive class.
+SVMlin 1.0's example files (Sindhwani and Keerthi, SIGIR 2006; provenance
+in ``skssl/datasets/data/README.md``), relabeled: SVMlin's 0 (unlabeled), -1
+and +1 become -1, 0 and 1.
 """
 
 from importlib import resources
@@ -65,8 +62,8 @@ def load_pcmac(*, return_X_y=False):
         y_test : ndarray of int64, shape (486,)
             Test labels, ``0`` or ``1``.
         target_names : ndarray of str
-            ``["svmlin_negative", "svmlin_positive"]``: which newsgroup is
-            which is not recorded in the original files.
+            ``["svmlin_negative", "svmlin_positive"]`` (the files do not say
+            which newsgroup is which).
         DESCR : str
             Description of the data.
 

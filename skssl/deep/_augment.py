@@ -1,17 +1,9 @@
 """Weak and strong augmentations on torch batches (no torchvision).
 
-An augmentation is any callable ``aug(X) -> X`` on a float tensor batch.
-skssl's are scikit-learn style parameter objects, tunable through the net
-(``strong_augment__noise``), that draw from a ``generator`` keyword (the
-fit's, :mod:`skssl.deep._random`); one may define ``fit(X)``, which the net
-calls on a clone (``weak_augment_``, ``strong_augment_``) before training.
-
-* :class:`GaussianNoise` (vectors): noise relative to each feature's
-  standard deviation; strong, also random feature masking (``mask_prob``).
-* :class:`RandomShift` (images): reflect-pad and crop at a random offset
-  (FixMatch's weak view; flips optional, off by default).
-* :class:`RandAugment` (images): ``n_ops`` geometric and photometric ops at
-  random magnitudes, relative to each image's own range, then cutout.
+An augmentation is any callable ``aug(X) -> X``; skssl's are parameter
+objects that draw from a ``generator`` keyword and may define ``fit(X)``.
+:class:`GaussianNoise` is for vectors, :class:`RandomShift` (FixMatch's weak
+view) and :class:`RandAugment` (Cubuk et al., 2020, with cutout) for images.
 """
 
 import math
@@ -28,11 +20,8 @@ __all__ = ["GaussianNoise", "RandomShift", "RandAugment", "default_augmentations
 class GaussianNoise(BaseEstimator):
     """Relative Gaussian noise plus optional random feature masking for vectors.
 
-    The default augmentation of 2-D ``X`` (weak: small noise; strong: larger
-    noise and feature masking). The noise of each feature is scaled by its
-    standard deviation in the training rows, so unscaled features get
-    sensible noise. ``aug(X, generator=None)`` draws from ``generator``
-    (torch's global generator when ``None``); the nets pass their own.
+    The default augmentation of 2-D ``X``; each feature's noise is scaled by
+    its standard deviation in the training rows.
 
     Parameters
     ----------
@@ -92,7 +81,6 @@ class GaussianNoise(BaseEstimator):
         X = torch.as_tensor(X).reshape(X.shape[0], -1)
         mean = X.mean(dim=0)
         scale = X.std(dim=0, unbiased=False) if X.shape[0] > 1 else torch.ones_like(mean)
-        # a constant feature gets unit noise scale instead of none
         self.mean_ = mean.numpy()
         self.scale_ = torch.where(scale > 0, scale, torch.ones_like(scale)).numpy()
         return self
@@ -118,18 +106,16 @@ def _image_range(X):
 class RandomShift(BaseEstimator):
     """Random translation by reflect-padding and cropping, optional horizontal flip.
 
-    The default weak augmentation of images: each image is padded by ``pad``
-    (reflecting its border) and cropped back at a random offset.
-    ``aug(X, generator=None)`` draws from ``generator`` (torch's global
-    generator when ``None``); the nets pass their own.
+    The default weak augmentation of images: pad by reflection, crop back at
+    a random offset.
 
     Parameters
     ----------
     pad : float, default=0.125
         Largest shift: a fraction of the image side if < 1, else pixels.
     flip : bool, default=False
-        Flip each image horizontally with probability 1/2. Off by default:
-        flipping changes the class of digits and text.
+        Flip each image horizontally with probability 1/2 (changes the class
+        of digits and text).
 
     See Also
     --------
@@ -183,12 +169,8 @@ _PHOTOMETRIC = ("identity", "brightness", "contrast", "solarize", "posterize", "
 class RandAugment(BaseEstimator):
     """RandAugment-style strong augmentation for images, with cutout.
 
-    The default strong augmentation of images: per image, ``n_ops`` geometric
-    or photometric ops at random magnitudes, then a random cutout square.
-    Intensity ops work relative to each image's own range, so raw, unit and
-    standardised pixels all work. ``aug(X, generator=None)`` draws from
-    ``generator`` (torch's global generator when ``None``); the nets pass
-    their own.
+    The default strong augmentation of images: ``n_ops`` random ops relative
+    to each image's own range, then a random cutout square.
 
     Parameters
     ----------
@@ -201,8 +183,7 @@ class RandAugment(BaseEstimator):
     max_translate : float, default=0.3
         Largest translation as a fraction of the image side.
     cutout : float, default=0.5
-        Largest cutout square side as a fraction of the image side (0 turns
-        cutout off).
+        Largest cutout side as a fraction of the image side (0: none).
 
     See Also
     --------
@@ -326,10 +307,8 @@ def default_augmentations(ndim, n_features=None):
     ndim : int
         2 for vectors, 4 for images.
     n_features : int, default=None
-        Number of features of 2-D input. Feature masking is used only from 8
-        features on: masking one of two features (two moons) removes half of
-        the row and the moons test drops from 0.999 to 0.92 accuracy, while on
-        digits (64 features) masking 30% of them helps (0.885 vs 0.867).
+        Number of features of 2-D input; the strong view masks features from
+        8 features on.
 
     Returns
     -------

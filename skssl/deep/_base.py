@@ -1,17 +1,9 @@
-"""What every skssl net shares: parameters, validation, data handling, prediction.
+"""The base of every skssl net: skorch plumbing, the shared fit and prediction.
 
-:class:`BaseNet` sits between skorch's ``NeuralNetClassifier`` and the two
-families of nets (:class:`~skssl.deep.SemiSupervisedNet` and its thin
-subclasses, and :class:`~skssl.deep.SupervisedNetClassifier`). Parameter
-handling is in :mod:`skssl.deep._params`, the input checks in
-:mod:`skssl.deep._validation`; this module has the skorch plumbing, the fit
-that both families share and prediction. ``sample_weight`` weights the
-labeled loss (:func:`skssl.deep._losses.weighted_mean`); ``n_jobs`` sets
-torch's threads during a call (:mod:`skssl.deep._threads`); ``random_state``
-seeds the fit's own generators (:mod:`skssl.deep._random`); ``verbose=0``
-by default.
-
-Design decisions: user guide, Implementation decisions (deep, self-training), "Deep nets".
+:class:`BaseNet` sits between skorch's ``NeuralNetClassifier`` and the
+semi-supervised and supervised nets. Parameters are handled in
+:mod:`skssl.deep._params`, input checks in :mod:`skssl.deep._validation`.
+Design decisions: user guide, Implementation decisions (deep), "Deep nets".
 """
 
 from abc import ABCMeta, abstractmethod
@@ -45,26 +37,26 @@ __all__ = ["BaseNet"]
 
 
 def _encoded_accuracy(net, X, y):
-    """Accuracy of ``argmax(predict_proba)`` against encoded targets (skorch validation)."""
+    """Accuracy of ``argmax(predict_proba)`` against encoded targets."""
     return float(np.mean(np.argmax(net.predict_proba(X), axis=1) == np.asarray(y).reshape(-1)))
 
 
 def _same_device(a, b):
-    """Whether two torch devices hold the same memory (every CPU index is the CPU)."""
+    """Whether two torch devices are the same memory (all CPU indices are one)."""
     a, b = torch.device("cpu" if a is None else a), torch.device(b)
     return a.type == b.type and (a.type == "cpu" or (a.index or 0) == (b.index or 0))
 
 
 def _no_print(*args, **kwargs):
-    """The print sink of the processes other than process 0 during a data-parallel fit."""
+    """Print sink of the non-zero processes of a data-parallel fit."""
 
 
-#: module classes built on the meta device and initialised from the fit's generator; their forward draws nothing
+#: modules initialised from the fit's generator; their forward draws nothing
 _GENERATOR_MODULES = (MLPModule, SmallCNN)
 
 
 class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, NeuralNetClassifier, metaclass=ABCMeta):
-    """Shared machinery of the skssl nets (not public; see the module docstring)."""
+    """Shared machinery of the skssl nets (not public)."""
 
     _parameter_constraints: dict = {
         "iterations_per_epoch": [Interval(Integral, 1, None, closed="left")],
@@ -78,18 +70,13 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         "accelerator": [HasMethods(["wait_for_everyone"]), None],
     }
 
-    # skorch's NeuralNet.__init__ stores these three fitted-state attributes on
-    # the instance, which scikit-learn's check_no_attributes_set_in_init
-    # rejects; __init__ moves them back to these class-level defaults
-    # (initialize() sets the instance values).
+    # skorch's __init__ sets these fitted attributes, which scikit-learn's
+    # check_no_attributes_set_in_init rejects: __init__ drops them to these defaults
     history_ = None
     initialized_ = False
     virtual_params_ = types.MappingProxyType({})
-    # the random streams of the fit in progress (skssl.deep._random); None outside fit
-    _fit_rng = None
-    # the processes of the fit in progress (skssl.deep._parallel); one process outside fit
+    _fit_rng = None  # the fit's random streams (skssl.deep._random)
     _parallel = no_parallel
-    # the constructor's parameter names (set per subclass by __init_subclass__)
     _constructor_params = frozenset()
 
     def __init__(
@@ -151,20 +138,16 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         inherit_method_docs(cls, ("train_step_single",))
 
     def __setattr__(self, name, attr):
-        # skorch refuses a torch module or optimizer as an attribute outside its
-        # initialize methods, except while the net is constructed, which it detects
-        # by a missing ``initialized_``; this class keeps a class-level
-        # ``initialized_`` (above), so ``module=torch.nn.Linear(6, 2)`` would be
-        # refused in __init__ and in set_params. A constructor parameter is a plain
-        # attribute, whatever it holds, as it is on a fresh skorch net.
+        # skorch refuses a torch module as attribute once ``initialized_`` exists,
+        # which the class-level default makes always; constructor params stay plain
         if name in self._constructor_params:
             object.__setattr__(self, name, attr)
         else:
             super().__setattr__(name, attr)
 
-    # --- skorch plumbing ---------------------------------------------------------------
+    # --- skorch plumbing ---
     def get_dataset(self, X, y=None):
-        """Wrap ``(X, y)`` in the skorch dataset (``skorch.dataset.Dataset`` when ``dataset=None``).
+        """Wrap ``(X, y)`` in the skorch dataset.
 
         Parameters
         ----------
@@ -183,7 +166,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         return super().get_dataset(X, y)
 
     def initialize_criterion(self):
-        """Build the criterion with ``reduction="none"`` (per-row losses) unless told otherwise.
+        """Build the criterion, with ``reduction="none"`` unless told otherwise.
 
         Returns
         -------
@@ -206,8 +189,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         y_true : tensor of shape (n,)
             Encoded targets.
         X : tensor, dict or None, default=None
-            The batch's rows; a dict ``{"X": ..., "sample_weight": ...}``
-            carries the weights.
+            The batch's rows, or ``{"X": ..., "sample_weight": ...}``.
         training : bool, default=False
             Whether the loss is for a training step.
 
@@ -230,11 +212,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def initialize_module(self):
         """Build the module; the default one is sized from the training data.
 
-        A module class is built with the ``module__*`` parameters. A module
-        instance follows skorch's rule: it is used as given (trained in place,
-        and a later ``fit`` continues from its weights) unless ``module__*``
-        parameters are set, in which case a new module of its class is built
-        with them.
+        A module instance is used as given (skorch's rule) unless
+        ``module__*`` parameters are set; then a new one of its class is built.
 
         Returns
         -------
@@ -251,28 +230,22 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
                 if shape is None:
                     raise ValueError("The default module is sized at fit time; call fit(X, y) first.")
                 module_cls, sizing = default_module_for(shape, len(self.classes_))
-            # built on the meta device (no draws), then initialised from the fit's own generator
             with torch.device("meta"):
                 module = module_cls(**{**sizing, **kwargs})
             self.module_ = module.to_empty(device="cpu").reset_parameters(generator=rng.init)
             return self
-        # a user module draws its initial weights from torch's global generator
         with rng.global_section():
             return super().initialize_module()
 
     def _module_section(self):
-        """During a fit, a user module's calls run in the fit's global-generator section (else nothing).
-
-        A user module may draw from torch's global generator in ``forward``
-        (dropout ...); the default modules draw nothing (skssl.deep._random).
-        """
+        """The fit's global-generator section for a user module (which may draw in ``forward``)."""
         rng = self._fit_rng
         if rng is None or type(self.module_) in _GENERATOR_MODULES:
             return contextlib.nullcontext()
         return rng.global_section()
 
     def infer(self, x, **fit_params):
-        """Run the module on a batch; during a fit, a user module runs with the fit's seeded global generator.
+        """Run the module on a batch (a user module with the fit's seeded global generator).
 
         Parameters
         ----------
@@ -290,14 +263,12 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             return super().infer(x, **fit_params)
 
     def _augment(self, aug, X):
-        """``aug(X)`` with the fit's augmentation generator (skssl.deep._random)."""
+        """``aug(X)`` with the fit's augmentation generator."""
         return self._fit_rng.augment_batch(aug, X)
 
     @property
     def _default_callbacks(self):
-        # skorch's valid_acc compares predict() with the encoded validation
-        # targets; predict() returns user labels, so score the indices instead.
-        # The progress line (skssl.deep._progress) leaves the threshold vector in the history.
+        # skorch's valid_acc compares user labels with encoded targets
         replace = {
             "valid_acc": EpochScoring(_encoded_accuracy, name="valid_acc", lower_is_better=False),
             "print_log": ProgressLog(keys_ignored=["thresholds"]),
@@ -305,7 +276,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         return [(name, replace.get(name, cb)) for name, cb in super()._default_callbacks]
 
     def get_iterator(self, dataset, training=False):
-        """Return skorch's data loader; in training it draws from the seeded endless sampler.
+        """Return skorch's data loader (the seeded endless sampler in training).
 
         Parameters
         ----------
@@ -322,13 +293,11 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         iterator = self.iterator_train if training else self.iterator_valid
         kwargs = self.get_params_for("iterator_train" if training else "iterator_valid")
         if isinstance(iterator, type) and issubclass(iterator, DataLoader) and "generator" not in kwargs:
-            # a DataLoader draws its base seed from torch's global generator unless given one
             rng = self._fit_rng
             kwargs["generator"] = rng.loader_generator() if rng is not None else torch.Generator()
         spec = getattr(self, "_labeled_sampler", None)
         if training and spec is not None and "sampler" not in kwargs and "batch_sampler" not in kwargs:
             kwargs.pop("shuffle", None)
-            # sized from the dataset skorch hands over (a train_split may have shrunk it)
             num_samples, seed = spec
             kwargs["sampler"] = EndlessSampler(len(dataset), num_samples, seed)
         batch_size = self._parallel.local_batch_size(self.batch_size) if training else self.batch_size
@@ -339,14 +308,14 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
 
     @staticmethod
     def _split_batch(batch):
-        """``(X, y, sample_weight or None)`` of a batch (``X`` is a dict when weights were given)."""
+        """``(X, y, sample_weight or None)`` of a batch."""
         Xi, yi = unpack_data(batch)
         if isinstance(Xi, dict):
             return Xi["X"], yi, Xi["sample_weight"]
         return Xi, yi, None
 
     def validation_step(self, batch, **fit_params):
-        """Compute the validation loss of a batch (its weights only weight the loss).
+        """Compute the validation loss of a batch.
 
         Parameters
         ----------
@@ -369,7 +338,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         return {"loss": loss, "y_pred": y_pred}
 
     def evaluation_step(self, batch, training=False):
-        """Run the forward pass for prediction, through the EMA weights when the net has some.
+        """Run the forward pass for prediction (through the EMA weights if any).
 
         Parameters
         ----------
@@ -384,7 +353,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             The module's output.
         """
         Xi, yi, _ = self._split_batch(batch)
-        ema = getattr(self, "ema_state_", None)  # the semi-supervised nets predict with averaged weights
+        ema = getattr(self, "ema_state_", None)
         if ema is None or training:
             return super().evaluation_step((Xi, yi), training=training)
         self.check_is_fitted()
@@ -400,13 +369,13 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def _fit_augmentation(self, aug, default, X_fit):
         """A clone of ``aug`` (``default`` when None), fitted on ``X_fit`` when it has ``fit``."""
         aug = clone_param(default if aug is None else aug)
-        if hasattr(aug, "_validate_params"):  # skssl's own augmentations check their parameters
+        if hasattr(aug, "_validate_params"):
             aug._validate_params()
         if hasattr(aug, "fit"):
             aug.fit(torch.as_tensor(X_fit))
         return aug
 
-    # --- fit -------------------------------------------------------------------------------
+    # --- fit ---
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Fit the net on ``(X, y)``, ``y == -1`` marking unlabeled rows.
@@ -418,8 +387,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the labeled rows' loss (the batch loss is
-            the mean of weight x loss); ignored for unlabeled rows.
+            Non-negative weights of the labeled rows' loss.
         **fit_params : dict
             Passed to skorch's fit loop.
 
@@ -432,10 +400,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None, **fit_params):
-        """Train ``max_epochs`` more epochs on ``(X, y)`` without re-initialising.
-
-        The first call (or a call on an unfitted net) is :meth:`fit`. Later
-        calls need the same input shape and labels among ``classes_``.
+        """Train ``max_epochs`` more epochs on ``(X, y)``; on an unfitted net, :meth:`fit`.
 
         Parameters
         ----------
@@ -459,7 +424,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         return self._fit(X, y, sample_weight, reset=reset, **fit_params)
 
     def _fit(self, X, y, sample_weight, reset, **fit_params):
-        check_device(self.device)  # before any work: a CUDA device this machine lacks is named as such
+        check_device(self.device)
         with torch_threads(self.n_jobs):
             return self._fit_with_threads(X, y, sample_weight, reset, **fit_params)
 
@@ -469,10 +434,8 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         if parallel.active:
             parallel.check_same_data(X, y_enc)
         self.input_shape_ = tuple(X.shape[1:])
-        # with several processes each draws its own batches (skssl.deep._parallel)
         seed = parallel.stream_seed(seed_from(self.random_state))
         X_lab = X[mask]
-        # every draw of the fit comes from these streams, never from torch's global generator
         self._fit_rng = FitRandomness(seed, self.device)
         batch = parallel.local_batch_size(self.batch_size)
         self._labeled_sampler = (self._steps_per_epoch(X_lab.shape[0]) * batch, seed + 1)
@@ -488,35 +451,35 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         finally:
             self._end_parallel()
             self._labeled_sampler = None
-            self.__dict__.pop("_fit_rng", None)  # back to the class's None
+            self.__dict__.pop("_fit_rng", None)
             self._end_fit()
         predicted = y_enc.copy()
         if not mask.all():
-            predicted[~mask] = np.argmax(self._proba(X[~mask]), axis=1)  # X is validated (feature names gone)
+            predicted[~mask] = np.argmax(self._proba(X[~mask]), axis=1)
         self._set_transduction(y_enc, predicted)
         return self
 
-    # --- several processes (skssl.deep._parallel) --------------------------------------------
+    # --- several processes (skssl.deep._parallel) ---
     def _check_parallel(self):
-        """The fit's processes; with an accelerator, checks that the net runs on its device."""
+        """The fit's processes, checked against the net's device."""
         parallel = ParallelFit.for_net(self.accelerator)
         if parallel.active and not _same_device(self.device, parallel.accelerator.device):
             raise ValueError(
                 f"device={self.device!r} but the accelerator runs this process on "
                 f"{parallel.accelerator.device}; pass device=accelerator.device."
             )
-        parallel.local_batch_size(self.batch_size)  # a batch that does not split raises here, before any training
+        parallel.local_batch_size(self.batch_size)  # raises before training
         return parallel
 
     def _start_parallel(self, parallel):
-        """Wrap the module for the fit; process 0's weights (and EMA weights) go to every process."""
+        """Wrap the module; process 0's weights go to every process."""
         if not parallel.active:
             return
         self.module_ = parallel.wrap(self.module_)
         ema = getattr(self, "ema_state_", None)
         if ema is not None:
             parallel.broadcast_module(ema.module)
-        if parallel.rank != 0:  # the progress lines of verbose come from process 0 only
+        if parallel.rank != 0:
             self._silenced_sinks = [(cb, cb.sink) for _, cb in self.callbacks_ if isinstance(cb, PrintLog)]
             for cb, _ in self._silenced_sinks:
                 cb.sink = _no_print
@@ -528,10 +491,10 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
             self.module_ = self.module_.module
         for cb, sink in self.__dict__.pop("_silenced_sinks", []):
             cb.sink = sink
-        self.__dict__.pop("_parallel", None)  # back to the class's one process
+        self.__dict__.pop("_parallel", None)
 
     def _plain_module(self):
-        """The module without its data-parallel wrapper (forward passes that involve no other process)."""
+        """The module without its data-parallel wrapper."""
         module = self.module_
         return module.module if isinstance(module, torch.nn.parallel.DistributedDataParallel) else module
 
@@ -542,8 +505,7 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         Parameters
         ----------
         batch : tuple
-            A labeled batch from skorch's iterator (rows, encoded targets and,
-            with ``sample_weight``, the rows' weights).
+            A labeled batch (rows, encoded targets, optional weights).
         **fit_params : dict
             Passed to the module.
 
@@ -562,27 +524,26 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
     def _end_fit(self):
         """Hook: drop the per-fit training state."""
 
-    # --- prediction ------------------------------------------------------------------------
+    # --- prediction ---
     def predict_proba(self, X):
         """Class probabilities (columns ordered as ``classes_``).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
-            Rows to score: feature vectors, or images with ``c`` channels.
+            Rows to score.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
             Probabilities, rows summing to 1.
         """
-        if not isinstance(X, torch.utils.data.Dataset):  # skorch's scoring callbacks pass the validation Dataset
+        if not isinstance(X, torch.utils.data.Dataset):  # from skorch's scoring callbacks
             X = self._validate_predict_X(X)
         return self._proba(X)
 
     def _proba(self, X):
         """``predict_proba`` of validated rows (or a skorch Dataset)."""
-        # the loader draws its base seed from a generator of its own (get_iterator)
         with torch_threads(self.n_jobs):
             return np.asarray(super().predict_proba(X), dtype=np.float64)
 
@@ -592,12 +553,12 @@ class BaseNet(NetParamsMixin, NetDataMixin, SemiSupervisedClassifierMixin, Neura
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or (n_samples, c, h, w)
-            Rows to label (the class of highest probability).
+            Rows to label.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
             Labels among ``classes_``.
         """
-        proba = self.predict_proba(X)  # first: it raises NotFittedError before fit
+        proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]

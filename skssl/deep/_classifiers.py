@@ -1,11 +1,4 @@
-"""The public semi-supervised nets: the core net with each paper's policy and defaults.
-
-Each class only sets what differs from :class:`~skssl.deep.SemiSupervisedNet`:
-its default masking policy (used when ``masking=None``) and the defaults its
-paper fixes, and FreeMatch its fairness term (its override of
-:meth:`~skssl.deep.SemiSupervisedNet.unlabeled_loss` and the
-``fairness_weight`` parameter). Everything else is the core's.
-"""
+"""FixMatch, FreeMatch and Adsh: the core net with each paper's policy and defaults."""
 
 from numbers import Real
 
@@ -21,10 +14,8 @@ __all__ = ["FixMatchClassifier", "FreeMatchClassifier", "AdshClassifier"]
 class FixMatchClassifier(SemiSupervisedNet):
     """FixMatch: pseudo-labels of the weak view that pass a fixed confidence threshold.
 
-    The core semi-supervised net with :class:`FixedThreshold` (threshold 0.95)
-    as its masking policy: an unlabeled row is trained towards the class its
-    weakly augmented view predicts with probability at least ``threshold``,
-    through its strongly augmented view.
+    The core net with :class:`FixedThreshold`: a row's strong view is trained
+    towards the class its weak view predicts with probability >= ``threshold``.
 
     %(ssl_sections)s
 
@@ -62,13 +53,8 @@ class FixMatchClassifier(SemiSupervisedNet):
 class FreeMatchClassifier(SemiSupervisedNet):
     """FreeMatch: self-adaptive thresholds and a fairness loss.
 
-    The core semi-supervised net with :class:`SelfAdaptiveThreshold` as its
-    masking policy (a global threshold that follows the model's mean
-    confidence, scaled per class by the running class marginal) and its
-    self-adaptive fairness loss weighted by ``fairness_weight`` (0.01, the
-    paper's value for few labels), added to the unlabeled loss by
-    :meth:`unlabeled_loss`. Tune the policy with ``masking__momentum`` and
-    ``masking__saf_sign``.
+    The core net with :class:`SelfAdaptiveThreshold` and its fairness loss,
+    weighted by ``fairness_weight``, added to the unlabeled loss.
 
     %(ssl_sections)s
 
@@ -97,10 +83,8 @@ class FreeMatchClassifier(SemiSupervisedNet):
     _default_masking = SelfAdaptiveThreshold
     _added_parameters_doc = """\
 fairness_weight : float, default={fairness_weight}
-    Weight of the masking policy's fairness loss (FreeMatch's lambda_f),
-    >= 0. It is added to the unlabeled loss when the policy has a
-    ``fairness_loss`` method, as :class:`SelfAdaptiveThreshold` does; with
-    another policy, or with 0, the net trains without it."""
+    Weight of the policy's ``fairness_loss`` (FreeMatch's lambda_f), >= 0;
+    unused with a policy that has none."""
 
     _parameter_constraints: dict = {
         **SemiSupervisedNet._parameter_constraints,
@@ -112,8 +96,6 @@ fairness_weight : float, default={fairness_weight}
         self.fairness_weight = fairness_weight
 
     def unlabeled_loss(self, logits_strong, probs_weak, mask, pseudo_labels):
-        # the core's masked cross-entropy plus fairness_weight * the policy's
-        # fairness loss on the strong view, recorded as loss_f; docstring on SemiSupervisedNet
         loss = super().unlabeled_loss(logits_strong, probs_weak, mask, pseudo_labels)
         fairness_loss = getattr(self.masking_, "fairness_loss", None)
         if self.fairness_weight > 0 and fairness_loss is not None:
@@ -126,11 +108,8 @@ fairness_weight : float, default={fairness_weight}
 class AdshClassifier(SemiSupervisedNet):
     """Adsh: class-adaptive thresholds for class-imbalanced data.
 
-    The core semi-supervised net with :class:`ClassAdaptiveThreshold` as its
-    masking policy: after every epoch each class gets the threshold at which it
-    keeps the same fraction of its predicted unlabeled rows as the majority
-    class keeps at ``threshold``, so that minority classes get pseudo-labels.
-    ``mu=2`` is the paper's value.
+    The core net with :class:`ClassAdaptiveThreshold`, so that minority
+    classes get pseudo-labels; ``mu=2`` is the paper's value.
 
     %(ssl_sections)s
 

@@ -1,20 +1,10 @@
 """The semi-supervised core net: FixMatch-style steps with a pluggable masking policy.
 
-One step takes a labeled batch of ``B`` rows from skorch's ``iterator_train``
-(a seeded endless sampler, so an epoch is ``iterations_per_epoch`` steps)
-and an unlabeled batch of ``mu * B`` rows. The weak view of the labeled rows
-and the weak and strong views of the unlabeled rows go through the module
-in one forward pass, as in FixMatch (Sohn et al., 2020), and the loss is
-(:mod:`skssl.deep._losses`) ::
-
-    labeled + unlabeled_loss(strong logits, softmax(weak logits), mask, pseudo)
-
-with ``mask, pseudo = masking_.mask(softmax(weak logits))``
-(:mod:`skssl.deep._thresholds`). :meth:`SemiSupervisedNet.unlabeled_loss` is
-the one method a new loss overrides. Predictions use the EMA of the weights
-(:mod:`skssl.deep._ema`).
-
-Design decisions: user guide, Implementation decisions (deep, self-training), "Defaults sized for a CPU".
+A step passes ``B`` labeled rows and the weak and strong views of ``mu * B``
+unlabeled rows through the module at once, as in FixMatch (Sohn et al.,
+2020), and minimises the labeled loss plus :meth:`SemiSupervisedNet.unlabeled_loss`.
+Predictions use the EMA of the weights.
+Design decisions: user guide, Implementation decisions (deep), "Defaults sized for a CPU".
 """
 
 from numbers import Real
@@ -38,13 +28,9 @@ __all__ = ["SemiSupervisedNet"]
 class SemiSupervisedNet(BaseNet):
     """FixMatch-style semi-supervised skorch classifier with a pluggable masking policy.
 
-    ``fit(X, y)`` with ``y == -1`` for unlabeled rows. Each step adds to the
-    labeled loss the cross-entropy of the strong view of the unlabeled rows
-    against the pseudo-labels of their weak view that the masking policy
-    keeps (:meth:`unlabeled_loss`, the method to override for another
-    unlabeled loss). :class:`FixMatchClassifier`, :class:`FreeMatchClassifier`
-    and :class:`AdshClassifier` are this net with their policy and defaults;
-    use this class directly to plug in your own policy.
+    Each step adds to the labeled loss the cross-entropy of the unlabeled
+    rows' strong view against the weak view's pseudo-labels that the masking
+    policy keeps (:meth:`unlabeled_loss`, the method to override).
 
     %(ssl_sections)s
 
@@ -116,7 +102,7 @@ class SemiSupervisedNet(BaseNet):
             return self._default_masking()
         return super()._default_parameter_object(name)
 
-    # --- fit state ---------------------------------------------------------------------
+    # --- fit state ---
     def _start_fit(self, X, y_enc, mask, reset, seed):
         if reset or not hasattr(self, "masking_"):
             weak, strong = default_augmentations(X.ndim, X.shape[1] if X.ndim == 2 else None)
@@ -135,13 +121,12 @@ class SemiSupervisedNet(BaseNet):
 
     def _initialize_module(self, reason=None):
         out = super()._initialize_module(reason=reason)
-        # saved by skorch's __getstate__ with the module (torch.save), not as bare tensors
         if "ema_state_" not in self.cuda_dependent_attributes_:
             self.cuda_dependent_attributes_ = [*self.cuda_dependent_attributes_, "ema_state_"]
         self.ema_state_ = EMAState(self.module_) if self.ema_momentum > 0 else None
         return out
 
-    # --- training ------------------------------------------------------------------------
+    # --- training ---
     def _unlabeled_batch(self, n_labeled):
         n_u = self._X_unl_t.shape[0]
         k = min(max(1, int(round(self.mu * n_labeled))), n_u)
@@ -151,24 +136,16 @@ class SemiSupervisedNet(BaseNet):
     def unlabeled_loss(self, logits_strong, probs_weak, mask, pseudo_labels):
         """Return the unlabeled part of one step's loss, weights included.
 
-        A training step minimises the labeled loss plus what this method
-        returns, so a new semi-supervised loss is a subclass that overrides
-        this method alone; the step itself (augmentations, forward pass,
-        labeled loss, masking policy, ``loss_x`` and ``mask_rate`` records)
-        stays the core's. This implementation is FixMatch's:
-        ``unlabeled_weight * mean(mask * CE(logits_strong, pseudo_labels))``,
-        averaged over every unlabeled row of the batch, with the unweighted
-        mean recorded as ``loss_u`` in the batch history. An override may call
-        it and add terms of its own, and record them with
-        ``self.history.record_batch(name, value)``.
+        FixMatch's ``unlabeled_weight * mean(mask * CE(logits_strong,
+        pseudo_labels))``, recording ``loss_u``; a new loss overrides this
+        method alone.
 
         Parameters
         ----------
         logits_strong : tensor of shape (n_unlabeled, n_classes)
-            Logits of the strong view of the batch's unlabeled rows, with their
-            gradient.
+            Strong-view logits, with their gradient.
         probs_weak : tensor of shape (n_unlabeled, n_classes)
-            Softmax of the weak view's logits, detached and in float32 or wider.
+            Detached weak-view probabilities.
         mask : bool tensor of shape (n_unlabeled,)
             The rows the masking policy (``masking_``) keeps.
         pseudo_labels : int tensor of shape (n_unlabeled,)
@@ -177,16 +154,14 @@ class SemiSupervisedNet(BaseNet):
         Returns
         -------
         loss : scalar tensor
-            The term added to the labeled loss; it must keep its gradient
-            path to ``logits_strong`` (return ``0 * logits_strong.sum()``, not
-            a constant, for no unlabeled loss).
+            The term added to the labeled loss, with a gradient path to
+            ``logits_strong``.
         """
         loss_u = masked_cross_entropy(logits_strong, pseudo_labels, mask)
         self.history.record_batch("loss_u", loss_u.item())
         return self.unlabeled_weight * loss_u
 
     def train_step_single(self, batch, **fit_params):
-        # labeled loss + unlabeled_loss(...); docstring on BaseNet
         self._set_training(True)
         Xi, yi, weight = self._split_batch(batch)
         Xi = to_tensor(Xi, device=self.device)
@@ -210,7 +185,7 @@ class SemiSupervisedNet(BaseNet):
             probs_w = torch.softmax(logits_w.detach().float(), dim=1)
             policy = self.masking_
             if policy.update_every == "batch":
-                policy.update(self._parallel.gather_rows(probs_w))  # the whole step's rows, on every process
+                policy.update(self._parallel.gather_rows(probs_w))
             mask, pseudo = policy.mask(probs_w)
             record("mask_rate", float(mask.float().mean()))
             loss = loss_x + self.unlabeled_loss(logits_s, probs_w, mask, pseudo)
@@ -234,13 +209,13 @@ class SemiSupervisedNet(BaseNet):
         """
         step = super().train_step(batch, **fit_params)
         if self.ema_state_ is not None:
-            self._parallel.sync_buffers(self.module_)  # every process averages process 0's BatchNorm statistics
+            self._parallel.sync_buffers(self.module_)
             self.ema_state_.update(self.module_, self.ema_momentum)
         return step
 
     @torch.no_grad()
     def _unlabeled_probs_weak(self):
-        module = self._plain_module()  # no collective inside: the processes may run different numbers of chunks
+        module = self._plain_module()  # no collective: processes may run different chunk counts
         was_training = module.training
         module.eval()
         bs = max(self.batch_size * 8, 256)

@@ -1,15 +1,9 @@
-"""The loss terms of the nets, as pure functions of tensors.
+"""The nets' loss terms as functions of tensors.
 
-One semi-supervised step of the core net minimises
-``labeled + unlabeled_weight * unlabeled``, and
-:class:`~skssl.deep.FreeMatchClassifier` adds ``fairness_weight * fairness``.
-
-* ``labeled``: the batch mean of the criterion's per-row loss, each row times
-  its ``sample_weight`` (:func:`weighted_mean`; divided by the batch size, so
-  weights of ones give the unweighted loss);
-* ``unlabeled``: FixMatch's masked pseudo-label cross-entropy on the strong
-  view (:func:`masked_cross_entropy`), averaged over all unlabeled rows;
-* ``fairness``: FreeMatch's self-adaptive fairness (:func:`self_adaptive_fairness`).
+A step minimises ``labeled + unlabeled_weight * unlabeled`` (FreeMatch adds
+``fairness_weight * fairness``): :func:`weighted_mean` of the labeled rows,
+FixMatch's :func:`masked_cross_entropy` and FreeMatch's
+:func:`self_adaptive_fairness` (Wang et al., 2023).
 """
 
 import torch
@@ -60,14 +54,9 @@ def masked_cross_entropy(logits, pseudo_labels, mask):
 def self_adaptive_fairness(probs_strong, mask, p_tilde, label_hist, sign=-1):
     """FreeMatch's self-adaptive fairness loss over the masked strong-view probabilities.
 
-    With ``a = SumNorm(p_tilde / label_hist)`` (the running class marginal over
-    the running pseudo-label histogram) and ``b = SumNorm(mean_masked(p) /
-    hist_masked(p))`` (the same ratio on the masked rows of the batch), the loss
-    is ``sign * H(a, b)`` with ``H(a, b) = -sum_c a_c log b_c``. ``sign=-1`` is
-    the paper's printed formula; ``sign=1`` is the cross-entropy that pulls the
-    batch towards the marginal (see :class:`~skssl.deep.SelfAdaptiveThreshold`).
-    Classes that no masked row predicts are dropped from both vectors before
-    normalising (the ratio is undefined there).
+    ``sign * H(a, b)``, ``H(a, b) = -sum_c a_c log b_c``, with
+    ``a = SumNorm(p_tilde / label_hist)`` and ``b`` the same ratio on the batch's
+    masked rows; classes no masked row predicts are dropped.
 
     Parameters
     ----------

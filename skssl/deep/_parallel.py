@@ -1,17 +1,9 @@
 """Data-parallel fits of the nets over several processes, through Hugging Face Accelerate.
 
-A net given ``accelerator=Accelerator()`` and started as several processes
-(``torchrun --nproc_per_node 2 script.py`` or ``accelerate launch``) trains
-one model together: every process runs the same ``fit(X, y)``, draws its own
-share of each step's batches (``batch_size / k`` labeled rows, from streams
-seeded by the fit's seed and the process index), and the gradients are
-averaged before every optimizer step (``DistributedDataParallel`` over
-Accelerate's process group). Initial weights and BatchNorm statistics are
-broadcast from process 0, and the masking policy is updated with the
-probabilities of every process, so weights, EMA and policy are the same
-everywhere. With one process the fit is the one-process fit, bit for bit.
-
-Design decisions: user guide, Implementation decisions (deep, self-training), "Data-parallel fits".
+Every process runs the same ``fit(X, y)`` on its share of each batch and
+the gradients are averaged (``DistributedDataParallel``); process 0's weights
+are broadcast, so weights, EMA and policy agree everywhere.
+Design decisions: user guide, Implementation decisions (deep), "Data-parallel fits".
 """
 
 import zlib
@@ -23,7 +15,7 @@ __all__ = ["ParallelFit", "no_parallel"]
 
 
 class _OneProcess:
-    """The one-process case: every hook is the identity (the default path, untouched)."""
+    """The one-process case: every hook is the identity."""
 
     active = False
     world_size = 1
@@ -52,13 +44,7 @@ no_parallel = _OneProcess()
 
 
 class ParallelFit(_OneProcess):
-    """The collective operations of one fit over ``accelerator.num_processes`` processes.
-
-    Parameters
-    ----------
-    accelerator : accelerate.Accelerator
-        The accelerator of the processes (its process group and device).
-    """
+    """The collective operations of one fit over ``accelerator.num_processes`` processes."""
 
     active = True
 
@@ -88,12 +74,7 @@ class ParallelFit(_OneProcess):
         return batch_size // self.world_size
 
     def check_same_data(self, X, y_enc):
-        """Raise ``ValueError`` on every process unless all of them were given the same rows and labels.
-
-        Compares the shape of ``X`` and a checksum of the encoded labels (``X``
-        itself is not hashed: it may be large); a mismatch would otherwise
-        stall the processes at their first exchange of unequal batches.
-        """
+        """Raise unless every process got the same shape of ``X`` and labels (else they would stall)."""
         mine = torch.tensor([*X.shape[:2], zlib.crc32(np.ascontiguousarray(y_enc, dtype=np.int64).tobytes())])
         every = self.gather_rows(mine.reshape(1, -1))
         if not bool((every == every[0]).all()):

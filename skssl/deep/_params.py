@@ -1,13 +1,8 @@
 """Parameters of the skssl nets: merged signatures, nested parameter objects, validation.
 
-A subclass's ``__init__`` names only the parameters it adds or whose
-default it changes and passes the rest on through ``**kwargs``, as skorch's
-``NeuralNetClassifier`` does; ``__init_subclass__`` publishes the merged
-signature (``__init__.__signature__``), so ``get_params``, ``clone``, the
-``repr`` and the API docs see every parameter. Parameter objects (masking
-policy, augmentations) take nested ``set_params`` (``masking__threshold``).
-Validation is scikit-learn's ``_parameter_constraints`` and ``_fit_context``;
-parameters without a rule are left to skorch.
+A subclass's ``__init__`` names only what it adds or changes; the merged
+signature lets ``get_params``, ``clone`` and the docs see every parameter.
+Parameter objects take nested ``set_params`` (``masking__threshold``).
 """
 
 import inspect
@@ -25,12 +20,7 @@ def clone_param(obj):
 
 
 def merged_signature(cls):
-    """``cls.__init__``'s own parameters merged into its parent's signature.
-
-    Positional parameters first, then the parameters ``cls`` adds, then the
-    parent's keyword-only ones (with ``cls``'s defaults where it changes them),
-    then ``**kwargs``.
-    """
+    """``cls.__init__``'s parameters merged into its parent's: positional, added, keyword-only, ``**kwargs``."""
     parent = inspect.signature(super(cls, cls).__init__)
     own = inspect.signature(cls.__dict__["__init__"]).parameters
     positional, keyword, var_kw = [], [], []
@@ -44,17 +34,14 @@ def merged_signature(cls):
 
 
 class NetParamsMixin:
-    """Parameter handling of :class:`~skssl.deep._base.BaseNet` (see the module docstring)."""
+    """Parameter handling of :class:`~skssl.deep._base.BaseNet`."""
 
-    #: parameters holding objects that take nested ``set_params`` (``masking__threshold``)
     _parameter_objects = ()
 
     __repr__ = BaseEstimator.__repr__
 
     def _get_param_names(self):
-        # skorch lists every instance attribute not ending in "_"; keep
-        # scikit-learn's signature names plus routed "prefix__name" parameters
-        # and any extra skorch keyword given to __init__.
+        # signature names, routed "prefix__name" ones and extra skorch keywords
         names = set(BaseEstimator._get_param_names.__func__(type(self)))
         extra = getattr(self, "_params_to_validate", set())
         for key in self.__dict__:
@@ -65,11 +52,8 @@ class NetParamsMixin:
     def set_params(self, **params):
         """Set parameters: plain ones, skorch's routed ones and nested ones of parameter objects.
 
-        ``masking__threshold=0.9`` sets the parameter of the masking policy
-        (on ``masking=None`` the class's default policy is put in first);
-        ``module__*``, ``optimizer__*`` ... are routed the skorch way. Before
-        the net is initialized, ``callbacks`` is stored as given and checked by
-        ``fit`` (skorch would initialise the callbacks at once).
+        ``masking__threshold=0.9`` sets the masking policy's parameter (the
+        default policy on ``masking=None``); ``module__*`` ... go the skorch way.
 
         Parameters
         ----------
@@ -105,9 +89,7 @@ class NetParamsMixin:
         )
 
     def _validate_params(self):
-        # scikit-learn's constraints (skipping parameters without a rule), then
-        # skorch's check of the routed keyword arguments, which needs the
-        # prefixes ("module", "optimizer" ...) that initialize() registers
+        # skorch's check needs the prefixes that initialize() registers
         validate_parameter_constraints(
             self._parameter_constraints, self.get_params(deep=False), caller_name=type(self).__name__
         )

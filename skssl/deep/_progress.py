@@ -1,21 +1,8 @@
 """The per-epoch progress line of the skssl nets (``verbose=1``).
 
-:class:`ProgressLog` is skorch's ``PrintLog`` table with three changes:
-
-* the ``epoch`` column reads ``k/N``, ``N`` being the last epoch of the
-  running ``fit`` or ``partial_fit`` (a ``partial_fit`` continues skorch's
-  epoch count, so its ``N`` is the epochs before it plus ``max_epochs``);
-* a ``left`` column after ``dur`` estimates the time the fit still needs: the
-  mean duration of the epochs run so far in this call times the epochs still
-  to run (``0s`` on the last epoch);
-* the colour codes skorch puts on the best value of a column are written
-  only when the line goes to ``print`` and standard output is a terminal, so
-  a log file or a notebook cell captures plain text;
-* the columns are as wide as their headers (tabulate's two characters of
-  header padding would make a semi-supervised net's line 84 characters wide).
-
-The per-class threshold vector stays in the history and out of the line (its
-min, mean and max are columns of their own).
+:class:`ProgressLog` is skorch's ``PrintLog`` with ``epoch k/N``, a ``left``
+column (the estimated time left), colour only on a terminal and columns as
+wide as their headers.
 """
 
 import re
@@ -28,7 +15,6 @@ from skorch.utils import Ansi
 
 __all__ = ["ProgressLog", "format_seconds"]
 
-#: narrowest column of the line: a float cell ("0.1234") or a time left ("59m59s") fits
 _MIN_WIDTH = 6
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -51,22 +37,14 @@ def format_seconds(seconds):
 
 
 class ProgressLog(PrintLog):
-    """skorch's ``PrintLog`` with ``epoch k/N``, the estimated time left, and colour only on a terminal.
-
-    Parameters
-    ----------
-    keys_ignored : str or list of str, default=None
-        History keys left out of the line, as in ``PrintLog``.
-    sink : callable, default=print
-        Where the lines go, as in ``PrintLog``.
-    """
+    """skorch's ``PrintLog`` with ``epoch k/N``, the estimated time left, and colour only on a terminal."""
 
     def __init__(self, keys_ignored=None, sink=print):
         super().__init__(keys_ignored=keys_ignored, sink=sink)
 
     def on_train_begin(self, net, **kwargs):
         """Note where this call's epochs start and end, and start its clock."""
-        self.first_epoch_ = len(net.history)  # epochs of earlier calls (partial_fit); the new row comes next
+        self.first_epoch_ = len(net.history)  # epochs of earlier partial_fit calls
         self.last_epoch_ = self.first_epoch_ + net.max_epochs
         self.start_ = time.monotonic()
         self.color_ = self.sink is print and sys.stdout.isatty()
@@ -85,7 +63,6 @@ class ProgressLog(PrintLog):
             return f"{value}/{self.last_epoch_}"
         if isinstance(value, bool) or not isinstance(value, Number):
             return super().format_row(row, key, color)
-        # every float in floatfmt (a mask rate of exactly 1 too), integers as they are
         text = str(value) if isinstance(value, Integral) else format(value, self.floatfmt)
         if getattr(self, "color_", False) and row.get(key + "_best"):
             text = f"{color}{text}{Ansi.ENDC.value}"
@@ -98,13 +75,7 @@ class ProgressLog(PrintLog):
         return sorted_keys
 
     def table(self, row):
-        """Header, rule and cells of one history row (``left`` added while the fit's clock runs).
-
-        Each column is as wide as its header or its first cell, at least
-        :data:`_MIN_WIDTH`, and the columns are two spaces apart: tabulate,
-        which ``PrintLog`` uses, pads every header by two more characters,
-        which made a line of a semi-supervised net 84 characters wide.
-        """
+        """Header, rule and cells of one history row, columns two spaces apart (not tabulate's padding)."""
         if hasattr(self, "start_"):
             row = {**row, "left": self._time_left(row["epoch"])}
         headers, cells = zip(*self._yield_keys_formatted(row))

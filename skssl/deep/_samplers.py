@@ -1,12 +1,7 @@
 """Seeded endless index streams for the labeled and unlabeled batches.
 
-A semi-supervised epoch is a fixed number of steps, not one pass over the
-(few) labeled rows, so both the labeled and the unlabeled rows are drawn from
-an endless stream of seeded permutations: every row is seen once before any
-row is seen twice, and consecutive epochs continue where the last one stopped.
-torch's ``RandomSampler(replacement=False, num_samples=k)`` restarts its
-permutation at every epoch, hence this small sampler with its own numpy
-generator, seeded from the fit's seed.
+Every row is seen once before any row is seen twice, across epochs.
+Design decisions: user guide, Implementation decisions (deep), "Defaults sized for a CPU".
 """
 
 import numpy as np
@@ -16,17 +11,7 @@ __all__ = ["EndlessSampler"]
 
 
 class EndlessSampler(Sampler):
-    """Indices from an endless stream of seeded permutations of ``range(n)``.
-
-    Parameters
-    ----------
-    n : int
-        Number of rows to draw from.
-    num_samples : int
-        Number of indices one ``__iter__`` yields (one epoch of a DataLoader).
-    seed : int
-        Seed of the stream's numpy generator.
-    """
+    """Indices from an endless stream of seeded permutations of ``range(n)``, ``num_samples`` per epoch."""
 
     def __init__(self, n, num_samples, seed):
         self.n = int(n)

@@ -1,17 +1,7 @@
 """The supervised baseline: skssl's default nets trained on the labeled rows only.
 
-Decision: the length of a default epoch (``iterations_per_epoch=None``). An
-epoch is one pass over the labeled rows with at least 10 steps, so that small
-sets get enough optimizer steps, but on a set small enough that 10 steps of
-``batch_size`` rows would draw more than 3 passes it stops at 3 passes
-(:func:`default_steps_per_epoch`). Before, 10 steps on the 20 labeled rows of a
-Curriculum Labeling round were 32 passes per epoch: the training loss was
-0.005 after 10 of the 30 epochs, and a default curriculum on 60 rows (24 fits
-of 300 steps with its safeguard) took over a minute. Test accuracy of the
-default net (``make_classification``, 5 features, 4 draws, 2,000 test rows)
-with 1, 3 and 10 steps per epoch: 0.806, 0.798, 0.799 on 20 rows; 0.845,
-0.869, 0.866 on 60 rows (3 steps under the rule); 0.834, 0.852, 0.860 on 200
-rows (10 steps under the rule, unchanged).
+Design decisions (the default epoch length): user guide, Implementation
+decisions (deep), "Defaults sized for a CPU".
 """
 
 import math
@@ -26,21 +16,15 @@ from ._base import BaseNet
 
 __all__ = ["SupervisedNetClassifier", "default_steps_per_epoch"]
 
-#: the fewest steps of an epoch on a small labeled set ...
 _MIN_STEPS = 10
-#: ... unless fewer steps already draw this many passes over its rows
 _MAX_PASSES = 3
 
 
 def default_steps_per_epoch(n_labeled, batch_size):
     """Steps of an epoch with ``iterations_per_epoch=None``.
 
-    One pass over the labeled rows, and at least 10 steps, except that an
-    epoch of a small set stops at the steps that draw 3 passes over its
-    rows: ``max(ceil(n / b), min(10, ceil(3 n / b)))``. A step draws
-    ``batch_size`` rows with repetition, so 10 steps on 20 rows were 32
-    passes, and the 30 epochs of a fit reached a training loss of 0.005 by
-    epoch 10 and spent the other 20 on a memorised set (module docstring).
+    One pass over the labeled rows and at least 10 steps, but at most 3
+    passes: ``max(ceil(n / b), min(10, ceil(3 n / b)))``.
 
     Parameters
     ----------
@@ -61,20 +45,16 @@ def default_steps_per_epoch(n_labeled, batch_size):
 class SupervisedNetClassifier(BaseNet):
     """Plain supervised skorch classifier with skssl's default modules.
 
-    The "labeled rows only" baseline of the deep estimators and the default
-    estimator of :class:`~skssl.self_training.CurriculumLabelingClassifier`.
-    It follows skssl's contract like :class:`~skssl.svm.LinearL2SVC`: rows
-    with ``y == -1`` are unlabeled and ignored by the fit (never a class),
-    ``transduction_`` holds the predictions for them, and ``score`` ignores
-    them.
+    The labeled-only baseline and the default estimator of
+    :class:`~skssl.self_training.CurriculumLabelingClassifier`; rows with
+    ``y == -1`` are ignored by the fit and by ``score``.
 
     Parameters
     ----------
     %(module)s
     augment : callable, "weak" or None, default=None
-        Augmentation of the training batches: ``None`` for none, ``"weak"``
-        for the weak augmentation of the semi-supervised nets (see
-        :func:`default_augmentations`), or a callable on torch batches.
+        Augmentation of the training batches: none, the semi-supervised nets'
+        weak one, or a callable on torch batches.
     %(net_parameters)s
 
     Attributes
@@ -116,7 +96,6 @@ class SupervisedNetClassifier(BaseNet):
     (2, 2)
     """
 
-    # Supervised: -1 rows are ignored, so a fully labeled y is the normal case.
     _uses_unlabeled_rows = False
     _parameter_objects = ("augment",)
 
@@ -145,7 +124,6 @@ class SupervisedNetClassifier(BaseNet):
             self.augment_ = None if aug is None else self._fit_augmentation(aug, weak, X_lab)
 
     def train_step_single(self, batch, **fit_params):
-        # the (weighted) criterion on the (optionally augmented) labeled rows; docstring on BaseNet
         self._set_training(True)
         Xi, yi, weight = self._split_batch(batch)
         X_loss = Xi if weight is None else {"X": Xi, "sample_weight": weight}

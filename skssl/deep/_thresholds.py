@@ -1,18 +1,11 @@
 """Masking policies: which unlabeled rows get a pseudo-label, and which one.
 
-A policy is a scikit-learn style parameter object, tuned through the net as
-``masking__threshold``; the net fits a clone (``masking_``). The net calls
-``start(n_classes, labeled_counts)`` once per fit, ``update(probs_weak)`` per
-batch or per epoch (``update_every``) and ``mask(probs_weak) -> (mask,
-pseudo_labels)`` per batch. The fitted state is plain numpy (``thresholds_``
-is recorded in the history every epoch).
-
-* :class:`FixedThreshold` -- FixMatch: ``max q >= threshold``.
-* :class:`SelfAdaptiveThreshold` -- FreeMatch's self-adaptive thresholds
-  (SAT) and fairness loss (SAF, sign ``saf_sign``).
-* :class:`ClassAdaptiveThreshold` -- Adsh's adaptive thresholds (Algorithm 2).
-
-Design decisions: user guide, Implementation decisions (deep, self-training), "Masking policies".
+The net fits a clone of its policy and calls ``start`` once, ``update`` per
+batch or epoch (``update_every``) and ``mask`` per batch.
+:class:`FixedThreshold` follows FixMatch (Sohn et al., 2020),
+:class:`SelfAdaptiveThreshold` FreeMatch (Wang et al., 2023) and
+:class:`ClassAdaptiveThreshold` Adsh (Guo and Li, 2022, Algorithm 2).
+Design decisions: user guide, Implementation decisions (deep), "Masking policies".
 """
 
 from abc import ABCMeta, abstractmethod
@@ -37,7 +30,7 @@ def _as_numpy(probs):
 
 
 class _MaskingPolicy(BaseEstimator, metaclass=ABCMeta):
-    """What every policy shares: parameter validation in ``start`` and the tensor side of ``mask``."""
+    """The shared part of the masking policies."""
 
     update_every = "batch"
 
@@ -53,8 +46,7 @@ class _MaskingPolicy(BaseEstimator, metaclass=ABCMeta):
         n_classes : int
             Number of classes.
         labeled_counts : array-like of shape (n_classes,), default=None
-            Number of labeled rows per class (used by
-            :class:`ClassAdaptiveThreshold`).
+            Number of labeled rows per class.
 
         Returns
         -------
@@ -76,8 +68,7 @@ class _MaskingPolicy(BaseEstimator, metaclass=ABCMeta):
         Parameters
         ----------
         probs_weak : tensor of shape (n, n_classes)
-            Weak-view probabilities of an unlabeled batch, or of the whole
-            unlabeled set for a policy updated once per epoch.
+            Weak-view probabilities of a batch (or, per epoch, of all unlabeled rows).
 
         Returns
         -------
@@ -106,15 +97,13 @@ class _MaskingPolicy(BaseEstimator, metaclass=ABCMeta):
 class FixedThreshold(_MaskingPolicy):
     """FixMatch's fixed confidence threshold.
 
-    An unlabeled row gets the pseudo-label ``argmax q`` of its weak-view
-    probabilities ``q`` when ``max q >= threshold``; the threshold is the same
-    for every class and never changes.
+    A row with weak-view probabilities ``q`` gets the pseudo-label ``argmax q``
+    when ``max q >= threshold``.
 
     Parameters
     ----------
     threshold : float, default=0.95
-        A row gets a pseudo-label when its largest weak-view probability is at
-        least this, in (0, 1].
+        Confidence a row needs for a pseudo-label, in (0, 1].
 
     Attributes
     ----------
@@ -153,11 +142,9 @@ class FixedThreshold(_MaskingPolicy):
         self.thresholds_ = np.full(self.n_classes_, float(self.threshold))
 
     def update(self, probs_weak):
-        # nothing to update: the threshold is fixed (docstring on _MaskingPolicy)
         return self
 
     def mask(self, probs_weak):
-        # keep max q >= threshold, pseudo-label argmax q
         conf, pseudo = probs_weak.max(dim=1)
         return conf >= self.threshold, pseudo
 
@@ -165,22 +152,16 @@ class FixedThreshold(_MaskingPolicy):
 class SelfAdaptiveThreshold(_MaskingPolicy):
     """FreeMatch's self-adaptive global x local threshold, with its fairness loss.
 
-    The global threshold ``tau_`` is an EMA of the mean confidence of the
-    unlabeled batches (it starts at ``1 / n_classes`` and rises as the model
-    grows confident); each class's threshold is ``tau_`` scaled by the class's
-    share of the EMA class marginal ``p_tilde_``, so rarely predicted classes
-    get a lower bar.
+    The global threshold ``tau_``, an EMA of the batches' mean confidence, is
+    scaled per class by the EMA class marginal ``p_tilde_``.
 
     Parameters
     ----------
     momentum : float, default=0.999
-        EMA momentum ``m`` of the global confidence, the class marginal and
-        the pseudo-label histogram, in [0, 1).
+        EMA momentum of the statistics, in [0, 1).
     saf_sign : {-1, 1}, default=-1
-        Sign of the self-adaptive fairness loss: ``-1`` is the paper's printed
-        formula and the authors' code (the default: better on MNIST with 1 and
-        4 labels per class), ``1`` pulls the batch mean towards the normalised
-        marginal.
+        Sign of the fairness loss: ``-1`` is the paper's formula, ``1`` pulls
+        the batch mean towards the normalised marginal.
 
     Attributes
     ----------
@@ -239,7 +220,6 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
         self.thresholds_ = self.tau_ * self.p_tilde_ / self.p_tilde_.max()
 
     def update(self, probs_weak):
-        # one EMA step of tau_, p_tilde_ and label_hist_ (docstring on _MaskingPolicy)
         q = _as_numpy(probs_weak)
         if q.shape[0] == 0:
             return self
@@ -252,12 +232,11 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
         return self
 
     def mask(self, probs_weak):
-        # keep max q >= thresholds_[argmax q], pseudo-label argmax q
         conf, pseudo = probs_weak.max(dim=1)
         return conf >= self._thresholds_for(probs_weak)[pseudo], pseudo
 
     def fairness_loss(self, probs_strong, mask):
-        """Return the fairness loss of a batch with this policy's marginal and histogram.
+        """Return the fairness loss of a batch.
 
         Parameters
         ----------
@@ -269,8 +248,7 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
         Returns
         -------
         loss : scalar tensor
-            :func:`skssl.deep._losses.self_adaptive_fairness` with ``p_tilde_``,
-            ``label_hist_`` and ``saf_sign``.
+            FreeMatch's self-adaptive fairness loss.
         """
         return self_adaptive_fairness(probs_strong, mask, self.p_tilde_, self.label_hist_, self.saf_sign)
 
@@ -278,17 +256,13 @@ class SelfAdaptiveThreshold(_MaskingPolicy):
 class ClassAdaptiveThreshold(_MaskingPolicy):
     """Adsh's class-adaptive thresholds for class-imbalanced data.
 
-    After every epoch, ``rho_`` is the fraction of the majority class's
-    predicted unlabeled rows at or above ``threshold``; every class then gets
-    the threshold that keeps the same fraction of its own predicted rows
-    (capped at ``threshold``), so minority classes, predicted with less
-    confidence, still get pseudo-labels.
+    Each epoch every class gets the threshold that keeps the fraction
+    ``rho_`` of its predicted rows that the majority class keeps at ``threshold``.
 
     Parameters
     ----------
     threshold : float, default=0.95
-        Threshold of the majority class (the class with the most labeled
-        rows) and cap of every class threshold, in (0, 1].
+        Majority class threshold and cap of the others, in (0, 1].
 
     Attributes
     ----------
@@ -297,8 +271,7 @@ class ClassAdaptiveThreshold(_MaskingPolicy):
     majority_class_ : int
         Index of the class with the most labeled rows.
     rho_ : float or None
-        Fraction of the majority class's predicted rows at or above
-        ``threshold`` at the last update (``None`` before it).
+        Majority class fraction at or above ``threshold`` (``None`` before an update).
     thresholds_ : ndarray of shape (n_classes,)
         Per-class thresholds ``tau_k``.
 
@@ -337,7 +310,6 @@ class ClassAdaptiveThreshold(_MaskingPolicy):
         self.rho_ = None
 
     def update(self, probs_weak):
-        # recompute every class threshold from the whole unlabeled set (docstring on _MaskingPolicy)
         q = _as_numpy(probs_weak)
         conf, pred = q.max(axis=1), q.argmax(axis=1)
         top = float(self.threshold)

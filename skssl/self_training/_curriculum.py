@@ -1,17 +1,11 @@
 """Curriculum Labeling: percentile-paced self-training around any classifier.
 
 Cascante-Bonilla et al., "Curriculum Labeling: Revisiting Pseudo-Labeling for
-Semi-Supervised Learning", AAAI 2021. Round 0 fits the wrapped
-classifier on the labeled rows. Round ``t = 1, 2, ...`` scores *every*
-unlabeled row with the model of round ``t - 1``, takes one global threshold at
-the percentile ``100 - step * t`` of the maximum class probability, pseudo-
-labels the rows at or above it and fits a *fresh* model on the labeled and the
-pseudo-labeled rows as one pool. The last round is the one at percentile 0,
-where every unlabeled row is used. Pseudo-label rounds are class-weighted
-(``class_weighting``), a held-out fraction of the labels can pick the best
-round (``validation_fraction``), and the cross-validated safeguard
-(:mod:`skssl.self_training._safeguard`) returns round 0's model where the
-curriculum does not help.
+Semi-Supervised Learning", AAAI 2021. Round ``t`` pseudo-labels the unlabeled
+rows above the percentile ``100 - step * t`` of the previous model's
+confidence and fits a fresh model on them and the labeled rows; a
+cross-validated safeguard (:mod:`skssl.self_training._safeguard`) keeps
+round 0's model where the curriculum does not help.
 
 Design decisions: user guide, Implementation decisions (deep, self-training), "Curriculum Labeling".
 """
@@ -68,8 +62,7 @@ def _default_estimator():
             "any scikit-learn classifier with predict_proba as `estimator`."
         )
     try:
-        # skssl.deep is an optional leaf of the package that nothing imports by name (it needs torch): the default
-        # net is loaded here, by the estimator that defaults to it, when a fit asks for it.
+        # skssl.deep is an optional leaf (it needs torch), loaded only when a fit asks for the default net
         SupervisedNetClassifier = importlib.import_module("..deep", __package__).SupervisedNetClassifier
     except ImportError as exc:
         raise ImportError(
@@ -106,13 +99,9 @@ def _percentile_schedule(step):
 
 
 def _class_weights(y_pool, rule, labeled_share, row_weight=None):
-    """Per-row class weights of one pseudo-label round's pool, averaging 1 over the pool.
+    """Per-row class weights of a round's pool: ``N pi_k / n_k`` or ``(N - n_k) / (n_k (K - 1))``.
 
-    ``rule`` is ``"labeled_prior"`` (``N pi_k / n_k``: class ``k`` weighs its share ``pi_k`` of
-    the labeled rows) or ``"inverse_frequency"`` (``(N - n_k) / (n_k (K - 1))``, the reference
-    program's rule). ``labeled_share`` holds ``pi_k`` for every class; ``row_weight`` (the
-    user's weights of the pool's rows, or ``None``) makes ``"labeled_prior"`` count rows by
-    weight, so that the products ``row_weight * class_weight`` sum to ``N pi_k`` per class.
+    ``row_weight`` makes ``"labeled_prior"`` count rows by weight.
     """
     n_classes = labeled_share.shape[0]
     if rule == "labeled_prior":
@@ -152,13 +141,7 @@ def _validation_split(y_labeled, fraction, rng):
 
 
 def _round_params(X, params, weight, rows, class_weight):
-    """Keyword arguments of one round's fit on the rows ``rows``.
-
-    Values with one entry per row of ``X`` are cut to ``rows``, others pass unchanged
-    (sklearn's rule for the fit parameters of cross-validation). ``weight`` is the
-    full-length row weight (or ``None``); ``class_weight`` the round's class weights over
-    ``rows`` (or ``None``), multiplied into it.
-    """
+    """Keyword arguments of one round's fit on ``rows``; ``class_weight`` is multiplied into ``weight``."""
     out = _check_method_params(X, params, indices=rows)
     w = None if weight is None else weight[rows]
     if class_weight is not None:
@@ -172,64 +155,41 @@ def _round_params(X, params, weight, rows, class_weight):
 class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Curriculum Labeling: self-training paced by percentiles, re-initialised every round.
 
-    Round 0 fits a clone of ``estimator`` on the labeled rows (``y != -1``).
-    Round ``t`` scores every unlabeled row with the previous round's model,
-    sets one threshold at the percentile ``100 - step * t`` of the maximum
-    class probability, pseudo-labels the rows at or above it and fits a fresh
-    clone on the labeled plus pseudo-labeled rows. Fitting stops after the
-    round at percentile 0, which uses every unlabeled row. Rows pseudo-labeled
-    in one round may leave (or change label) in the next. A cross-validated
-    safeguard, on by default, returns the supervised model of round 0
-    instead when the labeled rows show the curriculum doing worse.
-
-    With ``sklearn.set_config(enable_metadata_routing=True)`` the metadata
-    passed to ``fit`` and the prediction methods reaches the wrapped
-    estimator as it requests (see :meth:`get_metadata_routing`).
+    Round 0 fits a clone of ``estimator`` on the labeled rows. Round ``t``
+    pseudo-labels the unlabeled rows at or above the percentile
+    ``100 - step * t`` of the previous model's maximum class probability and
+    fits a fresh clone on all of them, up to percentile 0. A cross-validated
+    safeguard returns round 0's model when the curriculum does worse.
 
     Parameters
     ----------
     estimator : estimator object, default=None
-        A classifier with ``fit`` and ``predict_proba``. ``None`` uses skssl's
-        MLP net ``skssl.deep.SupervisedNetClassifier`` (needs the
-        ``skssl[deep]`` extra: torch and skorch).
+        A classifier with ``predict_proba``. ``None`` uses
+        ``skssl.deep.SupervisedNetClassifier`` (the ``skssl[deep]`` extra).
     step : float, default=20
-        Percentile step per round, in ``(0, 100]``: 20 gives percentiles
-        80, 60, 40, 20, 0 (six fits in all).
+        Percentile step per round, in ``(0, 100]``.
     reinitialize : bool, default=True
-        Fit a fresh clone every round (the paper's choice). ``False`` keeps
-        training one model through ``warm_start`` or ``partial_fit``.
+        Fit a fresh clone every round; ``False`` keeps training one model
+        (``warm_start`` or ``partial_fit``).
     class_weighting : {"auto", "labeled_prior", "inverse_frequency"} or bool, \
             default="auto"
-        Class weights of the pseudo-label rounds, passed as ``sample_weight``.
-        ``"labeled_prior"`` weights a row of class ``k`` by ``N pi_k / n_k``
-        (``n_k`` rows of class ``k`` among the round's ``N``, ``pi_k`` its
-        share of the labeled rows), so each class weighs its labeled share
-        whatever the pseudo-labels say. ``"inverse_frequency"`` is the
-        reference program's ``(N - n_k) / n_k`` rescaled to average 1, which
-        swaps the classes' balance on imbalanced data. ``"auto"`` applies
-        ``"labeled_prior"`` when the estimator's ``fit`` takes
-        ``sample_weight`` and fits unweighted otherwise; ``True`` means
-        ``"labeled_prior"`` and, like a rule's name, requires
-        ``sample_weight``; ``False`` never weights.
+        Class weights of the pseudo-label rounds (as ``sample_weight``).
+        ``"labeled_prior"`` gives each class its share of the labeled rows;
+        ``"inverse_frequency"`` is the reference program's rule. ``"auto"``
+        is ``"labeled_prior"`` when ``fit`` takes ``sample_weight``, else
+        none; ``True`` is ``"labeled_prior"``; ``False`` never weights.
     validation_fraction : float or None, default=None
-        Fraction in ``(0, 1)`` of each class's labeled rows held out to score
-        every round; the best round's model is kept. ``None`` keeps the last.
+        Fraction of each class's labeled rows held out to pick the best
+        round; ``None`` keeps the last.
     safeguard : {"cross_validation"} or None, default="cross_validation"
-        Return the curriculum's model only where the labeled rows support
-        it: the whole curriculum is run once per stratified fold of the
-        labeled rows (3 folds, fewer for classes with fewer rows), and when
-        its model classifies fewer held-out labeled rows correctly than the
-        supervised model of round 0, the supervised model of the full fit
-        is returned instead. About four times the cost of a fit; ``None``
-        returns the curriculum's model as the paper does.
+        Compare the curriculum with round 0 by 3-fold cross-validation on
+        the labeled rows and keep round 0's model if it does better (about
+        four times the cost); ``None`` keeps the curriculum's model.
     verbose : int, default=0
-        When positive, print one line per round (``round t/N``, with its
-        duration) and one per fold of the safeguard, which runs the
-        curriculum again on each of its folds.
+        When positive, print a line per round and per safeguard fold.
     random_state : int, RandomState instance or None, default=None
-        Seeds the validation split and each round's clone: every
-        ``random_state`` of the estimator, or of an estimator nested in it
-        (a ``Pipeline``'s steps), that is ``None``.
+        Seeds the validation split and every ``random_state`` left at
+        ``None`` in each round's clone.
 
     Attributes
     ----------
@@ -240,30 +200,21 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows: given labels, else ``estimator_``'s prediction.
     labeled_iter_ : ndarray of shape (n_samples,)
-        Round in which each row was first pseudo-labeled; 0 for labeled rows,
-        -1 for rows never pseudo-labeled.
+        Round of each row's first pseudo-label (0: labeled, -1: never).
     thresholds_ : ndarray of shape (`n_iter_`,)
         Confidence threshold of each round (``nan`` for round 0).
     n_iter_ : int
         Number of rounds run, round 0 included.
     best_iter_ : int
-        Round whose model is ``estimator_`` (0 when the safeguard returned
-        the supervised model).
+        Round whose model is ``estimator_``.
     safeguard_scores_ : ndarray of shape (2,) or None
-        With the safeguard: the cross-validated accuracy, on the labeled
-        rows, of the supervised model of round 0 and of the curriculum's
-        model. ``None`` when the safeguard is off, there are no unlabeled
-        rows, or the labeled rows are too few to form folds with two classes
-        in each training part.
+        Cross-validated accuracy of round 0 and of the curriculum; ``None``
+        when the safeguard did not run.
     safeguard_fell_back_ : bool or None
-        Whether the safeguard returned the supervised model of round 0
-        (``True``) or kept the curriculum's model (``False``); ``None`` when
-        it did not run (``safeguard_scores_`` is ``None``).
+        Whether the safeguard returned round 0's model; ``None`` when it did not run.
     history_ : list of dict
-        One entry per round: ``round``, ``percentile``, ``threshold``,
-        ``n_pseudo`` (pseudo-labeled rows used), ``n_left`` (rows of the
-        previous round's pseudo-labeled set not used now), ``n_train``
-        (rows fitted), ``class_weighted`` and ``validation_score``.
+        Per round: ``round``, ``percentile``, ``threshold``, ``n_pseudo``,
+        ``n_left``, ``n_train``, ``class_weighted``, ``validation_score``.
     %(features_in)s
 
     See Also
@@ -304,8 +255,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         "random_state": ["random_state"],
     }
 
-    # fit's sample_weight is routed to the wrapped estimator (with routing enabled), not
-    # requested by this meta-estimator: it has no set_fit_request.
+    # sample_weight is routed to the wrapped estimator, not requested here
     __metadata_request__fit = {"sample_weight": UNUSED}
 
     def __init__(
@@ -334,11 +284,8 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
     def _new_model(self, base, rng):
         """A fresh clone, each ``random_state`` in it left at ``None`` seeded from ``rng``."""
         model = clone(base)
-        # The estimator's own parameter and those of the estimators nested in it (the steps
-        # of a Pipeline, a grid search's estimator), in the order of their names so that the
-        # seeds drawn do not depend on the order get_params lists them in. Written here rather
-        # than with scikit-learn's private ensemble helper _set_random_states, which also
-        # overwrites a random_state the user set; a set one is kept here.
+        # sorted names: the seeds do not depend on get_params' order (unlike sklearn's
+        # _set_random_states, a random_state the user set is kept)
         unseeded = sorted(
             name
             for name, value in model.get_params(deep=True).items()
@@ -354,35 +301,25 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
 
         %(fit_parameters)s
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights passed to the estimator's ``fit`` (cut to
-            each round's rows and multiplied by the class weights in pseudo
-            rounds) and weighing the validation accuracy; the estimator must
-            accept them. With metadata routing enabled they are routed like
-            ``**fit_params``: the estimator must request them
-            (``estimator.set_fit_request(sample_weight=True)``).
+            Non-negative row weights for the estimator's ``fit`` (times the
+            class weights) and the validation accuracy; routed like
+            ``**fit_params`` when metadata routing is enabled.
         **fit_params : dict
-            Metadata routed to the wrapped estimator's ``fit`` (and to its
-            ``partial_fit`` when ``reinitialize=False`` keeps training through
-            it) in every round. Values with one entry per row of ``X`` are cut
-            to the round's rows. Only available if
-            ``enable_metadata_routing=True``, which can be set by using
-            ``sklearn.set_config(enable_metadata_routing=True)``; see
-            scikit-learn's Metadata Routing User Guide. Without routing any
-            such parameter raises a ``ValueError``.
+            Metadata routed to the estimator's ``fit`` (or ``partial_fit``)
+            every round, cut to the round's rows. Only available if
+            ``enable_metadata_routing=True``.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        # On a working copy, its attributes stored at the end: fits of this object that overlap (in threads)
-        # never append to or write into each other's history_ and labeled_iter_ (the module's decisions).
+        # a working copy: fits that overlap in threads never share history_ or labeled_iter_
         work = working_copy(self, fit_state=("_round0_estimator",))
         with convergence_tally() as (tally, outermost):
             work._fit_curriculum(X, y, sample_weight, fit_params, tally)
         if outermost:
             tally.warn(type(self).__name__)
-        # round 0's model stays only where the safeguard's caller asked for it (_keep_round0_estimator)
         return publish_fitted(self, work, private=("_round0_estimator",))
 
     def _fit_curriculum(self, X, y, sample_weight, fit_params, tally):
@@ -390,7 +327,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         _raise_for_params(fit_params, self, "fit")
         sample_weight_arg = sample_weight
         y = _as_1d_target(y)
-        # Only rows of X are selected here; the wrapped estimator validates X itself.
+        # the wrapped estimator validates X itself
         X, y = indexable(check_sparse_structure(X), y)
         self.classes_, y_enc, labeled = encode_semi_supervised_target(y)
         base = self._base_estimator()
@@ -420,8 +357,6 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                     f"warm_start parameter or a partial_fit method; {type(base).__name__} has neither."
                 )
         method_params = self._route_fit_params(sample_weight, fit_params)
-        # Rows are selected by fancy indexing and weights multiplied into new arrays, so the
-        # caller's array is never written to.
         weights = {}
         for method, params in method_params.items():
             weight = params.pop("sample_weight", None)
@@ -438,8 +373,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         labeled_rows = np.flatnonzero(labeled)
         unlabeled_rows = np.flatnonzero(~labeled)
         if self.validation_fraction is not None:
-            # drawn among the rows of positive weight: a row of weight 0 is a row left out (it would make
-            # the validation score undefined, or its split unlike the split without that row)
+            # rows of weight 0 count as left out
             candidates = labeled_rows if sample_weight is None else labeled_rows[sample_weight[labeled_rows] > 0]
             _, valid_pos = _validation_split(y_enc[candidates], self.validation_fraction, rng)
             valid_rows = candidates[valid_pos]
@@ -464,8 +398,6 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         previous_pseudo = np.zeros(0, dtype=np.intp)
 
         schedule = [None] + (_percentile_schedule(self.step) if X_unlabeled is not None else [])
-        # round 0's model is kept (a deep copy when the model trains on) only where it may be used:
-        # by the safeguard, or by the safeguard's caller on its folds' clones
         keep_round0 = getattr(self, "_keep_round0_estimator", False)
         needs_round0 = keep_round0 or (self.safeguard is not None and X_unlabeled is not None)
         model = None
@@ -505,7 +437,6 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
                 with tally.fit(model):
                     self._keep_training(model, X_pool, y_pool, round_kwargs, n_classes)
             if t == 0 and needs_round0:
-                # the supervised model, returned instead of the curriculum's when the safeguard says so
                 self._round0_estimator = model if self.reinitialize else copy.deepcopy(model)
             if not hasattr(model, "predict_proba"):
                 raise ValueError(
@@ -617,15 +548,11 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
             model.partial_fit(X_pool, y_pool, classes=np.arange(n_classes), **round_kwargs["partial_fit"])
 
     def _uses_partial_fit(self, base):
-        """Whether ``fit`` keeps training through ``partial_fit`` (``reinitialize=False``, no ``warm_start``)."""
+        """Whether ``fit`` keeps training through ``partial_fit``."""
         return not self.reinitialize and "warm_start" not in base.get_params(deep=False)
 
     def _route_fit_params(self, sample_weight, fit_params):
-        """Keyword arguments of the estimator's ``fit`` and ``partial_fit``, full length, per method.
-
-        Without routing only ``sample_weight`` (``fit_params`` is empty, checked by the caller)
-        goes to both; with routing each method gets what it requested.
-        """
+        """Full-length keyword arguments of the estimator's ``fit`` and ``partial_fit``."""
         if not _routing_enabled():
             return {"fit": {"sample_weight": sample_weight}, "partial_fit": {"sample_weight": sample_weight}}
         metadata = dict(fit_params)
@@ -635,7 +562,7 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         return {"fit": dict(routed.get("fit", {})), "partial_fit": dict(routed.get("partial_fit", {}))}
 
     def _route(self, method, params):
-        """Keyword arguments routed to ``estimator_.<method>`` (an error without routing if any are given)."""
+        """Keyword arguments routed to ``estimator_.<method>``."""
         _raise_for_params(params, self, method)
         if not _routing_enabled():
             return {}
@@ -644,12 +571,8 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
     def get_metadata_routing(self):
         """Get the metadata routing of this object.
 
-        ``fit`` routes to the wrapped estimator's ``fit`` (and to its
-        ``partial_fit`` when ``reinitialize=False`` keeps training through
-        it); ``predict``, ``predict_proba``, ``predict_log_proba`` and
-        ``decision_function`` route to the same method. ``score`` consumes
-        ``sample_weight`` itself. See scikit-learn's Metadata Routing User
-        Guide.
+        Each method routes to the wrapped estimator's method of the same name
+        (``fit`` also to ``partial_fit`` when it trains through it).
 
         Returns
         -------
@@ -661,7 +584,6 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         return estimator_routing(self, base, ("fit", "partial_fit") if self._uses_partial_fit(base) else ("fit",))
 
     def _check_X(self, X):
-        # The wrapped estimator validates X (shape, features, NaN); COO becomes CSR.
         check_is_fitted(self)
         (X,) = indexable(check_sparse_structure(X))
         return X
@@ -702,7 +624,6 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
         params = self._route(method, params)
         return getattr(self.estimator_, method)(X, **params)
 
-    # predict_proba, predict_log_proba and decision_function return those of estimator_ (through _delegate).
     predict_proba, predict_log_proba, decision_function = delegated_predictions(
         "CurriculumLabelingClassifier",
         _estimator_has,
@@ -713,7 +634,6 @@ class CurriculumLabelingClassifier(SemiSupervisedClassifierMixin, ClassifierMixi
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # Sparse input works exactly when the wrapped estimator takes it; the default net is
-        # declared dense here so that asking for tags never imports torch.
+        # the default net is declared dense so that tags never import torch
         tags.input_tags.sparse = self.estimator is not None and get_tags(self.estimator).input_tags.sparse
         return tags

@@ -1,14 +1,8 @@
-"""What the meta-estimators of :mod:`skssl.self_training` hand on to the estimator they fitted.
+"""What the meta-estimators of :mod:`skssl.self_training` share.
 
-:class:`~skssl.self_training.CurriculumLabelingClassifier` and
-:class:`~skssl.self_training.LabeledOnlyClassifier` answer ``predict_proba``,
-``predict_log_proba`` and ``decision_function`` with the same method of
-``estimator_``, and read ``n_features_in_`` and ``feature_names_in_`` from
-it. Those methods and their docstrings are built here, once for both, with
-what else the two share: the ``fit`` decorator (:func:`meta_fit`), the
-metadata routing to the wrapped estimator (:func:`estimator_routing`) and
-the text of the ``fit`` parameters and fitted attributes they document
-alike (:func:`fill_doc`).
+The prediction methods handed on to ``estimator_`` with their docstrings,
+the ``fit`` decorator, the metadata routing to the wrapped estimator and
+the docstring blocks both document alike.
 """
 
 import textwrap
@@ -22,89 +16,35 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._docstrings import insert_blocks
 
 
-#: Docstring text both meta-estimators use, by placeholder name (see :func:`fill_doc`).
 _BLOCKS = {
     "fit_parameters": """\
 Parameters
 ----------
 X : {array-like, sparse matrix} of shape (n_samples, ...)
-    Training data in any form the wrapped estimator takes (sparse
-    matrices, 4-D image arrays, lists of texts for a pipeline);
-    only its rows are selected here.
+    Training data in any form the wrapped estimator takes.
 y : array-like of shape (n_samples,)
     Labels, ``-1`` for unlabeled rows.""",
     "features_in": """\
 n_features_in_ : int
-    Number of features seen during ``fit``, read from ``estimator_`` (absent
-    when the wrapped estimator does not define it, e.g. a text pipeline).
+    Number of features seen during ``fit`` (from ``estimator_``, if it has it).
 feature_names_in_ : ndarray of shape (`n_features_in_`,)
-    Names of features seen during ``fit``, when ``X`` has string column
-    names, read from ``estimator_``.""",
+    Names of features seen during ``fit`` (from ``estimator_``).""",
 }
 
 
 def fill_doc(obj):
-    """Decorator: put the shared text into the docstring of a class or function.
-
-    Each ``%(name)s`` of ``obj.__doc__`` standing alone on a line is replaced
-    by the block ``name`` of this module, indented like the placeholder.
-
-    Parameters
-    ----------
-    obj : class or function
-        What the docstring belongs to.
-
-    Returns
-    -------
-    obj : class or function
-        ``obj``, its docstring filled in.
-    """
+    """Decorator: replace each ``%(name)s`` line of ``obj.__doc__`` with the block ``name``."""
     obj.__doc__ = insert_blocks(obj.__doc__, _BLOCKS)
     return obj
 
 
 def meta_fit(fit):
-    """Decorator of both meta-estimators' ``fit``: its shared docstring text and scikit-learn's fit context.
-
-    The meta-estimator's own parameters are validated; the wrapped
-    estimator is validated by its own ``fit`` (nested validation is not
-    skipped).
-
-    Parameters
-    ----------
-    fit : function
-        The ``fit`` method.
-
-    Returns
-    -------
-    fit : function
-        The decorated method.
-    """
+    """Decorator of the meta-estimators' ``fit``: the shared docstring text and sklearn's fit context."""
     return _fit_context(prefer_skip_nested_validation=False)(fill_doc(fit))
 
 
 def estimator_routing(meta, estimator, fit_callees=("fit",)):
-    """The metadata routing of a meta-estimator to the estimator it wraps.
-
-    ``fit`` routes to the methods ``fit_callees`` of ``estimator``, and
-    ``predict`` and the methods of :func:`delegated_predictions` each to the
-    same method; the meta-estimator's own requests (``score``'s
-    ``sample_weight``) are added.
-
-    Parameters
-    ----------
-    meta : estimator instance
-        The meta-estimator.
-    estimator : estimator instance
-        The estimator it wraps.
-    fit_callees : tuple of str, default=("fit",)
-        The methods of ``estimator`` that ``fit`` routes to.
-
-    Returns
-    -------
-    routing : MetadataRouter
-        The routing, for ``meta.get_metadata_routing()``.
-    """
+    """Routing of ``meta`` to ``estimator``: ``fit`` to ``fit_callees``, each prediction method to itself."""
     mapping = MethodMapping()
     for callee in fit_callees:
         mapping.add(caller="fit", callee=callee)
@@ -113,7 +53,6 @@ def estimator_routing(meta, estimator, fit_callees=("fit",)):
     return MetadataRouter(owner=meta).add_self_request(meta).add(estimator=estimator, method_mapping=mapping)
 
 
-#: Summary and Returns entry of each prediction method handed on to ``estimator_``.
 _PREDICTIONS = {
     "predict_proba": (
         "Class probabilities of ``estimator_``, columns in the order of ``classes_``.",
@@ -134,28 +73,9 @@ _PREDICTIONS = {
 
 
 def delegated_predictions(owner, estimator_has, *, x_shape, params_doc):
-    """``predict_proba``, ``predict_log_proba`` and ``decision_function`` of a meta-estimator, with their docstrings.
+    """``predict_proba``, ``predict_log_proba`` and ``decision_function`` calling ``self._delegate``.
 
-    Each returns ``self._delegate(name, X, params)``, where the class checks
-    ``X``, routes ``params`` and calls the method of ``estimator_``; each
-    exists when ``estimator_has(name)(self)`` holds (see
-    :func:`~sklearn.utils.metaestimators.available_if`).
-
-    Parameters
-    ----------
-    owner : str
-        Name of the class the methods belong to.
-    estimator_has : callable
-        ``estimator_has(name)`` returns the availability check of the method ``name``.
-    x_shape : str
-        The shape documented for ``X``.
-    params_doc : str
-        What ``**params`` are; ``{method}`` stands for the method's name.
-
-    Returns
-    -------
-    methods : tuple
-        The three methods, in the order above, for the class body.
+    Each exists when ``estimator_has(name)(self)``; ``{method}`` in ``params_doc`` is its name.
     """
     return tuple(_delegated_prediction(owner, name, estimator_has(name), x_shape, params_doc) for name in _PREDICTIONS)
 
@@ -191,22 +111,7 @@ def _delegated_prediction(owner, name, available, x_shape, params_doc):
 
 
 def fitted_estimator_attribute(meta, name, attributes=None):
-    """``meta.estimator_.<name>``; an ``AttributeError`` (so ``hasattr`` is False) before ``fit``.
-
-    Parameters
-    ----------
-    meta : estimator instance
-        The meta-estimator.
-    name : str
-        The attribute of ``estimator_``.
-    attributes : str, default=None
-        The attribute :func:`~sklearn.utils.validation.check_is_fitted` looks
-        for (``None``: any fitted attribute).
-
-    Returns
-    -------
-    value : object
-    """
+    """``meta.estimator_.<name>``; an ``AttributeError`` before ``fit`` (so ``hasattr`` is False)."""
     try:
         check_is_fitted(meta, attributes)
     except NotFittedError as exc:

@@ -1,14 +1,8 @@
 """A supervised baseline that fits any classifier on the labeled rows only.
 
-A scikit-learn classifier fitted on a semi-supervised ``y`` learns ``-1`` as a
-class of its own and, with most rows unlabeled, predicts it almost
-everywhere. :class:`LabeledOnlyClassifier` wraps the classifier so that it
-sees the rows with ``y != -1`` only (their labels as given), and so takes the
-same ``X, y``, ``Pipeline``, ``GridSearchCV`` and splitters as skssl's
-semi-supervised estimators: the fair supervised baseline to compare them
-with. ``sample_weight`` and routed per-row fit parameters are cut to the
-labeled rows; ``transduction_`` and ``score`` are those of the other skssl
-estimators.
+A bare scikit-learn classifier learns ``-1`` as a class; wrapped in
+:class:`LabeledOnlyClassifier` it sees the labeled rows only and takes the
+same ``X, y`` and splitters as skssl's semi-supervised estimators.
 
 Design decisions: user guide, Implementation decisions (deep, self-training), "The labeled-only baseline".
 """
@@ -54,18 +48,13 @@ def _estimator_has(attr):
 class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Fit any classifier on the labeled rows only: the fair supervised baseline.
 
-    ``fit(X, y)`` takes a semi-supervised target (``y == -1`` marks unlabeled
-    rows), drops the unlabeled rows and fits a clone of ``estimator`` on the
-    rest. The wrapper therefore drops into the same ``Pipeline``,
-    ``GridSearchCV`` and :class:`~skssl.model_selection.SemiSupervisedKFold`
-    as skssl's semi-supervised estimators, where a bare scikit-learn
-    classifier would learn ``-1`` as a class.
+    ``fit(X, y)`` drops the rows with ``y == -1`` and fits a clone of
+    ``estimator`` on the rest, where a bare classifier would learn ``-1``.
 
     Parameters
     ----------
     estimator : estimator object
-        A classifier with ``fit`` and ``predict`` (a ``Pipeline`` ending in
-        one works too). It is cloned; the clone is ``estimator_``.
+        A classifier with ``fit`` and ``predict``; it is cloned.
 
     Attributes
     ----------
@@ -74,8 +63,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
     classes_ : ndarray of shape (n_classes,)
         The labeled classes; ``-1`` is never one of them.
     transduction_ : ndarray of shape (n_samples,)
-        Labels of the training rows: the given label for labeled rows,
-        ``estimator_``'s prediction for unlabeled ones.
+        Labels of the training rows (predicted for the unlabeled ones).
     %(features_in)s
 
     See Also
@@ -105,10 +93,8 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
 
     _parameter_constraints: dict = {"estimator": [HasMethods(["fit", "predict"])]}
 
-    # A supervised model: a y without -1 is its normal input, not a reason to warn.
     _uses_unlabeled_rows = False
 
-    # fit only selects the rows of sample_weight; the wrapped estimator consumes it (routing).
     __metadata_request__fit = {"sample_weight": UNUSED}
 
     def __init__(self, estimator):
@@ -119,16 +105,11 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
         """Fit a clone of ``estimator`` on the rows with ``y != -1``.
 
         %(fit_parameters)s
-            String labels come in an ``object`` array with the integer ``-1``
-            as the sentinel.
         sample_weight : array-like of shape (n_samples,), default=None
-            Row weights, restricted to the labeled rows and passed to the
-            wrapped estimator's ``fit`` (under metadata routing, only if it
-            requested them).
+            Row weights for the wrapped estimator's ``fit``, cut to the labeled rows.
         **params : dict
-            Further fit parameters for the wrapped estimator, only with
-            ``sklearn.set_config(enable_metadata_routing=True)``; those with
-            one entry per row of ``X`` are restricted to the labeled rows.
+            Further fit parameters, only with metadata routing enabled; per-row
+            ones are cut to the labeled rows.
 
         Returns
         -------
@@ -138,12 +119,9 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
         Raises
         ------
         ValueError
-            If no row is labeled, if the labeled rows hold one class only, if
-            ``sample_weight`` is given to an estimator whose ``fit`` takes
-            none, or if a precomputed-kernel estimator meets unlabeled rows.
+            If fewer than two classes are labeled, ``sample_weight`` cannot be
+            passed, or a precomputed kernel meets unlabeled rows.
         """
-        # On a working copy, its attributes stored at the end: a fit of this object in another thread cannot swap
-        # estimator_ or classes_ under this one (skssl.utils._fit_state).
         work = working_copy(self)
         work._fit_labeled(X, y, sample_weight, params)
         return publish_fitted(self, work)
@@ -193,7 +171,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
         return self
 
     def _routed(self, method, params):
-        """The parameters of ``estimator_.<method>``, routed or (without routing) none."""
+        """The routed parameters of ``estimator_.<method>``."""
         check_is_fitted(self, "estimator_")
         _raise_for_params(params, self, method)
         if _routing_enabled():
@@ -208,8 +186,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
         X : {array-like, sparse matrix} of shape (n_samples, ...)
             Rows to classify, in any form the wrapped estimator takes.
         **params : dict
-            Parameters for ``estimator_.predict``, only with metadata routing
-            enabled.
+            Parameters for ``estimator_.predict`` (metadata routing only).
 
         Returns
         -------
@@ -220,10 +197,9 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
 
     def _delegate(self, method, X, params):
         """``estimator_.<method>`` on ``X``, with the routed ``params``."""
-        routed = self._routed(method, params)  # checks that the estimator is fitted
+        routed = self._routed(method, params)
         return getattr(self.estimator_, method)(check_sparse_structure(X), **routed)
 
-    # predict_proba, predict_log_proba and decision_function return those of estimator_ (through _delegate).
     predict_proba, predict_log_proba, decision_function = delegated_predictions(
         "LabeledOnlyClassifier",
         _estimator_has,
@@ -244,10 +220,7 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
     def get_metadata_routing(self):
         """Get the metadata routing of this object.
 
-        ``fit``'s ``sample_weight`` and routed fit parameters go to the wrapped
-        estimator (restricted to the labeled rows); the prediction methods'
-        parameters go to the same methods of the wrapped estimator; ``score``
-        consumes its own ``sample_weight``.
+        Each method routes to the wrapped estimator's method of the same name.
 
         Returns
         -------
@@ -260,7 +233,6 @@ class LabeledOnlyClassifier(SemiSupervisedClassifierMixin, ClassifierMixin, Meta
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         inner = get_tags(self.estimator).input_tags
-        # Only rows of X are selected here: X's form is the wrapped estimator's business.
         tags.input_tags.sparse = inner.sparse
         tags.input_tags.allow_nan = inner.allow_nan
         tags.input_tags.pairwise = inner.pairwise

@@ -1,32 +1,14 @@
 """Docstring text written once and placed into several docstrings.
 
-Where estimators document the same parameter or attribute, the text is kept
-in one block and each docstring names it with a placeholder ``%(name)s`` on
-a line of its own; :func:`insert_blocks` puts the block there, indented like
-the placeholder, so the runtime ``__doc__`` (what ``help``, numpydoc and
-sphinx autodoc read) is complete.
+:func:`insert_blocks` replaces each ``%(name)s`` placeholder line with its
+block, indented like it, so the runtime ``__doc__`` is complete.
 """
 
 import textwrap
 
 
 def insert_blocks(doc, blocks):
-    """Return ``doc`` with every ``%(name)s`` replaced by ``blocks[name]``.
-
-    Parameters
-    ----------
-    doc : str or None
-        A docstring whose placeholders each stand alone on a line; ``None``
-        (docstrings stripped by ``python -OO``) is returned as it is.
-    blocks : dict of str to str
-        The text of each placeholder, written at column 0; its lines are
-        indented to the placeholder's column.
-
-    Returns
-    -------
-    doc : str or None
-        The docstring with the blocks in place.
-    """
+    """Return ``doc`` with every ``%(name)s`` line replaced by ``blocks[name]`` (``None`` under ``-OO``)."""
     if doc is None:
         return None
     for name, text in blocks.items():

@@ -1,12 +1,8 @@
 """The one check of row weights that scikit-learn's ``_check_sample_weight`` leaves out: their sums.
 
-scikit-learn checks that every weight is finite (and, on request, not
-negative). Weights that are each finite can still sum beyond float64's
-range (two rows of ``1e308``) or to a subnormal number (every weight
-``5e-324``). skssl's estimators divide by such sums: the row costs, the
-class fractions, ``alpha="auto"``'s count of rows. Those sums then gave
-infinities and NaN deep inside a fit, and errors that named other things
-(the bias's penalty, k-means' probabilities, a NaN the user never passed).
+Finite weights can still sum beyond float64's range or to a subnormal
+number; skssl's estimators divide by such sums, which gave NaN deep inside a
+fit and errors that named other things.
 """
 
 import numpy as np
@@ -20,7 +16,7 @@ def check_weight_total(weights, name="sample_weight", advice=""):
     Parameters
     ----------
     weights : ndarray of shape (n_samples,)
-        Finite, non-negative weights (as scikit-learn's ``_check_sample_weight`` returns them).
+        Finite, non-negative weights.
     name : str
         What to call them in the message.
     advice : str

@@ -1,24 +1,9 @@
 """skssl's own checks of the semi-supervised estimator contract.
 
-scikit-learn's :func:`~sklearn.utils.estimator_checks.parametrize_with_checks`
-knows nothing of unlabeled rows. The checks here test what a semi-supervised
-estimator promises on top of it (the contract in ``skssl.base``), in the way
-imbalanced-learn ships ``imblearn.utils.estimator_checks``:
-
-* ``classes_`` never holds the ``-1`` sentinel;
-* a ``y`` with every row ``-1`` raises a ``ValueError`` naming the problem;
-* ``transduction_`` has one entry per training row, and labeled rows keep
-  their label;
-* sparse and dense input give the same model (when the estimator accepts
-  sparse input);
-* the unlabeled rows change the fit (an estimator that ignores them is not
-  semi-supervised);
-* string labels in an ``object`` array mixed with the integer ``-1`` work;
-* ``score`` ignores the rows with ``y == -1``;
-* fitting never modifies the caller's arrays;
-* the same ``random_state`` gives the same model.
-
-Use :func:`parametrize_with_semi_supervised_checks` in a pytest module, or
+The checks test what a semi-supervised estimator promises beyond
+scikit-learn's own checks (the contract of ``skssl.base``), as imbalanced-learn
+ships ``imblearn.utils.estimator_checks``. Use
+:func:`parametrize_with_semi_supervised_checks` in a pytest module, or
 :func:`check_semi_supervised_estimator` to run them all at once.
 """
 
@@ -65,11 +50,7 @@ def _semi_supervised_data(n_classes=3, n_samples=90, labeled_per_class=3, random
 
 
 def _overlapping_data(random_state=6):
-    """Two overlapping classes, 40% of 120 rows labeled: enough labels for the checks an estimator runs on them.
-
-    On ``random_state=6`` an order of CSR rows by random projections (which skssl once used beside the
-    lexicographic order of dense rows) gave other models for all four linear S3VMs.
-    """
+    """Two overlapping classes, 40% of 120 rows labeled (``random_state=6`` exposes format-dependent row orders)."""
     X, y = make_classification(120, 8, n_informative=4, n_clusters_per_class=1, flip_y=0.1, random_state=random_state)
     y_semi = np.where(np.random.RandomState(random_state).rand(120) < 0.6, -1, y)
     return X, y, y_semi
@@ -77,7 +58,6 @@ def _overlapping_data(random_state=6):
 
 _PARAMETERS_HEADER = "    Parameters\n    ----------\n"
 
-#: The parameters every check takes, documented once for all of them by :func:`_check_parameters`.
 _CHECK_PARAMETERS = """\
     name : str
         Name of the estimator, used in the failure messages.
@@ -87,11 +67,7 @@ _CHECK_PARAMETERS = """\
 
 
 def _check_parameters(check):
-    """Write the shared ``name`` and ``estimator`` entries into a check's Parameters section.
-
-    They come first, before the check's own parameters; a check without
-    parameters of its own gets the whole section.
-    """
+    """Put the shared ``name`` and ``estimator`` entries first in a check's Parameters section."""
     doc = check.__doc__
     if _PARAMETERS_HEADER in doc:
         check.__doc__ = doc.replace(_PARAMETERS_HEADER, _PARAMETERS_HEADER + _CHECK_PARAMETERS, 1)
@@ -149,7 +125,6 @@ def check_transduction(name, estimator):
     assert set(np.unique(transduction)) <= set(est.classes_)
 
 
-#: Tolerances of :func:`check_sparse_dense_same_model` on CSR input with entries stored twice (see there).
 DUPLICATE_ENTRIES_RTOL = 1e-3
 DUPLICATE_ENTRIES_ATOL = 1e-5
 
@@ -158,13 +133,8 @@ DUPLICATE_ENTRIES_ATOL = 1e-5
 def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     """CSR and dense input give the same outputs (skipped for dense-only estimators).
 
-    The CSR input is given twice: canonical, and with every entry stored as two parts (scipy reads their sum,
-    the same values exactly), which an estimator reading the stored entries one by one would see differently.
-    The second comparison allows for the optimizer of a wrapped scikit-learn estimator: its products sum the two
-    parts in another order, and ``LogisticRegression``'s lbfgs, stopped at its tolerance, then lands up to
-    ~3e-5 away (relative; seen with scikit-learn 1.6.1 and scipy 1.9.2 inside ``CurriculumLabelingClassifier``).
-    A model that read the parts is another model: the linear SVMs that did chose ``alpha_`` 0.0043 against 0.43
-    and moved their outputs by tenths.
+    The CSR input is also given with every entry stored as two parts that sum to it; the looser tolerances
+    of that comparison allow for a wrapped optimizer summing the parts in another order.
 
     Parameters
     ----------
@@ -174,9 +144,7 @@ def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
     """
     if not get_tags(estimator).input_tags.sparse:
         return
-    # Well separated blobs, and overlapping classes with many labels, where the estimator's own checks on the
-    # labeled rows (folds, held-out halves) decide between close candidates and so expose any order of the rows
-    # that depends on their format.
+    # overlapping classes make an estimator's own checks on the labeled rows expose format-dependent row orders
     for X, _, y_semi in (_semi_supervised_data(), _overlapping_data()):
         dense = _with_seed(estimator).fit(X, y_semi)
         forms = (
@@ -200,11 +168,7 @@ def check_sparse_dense_same_model(name, estimator, rtol=1e-5, atol=1e-7):
 
 
 def _duplicate_entries(X, random_state=0):
-    """A CSR matrix of the values of ``X`` with each non-zero ``v`` stored twice (not canonical).
-
-    The two parts are ``(v/2, v/2)``, ``(2v, -v)`` or ``(-v, 2v)``, drawn at random: their sums are ``v`` exactly,
-    and the first parts are in another order than the values. ``X`` (dense or sparse) is not modified.
-    """
+    """CSR ``X`` with each non-zero ``v`` stored as two parts summing to ``v`` exactly, drawn at random."""
     A = sp.csr_matrix(X)
     first = check_random_state(random_state).choice([0.5, 2.0, -1.0], A.nnz) * A.data
     data = np.column_stack([first, A.data - first]).ravel()
@@ -215,10 +179,7 @@ def _duplicate_entries(X, random_state=0):
 def check_unlabeled_rows_change_fit(name, estimator):
     """Fitting with the unlabeled rows gives another model than without them.
 
-    An estimator with a ``safeguard`` parameter is checked with ``safeguard=None``: a safeguard may return the
-    model of the labeled rows by design (``DeterministicAnnealingSVC``'s does where held-out labels cannot tell
-    the two models apart, as on these well separated blobs), so this check asks whether the unlabeled rows
-    reach the fit at all; the safeguards' own tests check when they fall back.
+    A ``safeguard`` parameter is set to None: a safeguard may return the labeled-only model by design.
     """
     X, _, y_semi = _semi_supervised_data()
     labeled = y_semi != -1
