@@ -11,7 +11,13 @@ folds over the labeled rows only.
 
 Each fold's estimator is fitted on every row with the held-out labeled rows
 turned into ``-1``; ``ensemble=False`` (the default, unlike scikit-learn)
-fits one calibrator on all out-of-fold decision values.
+fits one calibrator on all out-of-fold decision values. On the same folds a
+supervised model fitted on the labeled rows only (``fallback``) is
+calibrated too, and replaces the semi-supervised one where its
+cross-validated Brier score (Brier, Monthly Weather Review 1950) on the
+held-out labels is lower, so that the unlabeled rows cannot make the
+probabilities worse than the labels alone would, as far as the labels can
+tell.
 
 Design decisions and measurements: user guide, "Probabilities".
 """
@@ -190,6 +196,19 @@ class SemiSupervisedCalibratedClassifierCV(
         default does; with few labels each calibrator then sees a handful of
         rows and the probabilities come out too timid (the user guide,
         "Probabilities").
+    fallback : estimator object, "auto" or None, default="auto"
+        A supervised classifier with ``decision_function`` or
+        ``predict_proba``, fitted on the labeled rows only (with the class
+        codes ``0 .. n_classes - 1`` as labels); it is cloned. On the same
+        folds its out-of-fold decision values are calibrated like the
+        estimator's, and each candidate's Brier score is computed on every
+        fold's held-out rows with calibrators fitted on the other folds. The
+        fallback replaces the estimator when its score is strictly lower
+        (ties keep the semi-supervised model). ``"auto"`` is
+        :class:`~skssl.svm.LinearL2SVC`, the S3VMs' supervised counterpart;
+        ``None`` keeps the estimator without the check. The check needs at
+        least two folds; with one it does not run. It costs ``cv + 1`` fits
+        on the labeled rows only.
 
     Attributes
     ----------
@@ -198,7 +217,17 @@ class SemiSupervisedCalibratedClassifierCV(
     calibrated_classifiers_ : list
         The fitted pairs of estimator and calibrators: one per fold
         (``ensemble=True``) or one (``ensemble=False``). Each has
-        ``estimator`` and ``predict_proba``.
+        ``estimator`` and ``predict_proba``. Where the fallback was kept,
+        the estimators are the fitted fallbacks.
+    fell_back_ : bool or None
+        Whether the calibrated ``fallback`` replaced the semi-supervised
+        estimator. ``None`` when the check did not run (``fallback=None`` or
+        a single fold).
+    fallback_scores_ : ndarray of shape (2,) or None
+        The cross-validated Brier scores (halved sum of squares over the
+        classes; lower is better) of the calibrated fallback and of the
+        calibrated estimator, in that order; ``None`` when the check did
+        not run.
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows: the given label for labeled rows, the
         most probable class for unlabeled ones.
@@ -268,8 +297,9 @@ class SemiSupervisedCalibratedClassifierCV(
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
         sample_weight : array-like of shape (n_samples,), default=None
-            Row weights, passed to the wrapped estimator's ``fit`` and, for the
-            held-out rows, to the calibrators.
+            Row weights, passed to the wrapped estimator's ``fit``, to the
+            fallback's (labeled rows) and, for the held-out rows, to the
+            calibrators and the cross-validated Brier scores.
 
         Returns
         -------
@@ -280,8 +310,8 @@ class SemiSupervisedCalibratedClassifierCV(
         ------
         ValueError
             If a labeled class has fewer rows than ``cv`` folds, if a fold's
-            training rows miss a class, or if ``sample_weight`` is given to an
-            estimator whose ``fit`` takes none.
+            training rows miss a class, or if ``sample_weight`` is given and
+            the estimator's or the fallback's ``fit`` takes none.
         """
         base = self._base_estimator()
         fallback = self._fallback_estimator()
