@@ -11,7 +11,13 @@ folds over the labeled rows only.
 
 Each fold's estimator is fitted on every row with the held-out labeled rows
 turned into ``-1``; ``ensemble=False`` (the default, unlike scikit-learn)
-fits one calibrator on all out-of-fold decision values.
+fits one calibrator on all out-of-fold decision values. On the same folds a
+supervised model fitted on the labeled rows only (``fallback``) is
+calibrated too, and replaces the semi-supervised one where its
+cross-validated Brier score (Brier, Monthly Weather Review 1950) on the
+held-out labels is lower, so that the unlabeled rows cannot make the
+probabilities worse than the labels alone would, as far as the labels can
+tell.
 
 Design decisions and measurements: user guide, "Probabilities".
 """
@@ -29,7 +35,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_
 
 from .base import UNLABELED, SemiSupervisedClassifierMixin, _as_1d_target, encode_semi_supervised_target
 from .model_selection import SemiSupervisedKFold
-from .svm import TransductiveSVC
+from .svm import LinearL2SVC, TransductiveSVC
 from .utils.validation import check_sparse_structure
 
 __all__ = ["SemiSupervisedCalibratedClassifierCV"]
@@ -132,6 +138,30 @@ def _calibrated_proba(scores, calibrators, n_classes):
     return np.divide(proba, total, out=np.full_like(proba, 1.0 / n_classes), where=total > 0)
 
 
+def _fit_supervised(estimator, X, codes, weights, rows, weighted):
+    """A clone of the supervised ``estimator`` fitted on ``X[rows]``, the class codes ``0 .. K-1`` as labels."""
+    fit_params = {"sample_weight": weights[rows]} if weighted else {}
+    return clone(estimator).fit(_safe_indexing(X, rows), codes[rows], **fit_params)
+
+
+def _cross_validated_brier(method, fold_scores, splits, codes, weights, n_classes):
+    """Weighted Brier score of calibrated out-of-fold probabilities, halved (sklearn's for two classes).
+
+    Each fold's decision values go through calibrators fitted on the other folds' decision values and labels,
+    so no held-out label calibrates its own probability.
+    """
+    loss = total = 0.0
+    for k, test in enumerate(splits):
+        rows = np.concatenate([t for j, t in enumerate(splits) if j != k])
+        scores = np.vstack([s for j, s in enumerate(fold_scores) if j != k])
+        calibrators = _fit_calibrators(method, scores, codes[rows], weights[rows], n_classes)
+        proba = _calibrated_proba(fold_scores[k], calibrators, n_classes)
+        onehot = codes[test][:, None] == np.arange(n_classes)[None, :]
+        loss += float(weights[test] @ ((proba - onehot) ** 2).sum(axis=1)) / 2
+        total += float(weights[test].sum())
+    return loss / total
+
+
 class SemiSupervisedCalibratedClassifierCV(
     SemiSupervisedClassifierMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator
 ):
@@ -166,6 +196,19 @@ class SemiSupervisedCalibratedClassifierCV(
         default does; with few labels each calibrator then sees a handful of
         rows and the probabilities come out too timid (the user guide,
         "Probabilities").
+    fallback : estimator object, "auto" or None, default="auto"
+        A supervised classifier with ``decision_function`` or
+        ``predict_proba``, fitted on the labeled rows only (with the class
+        codes ``0 .. n_classes - 1`` as labels); it is cloned. On the same
+        folds its out-of-fold decision values are calibrated like the
+        estimator's, and each candidate's Brier score is computed on every
+        fold's held-out rows with calibrators fitted on the other folds. The
+        fallback replaces the estimator when its score is strictly lower
+        (ties keep the semi-supervised model). ``"auto"`` is
+        :class:`~skssl.svm.LinearL2SVC`, the S3VMs' supervised counterpart;
+        ``None`` keeps the estimator without the check. The check needs at
+        least two folds; with one it does not run. It costs ``cv + 1`` fits
+        on the labeled rows only.
 
     Attributes
     ----------
@@ -174,7 +217,17 @@ class SemiSupervisedCalibratedClassifierCV(
     calibrated_classifiers_ : list
         The fitted pairs of estimator and calibrators: one per fold
         (``ensemble=True``) or one (``ensemble=False``). Each has
-        ``estimator`` and ``predict_proba``.
+        ``estimator`` and ``predict_proba``. Where the fallback was kept,
+        the estimators are the fitted fallbacks.
+    fell_back_ : bool or None
+        Whether the calibrated ``fallback`` replaced the semi-supervised
+        estimator. ``None`` when the check did not run (``fallback=None`` or
+        a single fold).
+    fallback_scores_ : ndarray of shape (2,) or None
+        The cross-validated Brier scores (halved sum of squares over the
+        classes; lower is better) of the calibrated fallback and of the
+        calibrated estimator, in that order; ``None`` when the check did
+        not run.
     transduction_ : ndarray of shape (n_samples,)
         Labels of the training rows: the given label for labeled rows, the
         most probable class for unlabeled ones.
@@ -214,16 +267,23 @@ class SemiSupervisedCalibratedClassifierCV(
         "method": [StrOptions({"sigmoid", "isotonic"})],
         "cv": ["cv_object"],
         "ensemble": ["boolean"],
+        "fallback": [HasMethods(["fit"]), StrOptions({"auto"}), None],
     }
 
-    def __init__(self, estimator=None, *, method="sigmoid", cv=5, ensemble=False):
+    def __init__(self, estimator=None, *, method="sigmoid", cv=5, ensemble=False, fallback="auto"):
         self.estimator = estimator
         self.method = method
         self.cv = cv
         self.ensemble = ensemble
+        self.fallback = fallback
 
     def _base_estimator(self):
         return TransductiveSVC() if self.estimator is None else self.estimator
+
+    def _fallback_estimator(self):
+        if isinstance(self.fallback, str):  # "auto", the only string the constraints let through
+            return LinearL2SVC()
+        return self.fallback
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
@@ -237,8 +297,9 @@ class SemiSupervisedCalibratedClassifierCV(
         y : array-like of shape (n_samples,)
             Labels, ``-1`` for unlabeled rows.
         sample_weight : array-like of shape (n_samples,), default=None
-            Row weights, passed to the wrapped estimator's ``fit`` and, for the
-            held-out rows, to the calibrators.
+            Row weights, passed to the wrapped estimator's ``fit``, to the
+            fallback's (labeled rows) and, for the held-out rows, to the
+            calibrators and the cross-validated Brier scores.
 
         Returns
         -------
@@ -249,10 +310,11 @@ class SemiSupervisedCalibratedClassifierCV(
         ------
         ValueError
             If a labeled class has fewer rows than ``cv`` folds, if a fold's
-            training rows miss a class, or if ``sample_weight`` is given to an
-            estimator whose ``fit`` takes none.
+            training rows miss a class, or if ``sample_weight`` is given and
+            the estimator's or the fallback's ``fit`` takes none.
         """
         base = self._base_estimator()
+        fallback = self._fallback_estimator()
         y = _as_1d_target(y)
         X, y = indexable(check_sparse_structure(X), y)
         # The wrapped estimator warns itself if it meets no -1 (the folds always give it some).
@@ -261,8 +323,12 @@ class SemiSupervisedCalibratedClassifierCV(
         fit_params = {}
         weights = np.ones(y.shape[0])
         if sample_weight is not None:
-            if not has_fit_parameter(base, "sample_weight"):
-                raise ValueError(f"sample_weight was given but {type(base).__name__}.fit does not take sample_weight.")
+            for role, est in (("estimator", base), ("fallback", fallback)):
+                if est is not None and not has_fit_parameter(est, "sample_weight"):
+                    raise ValueError(
+                        f"sample_weight was given but {type(est).__name__}.fit (the {role}) does not take "
+                        "sample_weight."
+                    )
             weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
             fit_params = {"sample_weight": weights}
         if isinstance(self.cv, numbers.Integral):
@@ -273,15 +339,36 @@ class SemiSupervisedCalibratedClassifierCV(
                     f"row(s) of class {self.classes_[counts.argmin()]!r}; label more rows or lower cv."
                 )
 
-        folds = []
-        for _, test in SemiSupervisedKFold(self.cv).split(X, y):
+        splits = [test for _, test in SemiSupervisedKFold(self.cv).split(X, y)]
+        semi = []
+        for test in splits:
             estimator = clone(base).fit(X, _with_rows_unlabeled(y, test), **fit_params)
             if len(estimator.classes_) != n_classes:
                 raise ValueError(
                     f"A fold's training rows hold the labeled classes {list(estimator.classes_)}, not all of "
                     f"{list(self.classes_)}; use a stratified splitter for cv."
                 )
-            folds.append((estimator, test, _scores(estimator, _safe_indexing(X, test), n_classes)))
+            semi.append((estimator, _scores(estimator, _safe_indexing(X, test), n_classes)))
+
+        self.fell_back_, self.fallback_scores_ = None, None
+        chosen = semi
+        if fallback is not None and len(splits) >= 2:
+            weighted = sample_weight is not None
+            supervised = []
+            for test in splits:
+                rows = np.setdiff1d(np.flatnonzero(labeled), test)
+                estimator = _fit_supervised(fallback, X, y_encoded, weights, rows, weighted)
+                supervised.append((estimator, _scores(estimator, _safe_indexing(X, test), n_classes)))
+            self.fallback_scores_ = np.array(
+                [
+                    _cross_validated_brier(self.method, [s for _, s in c], splits, y_encoded, weights, n_classes)
+                    for c in (supervised, semi)
+                ]
+            )
+            # Ties keep the semi-supervised model: only held-out labels that prefer the supervised one replace it.
+            self.fell_back_ = bool(self.fallback_scores_[0] < self.fallback_scores_[1])
+            if self.fell_back_:
+                chosen = supervised
 
         if self.ensemble:
             self.calibrated_classifiers_ = [
@@ -290,13 +377,17 @@ class SemiSupervisedCalibratedClassifierCV(
                     _fit_calibrators(self.method, scores, y_encoded[test], weights[test], n_classes),
                     n_classes,
                 )
-                for est, test, scores in folds
+                for (est, scores), test in zip(chosen, splits)
             ]
         else:
-            test = np.concatenate([t for _, t, _ in folds])
-            scores = np.vstack([s for _, _, s in folds])
+            test = np.concatenate(splits)
+            scores = np.vstack([s for _, s in chosen])
             calibrators = _fit_calibrators(self.method, scores, y_encoded[test], weights[test], n_classes)
-            final = clone(base).fit(X, y, **fit_params)
+            if self.fell_back_:
+                rows = np.flatnonzero(labeled)
+                final = _fit_supervised(fallback, X, y_encoded, weights, rows, sample_weight is not None)
+            else:
+                final = clone(base).fit(X, y, **fit_params)
             self.calibrated_classifiers_ = [_CalibratedFold(final, calibrators, n_classes)]
 
         predicted = np.zeros(y.shape[0], dtype=np.intp)

@@ -15,8 +15,9 @@ from sklearn.svm import LinearSVC
 from skssl.base import NoUnlabeledDataWarning
 from skssl.calibration import SemiSupervisedCalibratedClassifierCV, _SigmoidCalibrator
 from skssl.datasets import make_semi_supervised
+from skssl.model_selection import SemiSupervisedKFold
 from skssl.self_training import LabeledOnlyClassifier
-from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 
 
 def _tsvm():
@@ -28,6 +29,21 @@ def _stripes(seed, n=150, gap=1.0):
     rng = np.random.RandomState(seed)
     X = np.vstack([rng.randn(n, 2) * [0.5, 3] + [-gap, 0], rng.randn(n, 2) * [0.5, 3] + [gap, 0]])
     return X, np.repeat([0, 1], n)
+
+
+def _skewed(seed, n0=200, n1=30, shift=1.2):
+    """An unbalanced pair of overlapping blobs, and (from the seed's draw) 8 labeled rows of each class.
+
+    The labels are balanced where the rows are not: the TSVM takes its class fraction from the labeled rows
+    and pushes half of the unlabeled rows into the small class, so it is worse than the supervised l2-SVM.
+    """
+    rng = np.random.RandomState(seed)
+    X = np.vstack([rng.randn(n0, 2) + [-shift, 0], rng.randn(n1, 2) + [shift, 0]])
+    y = np.repeat([0, 1], [n0, n1])
+    y_semi = np.full_like(y, -1)
+    for k in (0, 1):
+        y_semi[rng.choice(np.flatnonzero(y == k), 8, replace=False)] = k
+    return X, y, y_semi
 
 
 def _blobs(n_classes=3, seed=0):
@@ -87,6 +103,87 @@ def test_brier_no_worse_than_labeled_only_calibration():
     baseline_brier = brier_score_loss(y_test, baseline.predict_proba(X_test)[:, 1])
     assert ours_brier <= baseline_brier
     assert ours.score(X_test, y_test) >= baseline.score(X_test, y_test)
+
+
+def test_brier_no_worse_than_labeled_only_calibration_where_the_s3vm_is_worse():
+    """Where the S3VM is worse than the supervised model, the wrapper falls back to the calibrated supervised one."""
+    X, y, y_semi = _skewed(0)
+    X_test, y_test, _ = _skewed(100)
+    labeled = y_semi != -1
+    s3vm = _tsvm().fit(X, y_semi)
+    supervised = LinearL2SVC().fit(X[labeled], y_semi[labeled])
+    assert s3vm.score(X_test, y_test) < supervised.score(X_test, y_test) - 0.1  # the premise of the test
+    baseline = CalibratedClassifierCV(LinearSVC(), cv=3).fit(X[labeled], y_semi[labeled])
+    baseline_brier = brier_score_loss(y_test, baseline.predict_proba(X_test)[:, 1])
+    ours = SemiSupervisedCalibratedClassifierCV(_tsvm(), cv=3).fit(X, y_semi)
+    assert brier_score_loss(y_test, ours.predict_proba(X_test)[:, 1]) <= baseline_brier
+    assert ours.fell_back_
+    assert ours.fallback_scores_[0] < ours.fallback_scores_[1]
+    assert isinstance(ours.calibrated_classifiers_[0].estimator, LinearL2SVC)
+    # Without the check the calibrated S3VM is worse than the baseline here.
+    unchecked = SemiSupervisedCalibratedClassifierCV(_tsvm(), cv=3, fallback=None).fit(X, y_semi)
+    assert unchecked.fell_back_ is None and unchecked.fallback_scores_ is None
+    assert brier_score_loss(y_test, unchecked.predict_proba(X_test)[:, 1]) > baseline_brier
+
+
+def test_fallback_keeps_the_s3vm_where_the_held_out_labels_prefer_it():
+    X, y = _stripes(2)
+    y_semi = make_semi_supervised(y, 10, per_class=True, random_state=2)
+    clf = SemiSupervisedCalibratedClassifierCV(_tsvm(), cv=3).fit(X, y_semi)
+    assert clf.fell_back_ is False and clf.fallback_scores_.shape == (2,)
+    assert isinstance(clf.calibrated_classifiers_[0].estimator, TransductiveSVC)
+    plain = SemiSupervisedCalibratedClassifierCV(_tsvm(), cv=3, fallback=None).fit(X, y_semi)
+    np.testing.assert_allclose(clf.predict_proba(X), plain.predict_proba(X))
+
+
+@pytest.mark.parametrize("ensemble", [False, True])
+def test_fallback_estimator_of_ones_own_multiclass_and_ensemble(ensemble):
+    """A given supervised fallback is fitted on the labeled rows only; its folds serve ensemble=True."""
+    X, y, y_semi = _blobs()
+    fallback = LogisticRegression()
+    clf = SemiSupervisedCalibratedClassifierCV(_tsvm(), cv=3, ensemble=ensemble, fallback=fallback)
+    clf.fit(X, y_semi)
+    assert clf.fallback_scores_.shape == (2,) and np.isfinite(clf.fallback_scores_).all()
+    kinds = {type(fold.estimator) for fold in clf.calibrated_classifiers_}
+    assert kinds == {LogisticRegression if clf.fell_back_ else TransductiveSVC}
+    assert len(clf.calibrated_classifiers_) == (3 if ensemble else 1)
+    if clf.fell_back_:
+        assert all(fold.estimator.n_features_in_ == X.shape[1] for fold in clf.calibrated_classifiers_)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+    assert not hasattr(fallback, "coef_")  # cloned, never fitted itself
+
+
+def test_cross_validated_brier_calibrates_each_fold_on_the_others():
+    """fallback_scores_ are Brier scores of out-of-fold probabilities from calibrators that never saw the fold."""
+    X, _, y_semi = _blobs(n_classes=2)
+    clf = SemiSupervisedCalibratedClassifierCV(_tsvm(), cv=3).fit(X, y_semi)
+    splits = [test for _, test in SemiSupervisedKFold(3).split(X, y_semi)]
+    labeled = np.flatnonzero(y_semi != -1)
+    proba = np.empty(y_semi.shape[0])
+    for k, test in enumerate(splits):
+        train = np.setdiff1d(labeled, test)
+        model = LinearL2SVC().fit(X[train], y_semi[train])
+        others = [t for j, t in enumerate(splits) if j != k]
+        scores = []
+        for t in others:
+            rows_t = np.setdiff1d(labeled, t)
+            scores.append(LinearL2SVC().fit(X[rows_t], y_semi[rows_t]).decision_function(X[t]))
+        rows = np.concatenate(others)
+        calibrator = _SigmoidCalibrator().fit(np.concatenate(scores), y_semi[rows] == 1, np.ones(rows.size))
+        proba[test] = calibrator.predict(model.decision_function(X[test]))
+    expected = brier_score_loss(y_semi[labeled], proba[labeled])
+    np.testing.assert_allclose(clf.fallback_scores_[0], expected, rtol=1e-10)
+
+
+def test_sample_weight_for_a_fallback_without_it_raises():
+    class NoWeights(LinearL2SVC):
+        def fit(self, X, y):
+            return super().fit(X, y)
+
+    X, _, y_semi = _blobs(n_classes=2)
+    clf = SemiSupervisedCalibratedClassifierCV(_tsvm(), cv=3, fallback=NoWeights())
+    with pytest.raises(ValueError, match=r"NoWeights.fit \(the fallback\) does not take sample_weight"):
+        clf.fit(X, y_semi, sample_weight=np.ones(len(y_semi)))
 
 
 def test_sklearn_wrapper_takes_minus_one_for_a_class():
