@@ -31,6 +31,7 @@ from skssl.svm import (
     TransductiveSVC,
 )
 from skssl.svm._callback import solver_callback
+from skssl.svm.solvers._mfn import newton_solve
 
 from ._large_scale import very_large_scale_problem
 
@@ -253,6 +254,31 @@ def test_one_round_trip_per_cgls_iteration(client):
     cgls = [e for e in events if e.stage == "cgls"]
     n_cg = sum(e.n_iter for e in cgls)
     assert n_cg + 2 * len(cgls) <= est.dask_rounds_ <= n_cg + 3 * len(cgls) + 1
+
+
+def test_the_dask_solve_is_the_shared_newton_loop(client, monkeypatch):
+    """dask_mfn runs solvers._mfn.newton_solve on the blocks' backend: the Newton steps of the in-memory solve."""
+    from skssl.svm.dask import _dask_mfn
+
+    backends = []
+
+    def recorded(rows, **kwargs):
+        backends.append(rows)
+        return newton_solve(rows, **kwargs)
+
+    monkeypatch.setattr(_dask_mfn, "newton_solve", recorded)
+    X, y = _problem(2, True)
+    steps = {}
+    for where, data in (("memory", (X, y)), ("dask", _dask(X, y, CHUNKINGS[1])[:2])):
+        events = []
+        with solver_callback(events.append):
+            LinearL2SVC().fit(*data)
+        # The final solve's steps (the defaults' own solves before it need not run on both backends).
+        ends = [k for k, e in enumerate(events) if e.stage == "mfn"]
+        start = ends[-2] + 1 if len(ends) > 1 else 0
+        steps[where] = [(e.stage, e.get("newton_step"), e.get("n_iter")) for e in events[start : ends[-1] + 1]]
+    assert backends and all(isinstance(b, _dask_mfn.DaskNewtonRows) for b in backends)
+    assert steps["dask"] == steps["memory"] and steps["memory"]
 
 
 def _count_rounds(monkeypatch):

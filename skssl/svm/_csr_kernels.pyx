@@ -1092,3 +1092,37 @@ def belief_mean(double nu, const double[::1] g, double T, const double[::1] weig
         total = _parts_sum(&parts[0, 0], n_blocks, 0)
         total_w = _parts_sum(&parts[0, 0], n_blocks, 1) if weighted else <double>n
     return total / total_w
+
+
+def belief_sums(const double[::1] xs, const double[::1] g, double T, const double[::1] weight, int n_threads):
+    """Sums of ``p = expit((x - g) / T)`` and of ``p (1 - p)`` for each threshold ``x`` of ``xs``: shape (K, 2).
+
+    Weighted by ``weight`` unless it is empty. One pass over ``g`` for all
+    thresholds (DA's threshold search evaluates a round of them at once, and
+    the second column gives the mean's slope in ``nu``); the rows are split
+    into ``n_threads`` contiguous blocks whose partial sums are added in block
+    order, as :func:`belief_mean`'s.
+    """
+    cdef Py_ssize_t n = g.shape[0], K = xs.shape[0], blk, i, k, lo, hi
+    cdef bint weighted = weight.shape[0] > 0
+    cdef int n_blocks = max(1, min(n_threads, <int>(n // 4096)))
+    cdef int n_run = _threads_for(n_blocks)
+    cdef double[:, :, ::1] parts = np.zeros((n_blocks, max(K, 1), 2))
+    cdef double[:, ::1] out = np.zeros((K, 2))
+    cdef double v, wi
+    with nogil:
+        for blk in prange(n_blocks, num_threads=n_run, schedule="static", chunksize=1):
+            lo = n * blk // n_blocks
+            hi = n * (blk + 1) // n_blocks
+            for i in range(lo, hi):
+                wi = weight[i] if weighted else 1.0
+                for k in range(K):
+                    # exp overflows to inf for rows far below x, giving exactly 0 as expit does.
+                    v = 1.0 / (1.0 + exp((g[i] - xs[k]) / T))
+                    parts[blk, k, 0] += wi * v
+                    parts[blk, k, 1] += wi * (v * (1.0 - v))
+        for k in range(K):
+            for blk in range(n_blocks):
+                out[k, 0] = out[k, 0] + parts[blk, k, 0]
+                out[k, 1] = out[k, 1] + parts[blk, k, 1]
+    return np.asarray(out)

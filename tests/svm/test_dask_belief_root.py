@@ -1,12 +1,14 @@
-"""The Dask fit's belief threshold: rounds of many thresholds give the in-memory brentq root (no cluster needed)."""
+"""DA's belief threshold on row blocks: the shared rounds of thresholds give brentq's root (no cluster needed)."""
 
 import itertools
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
+from scipy.special import expit
 
-from skssl.svm.solvers._da import _NO_WEIGHT, _belief_excess, belief_root
-from skssl.svm.dask._dask_da import _sums, dask_belief_root, guess_thresholds
+from skssl.svm.solvers._da import belief_root, guess_thresholds, optimize_p
+from skssl.svm.dask._dask_da import _sums
 
 
 class Blocks:
@@ -29,7 +31,18 @@ class Blocks:
             return np.average(1.0 / (1.0 + np.exp((self.g - nu) / self.T)), weights=self.weight)
 
     def root(self, **kwargs):
-        return dask_belief_root(self, self.g.min(), self.g.max(), self.T, self.r, **kwargs)
+        return belief_root(self, self.g.min(), self.g.max(), self.T, self.r, **kwargs)
+
+
+def _brentq_root(g, T, r, weight):
+    """An independent reference: brentq on numpy's weighted mean of the beliefs, on a bracket that holds the root."""
+
+    def excess(nu):
+        return np.average(expit((nu - g) / T), weights=weight) - r
+
+    shift = T * np.log((1.0 - r) / r)
+    lo, hi = g.min() - shift - max(T, 1.0), g.max() - shift + max(T, 1.0)
+    return brentq(excess, lo, hi, xtol=1e-11 * T, rtol=4 * np.finfo(float).eps, maxiter=4000)
 
 
 CASES = list(itertools.product(range(6), [10.0, 1.0, 1e-2, 1e-5], [0.05, 0.5, 0.93]))
@@ -44,8 +57,7 @@ def test_the_root_in_rounds_is_brentqs(seed, T, r):
     g = scale * rng.randn(300)
     blocks = Blocks(g, T, r, weight)
     nu = blocks.root()
-    args = (g, T, r, _NO_WEIGHT if weight is None else weight, 1)
-    nu_brentq = belief_root(_belief_excess, args, g.min(), g.max(), T, r)
+    nu_brentq = _brentq_root(g, T, r, weight)
     # The same root: to brentq's tolerance in nu, or to the rounding of the mean where it is flat.
     assert abs(nu - nu_brentq) <= 2e-11 * T + 8 * np.finfo(float).eps * abs(nu_brentq) or (
         abs(blocks.mean(nu) - r) <= 1e-14 and abs(blocks.mean(nu_brentq) - r) <= 1e-14
@@ -94,11 +106,9 @@ def test_extreme_gaps_and_constant_gaps():
 
 
 def test_threshold_sums_are_the_direct_ones():
-    # _sums shares one exponential among nearby thresholds; over many random problems (temperatures from
-    # 1e-4 to 10, gaps and thresholds spread over up to 1e5 temperatures, so that the shared factor
-    # overflows and underflows) its sums are those of expit at each threshold.
-    from scipy.special import expit
-
+    # The compiled sums of a round of thresholds, over many random problems (temperatures from 1e-4 to 10,
+    # gaps and thresholds spread over up to 1e5 temperatures, so that the exponentials overflow and underflow),
+    # are those of expit at each threshold.
     rng = np.random.default_rng(0)
     for _ in range(300):
         T = 10.0 ** rng.uniform(-4, 1)
@@ -111,3 +121,16 @@ def test_threshold_sums_are_the_direct_ones():
         want = np.c_[p @ weight, (p * (1.0 - p)) @ weight]
         assert np.all(np.isfinite(got))
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13 * max(weight.sum(), 1.0))
+
+
+@pytest.mark.parametrize("seed, T, r", CASES[::5])
+def test_the_in_memory_beliefs_take_the_same_root(seed, T, r):
+    """optimize_p's threshold is the one search's, on one block: the Dask fit's root and brentq's."""
+    rng = np.random.RandomState(seed)
+    g = rng.choice([0.1, 4.0, 1e3]) * rng.randn(300)
+    weight = rng.uniform(0.2, 3.0, 300) if seed % 2 else None
+    nu = Blocks(g, T, r, weight).root()
+    with np.errstate(over="ignore"):
+        p = optimize_p(g, T, r, weight=weight, n_threads=2)
+    np.testing.assert_allclose(p, expit((nu - g) / T), rtol=1e-8, atol=1e-12)
+    assert abs(np.average(p, weights=weight) - r) <= 1e-9

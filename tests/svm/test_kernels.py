@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from skssl.svm.solvers._da import optimize_p
-from skssl.svm.kernels._kernels import belief_mean, csr_cgls, dense_cgls, line_search_terms
+from skssl.svm.kernels._kernels import belief_mean, belief_sums, csr_cgls, dense_cgls, line_search_terms
 from skssl.svm.solvers._mfn import cgls
 
 from ._oracle import cgls as oracle_cgls
@@ -150,6 +150,23 @@ def test_belief_mean_is_the_mean_of_the_expit(seed):
         assert belief_mean(nu, g, T, np.empty(0), n_threads) == pytest.approx(np.mean(expit((nu - g) / T)), abs=1e-13)
         want = np.average(expit((nu - g) / T), weights=weight)
         assert belief_mean(nu, g, T, weight, n_threads) == pytest.approx(want, abs=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_belief_sums_are_the_sums_of_the_expit_at_each_threshold(seed):
+    rng = np.random.RandomState(seed)
+    n = rng.choice([0, 1, 50, 9000])
+    g = rng.randn(n) * rng.choice([0.1, 3.0, 1e3])
+    weight = rng.uniform(0.0, 2.0, n)
+    T = 10.0 ** rng.uniform(-6, 1)
+    xs = rng.randn(rng.choice([1, 9])) * (g.std() if n else 1.0)
+    p = expit((xs[:, None] - g[None, :]) / T)
+    for w, want_w in ((np.empty(0), np.ones(n)), (weight, weight)):
+        want = np.c_[p @ want_w, (p * (1.0 - p)) @ want_w]
+        one = belief_sums(xs, g, T, w, 1)
+        np.testing.assert_allclose(one, want, rtol=1e-12, atol=1e-12 * max(want_w.sum(), 1.0))
+        three = belief_sums(xs, g, T, w, 3)
+        np.testing.assert_allclose(three, one, rtol=1e-12, atol=1e-12 * max(want_w.sum(), 1.0))
 
 
 def test_p_step_on_two_threads_meets_the_same_constraint():

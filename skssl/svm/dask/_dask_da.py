@@ -4,11 +4,11 @@ The loop is the in-memory annealing driver (:func:`~skssl.svm.solvers._annealing
 its w-step is :func:`~skssl.svm.dask._dask_mfn.dask_mfn` on the blocks' states of
 :mod:`skssl.svm.dask._dask_problem`, and the beliefs stay on the blocks. The
 belief threshold ``nu`` (where the weighted mean belief is the class
-fraction) is found by :func:`dask_belief_root` in few rounds: each round
-evaluates many thresholds on every block, and the client interpolates the
-mean on the tightest bracket by a cubic whose error bound gives brentq's
-tolerance. The first thresholds travel with the w-step's last round, and a
-round's thresholds share one exponential per group (:func:`_sums`).
+fraction) is found by the in-memory search,
+:func:`~skssl.svm.solvers._da.belief_root`, whose rounds of thresholds are
+here rounds over the blocks: each block sums its beliefs at every threshold
+of a round in one pass of the compiled kernel (:func:`_sums`), and the first
+thresholds travel with the w-step's last round.
 
 Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
@@ -19,28 +19,13 @@ import numpy as np
 from scipy.special import expit
 
 from ..solvers._annealing import DA_ANNEALING_RATE, DA_INIT_TEMP, AnnealingSchedule, AnnealingSteps, BestPoint, anneal
-from ..solvers._da import DAResult, belief_gaps
+from ..solvers._da import DAResult, belief_gaps, belief_root, guess_thresholds
 from ._dask_mfn import dask_mfn, system_step
 from ._dask_problem import _half_penalty, _s3vm_part, _set_outputs, _sum, new_states, s3vm_objective, solve_norm
-from ..kernels._kernels import dot
+from ..kernels._kernels import belief_sums, dot
 from ..solvers._mfn import EPSILON, MFNITERMAX, CGTolerance
 
-__all__ = [
-    "GUESS_OFFSETS",
-    "ROUND_THRESHOLDS",
-    "dask_belief_root",
-    "dask_deterministic_annealing",
-    "guess_thresholds",
-]
-
-#: Offsets, in units of ``T``, of the thresholds tried on each side of a guess of ``nu``.
-GUESS_OFFSETS = 1e-6 * 6.0 ** np.arange(8)
-#: Thresholds per round of :func:`dask_belief_root` after the first.
-ROUND_THRESHOLDS = 9
-#: Rounds after which :func:`dask_belief_root` gives up.
-MAX_ROUNDS = 200
-#: Thresholds of :func:`_sums` within this many temperatures of a shared centre share its exponential.
-SHARED_EXP_SPAN = 30.0
+__all__ = ["dask_deterministic_annealing"]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -76,35 +61,9 @@ def _unl_weights(s):
 
 
 def _sums(g, weight, xs, T):
-    """Weighted sums of ``p = expit((x - g) / T)`` and of ``p (1 - p)`` for each threshold ``x``: shape (K, 2).
-
-    Thresholds within ``2 SHARED_EXP_SPAN T`` of each other share one
-    exponential: ``p = 1 / (1 + exp((g - c) / T) exp((c - x) / T))`` with ``c``
-    the group's centre; the second factor stays within ``exp(+-SHARED_EXP_SPAN)``,
-    so an infinite first factor still gives the belief's limit 0.
-    """
-    out = np.zeros((len(xs), 2))
-    if not g.size:
-        return out
-    xs = np.asarray(xs, dtype=np.float64)
-    order = np.argsort(xs, kind="stable")
-    ascending = xs[order]
-    p, q = np.empty_like(g), np.empty_like(g)
-    start = 0
-    with np.errstate(over="ignore"):
-        while start < xs.size:
-            c = ascending[start] + SHARED_EXP_SPAN * T
-            end = int(np.searchsorted(ascending, c + SHARED_EXP_SPAN * T, side="right"))
-            shared = np.exp((g - c) / T)
-            for k in order[start:end]:
-                np.multiply(shared, np.exp((c - xs[k]) / T), out=p)
-                p += 1.0
-                np.reciprocal(p, out=p)
-                np.subtract(1.0, p, out=q)
-                q *= p
-                out[k] = dot(weight, p), dot(weight, q)
-            start = end
-    return out
+    """Weighted sums of ``p = expit((x - g) / T)`` and of ``p (1 - p)`` for each threshold ``x``: shape (K, 2)."""
+    xs = np.ascontiguousarray(xs, dtype=np.float64)
+    return belief_sums(xs, np.ascontiguousarray(g, dtype=np.float64), T, np.ascontiguousarray(weight), 1)
 
 
 def _belief_sums(s, xs, T):
@@ -138,135 +97,6 @@ def _beliefs_and_system(s, nu, T):
     kl_entropy = s.reply
     s = system_step(s)
     return replace(s, reply=s.reply + kl_entropy)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Client side: the threshold.
-
-
-def guess_thresholds(nu, T):
-    """The thresholds a first round tries around a guess ``nu`` at temperature ``T``, increasing."""
-    d = T * GUESS_OFFSETS
-    return np.concatenate([nu - d[::-1], [nu], nu + d])
-
-
-def _cubic_root(a, fa, sa, b, fb, sb):
-    """The root in ``[a, b]`` of the cubic with values ``fa < 0 < fb`` and slopes ``sa``, ``sb`` at the ends."""
-    h = b - a
-
-    def cubic(t):
-        return (
-            fa * (1 + t * t * (2 * t - 3))
-            + h * sa * t * (t - 1) ** 2
-            + fb * t * t * (3 - 2 * t)
-            + h * sb * t * t * (t - 1)
-        )
-
-    lo, hi = 0.0, 1.0
-    for _ in range(64):  # bisection: the cubic need not be monotone, but it changes sign on [0, 1]
-        t = 0.5 * (lo + hi)
-        if cubic(t) < 0:
-            lo = t
-        else:
-            hi = t
-    return min(max(a + 0.5 * (lo + hi) * h, a), b)
-
-
-def _error_bound(h, T):
-    """A bound on the distance from the cubic's root to the mean's on a bracket of width ``h`` (see the module)."""
-    return h**4 * np.exp(h / T) / (384.0 * T**3) if h < 50.0 * T else np.inf
-
-
-def _spread(c, a, b, T, m):
-    """``m`` thresholds on each side of ``c`` in ``(a, b)``, at distances growing geometrically from ~``T``."""
-    sides = []
-    for end in (a, b):
-        u = np.linspace(0.0, np.log1p(abs(end - c) / T), m + 1)[1:]
-        sides.append(c + np.sign(end - c) * T * np.expm1(u))
-    return np.concatenate(sides)
-
-
-def dask_belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
-    """The threshold ``nu`` where the weighted mean of ``expit((nu - g) / T)`` is ``r``, from rounds of thresholds.
-
-    The in-memory :func:`~skssl.svm.solvers._da.belief_root`'s equation, bracket and tolerance, by rounds of many
-    thresholds instead of brentq's single evaluations (user guide, Implementation decisions).
-
-    Parameters
-    ----------
-    evaluate : callable
-        ``evaluate(xs) -> (f, slope)``: the mean of the beliefs minus ``r`` and its derivative in ``nu`` at
-        each threshold of the array ``xs`` (one round trip).
-    g_min, g_max, T, r : float
-        As for :func:`~skssl.svm.solvers._da.belief_root`: the range of ``g``, the temperature and the target mean.
-    tried : tuple of ndarray, default=None
-        ``(xs, f, slope)`` already evaluated.
-    guess : float, default=None
-        An estimate of ``nu``: without ``tried``, the first round tries :func:`guess_thresholds` around it
-        (``None``: :data:`ROUND_THRESHOLDS` thresholds over the bracket).
-
-    Returns
-    -------
-    nu : float
-    """
-    shift = T * np.log((1.0 - r) / r)
-    lo, hi = g_min - shift, g_max - shift
-    width = max(hi - lo, T, 1.0)
-    seen = {}
-
-    def add(xs, f, slope):
-        seen.update((float(x), (float(fx), float(sx))) for x, fx, sx in zip(xs, f, slope))
-
-    def try_(xs):
-        xs = np.unique(np.asarray([x for x in xs if np.isfinite(x) and float(x) not in seen], dtype=np.float64))
-        if xs.size:
-            add(xs, *evaluate(xs))
-        return xs.size
-
-    if tried is not None:
-        add(*tried)
-    else:
-        try_(np.linspace(lo, hi, ROUND_THRESHOLDS) if guess is None else guess_thresholds(guess, T))
-    for _ in range(MAX_ROUNDS):
-        xs = sorted(seen)
-        f = np.array([seen[x][0] for x in xs])
-        if (f == 0).any():
-            return xs[int(np.argmax(f == 0))]
-        above = np.flatnonzero(f > 0)
-        b = xs[above[0]] if above.size else None
-        below = [x for x, fx in zip(xs, f) if fx < 0 and (b is None or x < b)]
-        a = below[-1] if below else None
-        if a is None or b is None:
-            # Every threshold tried is on one side: towards that end of the bracket, widened (as in memory)
-            # when rounding left the end itself on the wrong side.
-            if b is None:
-                if hi <= a:
-                    hi, width = a + width, 2.0 * width
-                x, end = a, hi
-            else:
-                if lo >= b:
-                    lo, width = b - width, 2.0 * width
-                x, end = b, lo
-            d = end - x
-            next_xs = x + d * np.geomspace(min(1e-6 * T / abs(d), 1.0 / ROUND_THRESHOLDS), 1.0, ROUND_THRESHOLDS)
-        else:
-            (fa, sa), (fb, sb) = seen[a], seen[b]
-            h = b - a
-            nu = _cubic_root(a, fa, sa, b, fb, sb)
-            bound = _error_bound(h, T)
-            tol = 1e-11 * T + 4.0 * np.finfo(float).eps * abs(nu)
-            if bound <= 0.5 * tol or h <= tol:
-                return nu
-            m = (ROUND_THRESHOLDS - 1) // 2
-            if bound < 0.5 * h:  # around the estimate, within the bound, closer and closer
-                d = bound * 4.0 ** -np.arange(m)
-                next_xs = np.concatenate([nu - d, [nu], nu + d])
-            else:  # evenly over the bracket, and spread out from the estimate (a wide bracket, a steep mean)
-                next_xs = np.concatenate([np.linspace(a, b, ROUND_THRESHOLDS + 2)[1:-1], [nu], _spread(nu, a, b, T, m)])
-            next_xs = [x for x in next_xs if a < x < b]
-        if not try_(next_xs):
-            return nu if a is not None and b is not None else (a if b is None else b)
-    raise RuntimeError(f"DA's belief threshold was not found in {MAX_ROUNDS} rounds (T={T:.3g}).")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -374,7 +204,7 @@ def dask_deterministic_annealing(
         if tail is not None and point["xs"] is not None and point["T"] == T:
             sums = sum(t[2] for t in tail)
             tried = (point["xs"], sums[:, 0] / weight_total - r, sums[:, 1] / (weight_total * T))
-        nu = dask_belief_root(evaluate(states, T), g_min, g_max, T, r, tried=tried, guess=point["nu"])
+        nu = belief_root(evaluate(states, T), g_min, g_max, T, r, tried=tried, guess=point["nu"])
         states, replies = rows.round(_beliefs_and_system, states, nu, T)
         point.update(states=states, system=(states, replies), nu=nu)
         return DaskBeliefs(_sum(replies, 6) / weight_total, _sum(replies, 7) / weight_total)

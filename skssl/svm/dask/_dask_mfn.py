@@ -1,10 +1,12 @@
-"""l2-SVM-MFN on a Dask cluster: Newton steps, CGLS and the exact line search as rounds over the row blocks.
+"""l2-SVM-MFN on a Dask cluster: the Dask backend of the Newton loop, and the block steps behind it.
 
-:func:`~skssl.svm.solvers._mfn.l2_svm_mfn` on the blocks' states of
-:mod:`skssl.svm.dask._dask_problem`: the client holds the weights and CGLS's
-direction and residual; each round sends them to the blocks and sums what
-the blocks return. One round trip per CGLS iteration; the line search runs
-on global sums (breakpoints gathered when at most
+:class:`DaskNewtonRows` implements the row-backend protocol
+(:class:`~skssl.svm.solvers._rows.NewtonRows`) on the blocks' states of
+:mod:`skssl.svm.dask._dask_problem`, and :func:`dask_mfn` runs the one Newton
+loop (:func:`~skssl.svm.solvers._mfn.newton_solve`) on it. The client holds
+the weights and CGLS's direction and residual; each round sends them to the
+blocks and sums what the blocks return. One round trip per CGLS iteration;
+the line search runs on global sums (breakpoints gathered when at most
 :data:`GATHER_BREAKPOINTS`, else bisection on counts); the round that may end
 a solve also runs the caller's ``tail`` (TSVM's switch candidates, DA's
 belief sums, the objective), and a caller may build the first Newton
@@ -13,37 +15,30 @@ system in a round it makes anyway (``system``).
 Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._callback import current_callback, notify
+from .._callback import current_callback
 from ._dask_problem import _NO_W, _half_penalty, _sum, _zero_outputs
 from ..kernels._kernels import dot
 from ..solvers._mfn import (
-    BIG_EPSILON,
-    CG_ROUNDING_FLOOR,
-    CGITERMAX,
     EPSILON,
-    MFNITERMAX,
-    RELATIVE_STOP_EPS,
     SLICE_FRACTION,
-    SMALL_CGITERMAX,
-    CGTolerance,
     MFNResult,
     _active_system,
     _outputs_after_cgls,
     _scatter,
-    check_newton_point,
     mfn_objective,
+    newton_solve,
 )
-from ..solvers._mfn import _finish as _report
+from ..solvers._rows import NewtonRows
 
 __all__ = [
     "GATHER_BREAKPOINTS",
     "DaskMFNResult",
+    "DaskNewtonRows",
     "dask_mfn",
     "system_step",
 ]
@@ -288,11 +283,85 @@ def _tail_of(replies, k):
     return tail if all(t is not None for t in tail) else None
 
 
+class DaskNewtonRows(NewtonRows):
+    """The Dask backend of the Newton loop: the loss terms on the blocks' states, every pass a round over the blocks.
+
+    The client keeps the sums of the blocks' replies: the Newton system's
+    ``X^T z``, ``sum z``, ``|z|^2`` and row count, and the loss at the current
+    outputs. Building the next Newton system rides on the round of the step
+    that moves the outputs (so that :meth:`newton_system` costs no round), and
+    the rounds that may end the solve also run the caller's ``tail``, whose
+    replies of the latest round are :attr:`tail`.
+
+    Parameters
+    ----------
+    rows : DaskRows
+        The cluster's blocks.
+    states : list of Future
+        Every block's state, its outputs at ``(w, b)`` (unless ``w`` is None:
+        they are set to ``b`` here).
+    w, b, tail, system, x_norm
+        As for :func:`dask_mfn`.
+    """
+
+    def __init__(self, rows, states, *, w, b, tail, system, x_norm):
+        self._rows = rows
+        self.n_features = rows.n_features
+        self.x_norm = x_norm
+        self._tail = tail
+        if w is None:
+            states = rows.submit(_zero_outputs, states, float(b))  # the outputs at w = 0
+        self.states, replies = rows.round(_system, states, None) if system is None else system
+        self._system = [_sum(replies, k) for k in range(4)]
+        self._loss = _sum(replies, 4)
+        self._t = self._replies = self.tail = None
+
+    @property
+    def outputs(self):
+        return self.states
+
+    def objective(self, w, b, alpha, alpha_b):
+        return _half_penalty(alpha, w, b, alpha_b) + self._loss
+
+    def newton_system(self):
+        return int(self._system[3])
+
+    def cgls(self, w, b, alpha, alpha_b, eps, max_iter, seeded):
+        w_bar, b_bar, ok, k, self._t, self.states = _cgls(
+            self._rows, self.states, self._system, w, b, alpha, alpha_b, eps, max_iter
+        )
+        return w_bar, b_bar, ok, k
+
+    def newton_point(self, w_bar, b_bar, eps):
+        self.states, self._replies = self._rows.round(_finish, self.states, self._t, w_bar, b_bar, eps, self._tail)
+        self.tail = _tail_of(self._replies, 7)
+        return all(r[0] for r in self._replies)
+
+    def restart(self):
+        self.states, replies = self._rows.round(_restart, self.states)
+        self._system = [_sum(replies, k) for k in range(4)]
+        self.tail = None
+
+    def line_search(self, w, w_bar, b, b_bar, alpha, alpha_b, count):
+        delta = _line_search(self._rows, self.states, self._replies, w, w_bar, b, b_bar, alpha, alpha_b)
+        return delta, int(_sum(self._replies, 4))
+
+    def step(self, delta):
+        self.states, replies = self._rows.round(_system, self.states, delta, self._tail)
+        self._system = [_sum(replies, k) for k in range(4)]
+        self._loss = _sum(replies, 4)
+        self.tail = _tail_of(replies, 5)
+
+    def accept(self):
+        self._loss = _sum(self._replies, 1)
+        self.states = self._rows.submit(_accept, self.states)
+
+
 def dask_mfn(
     rows, states, *, alpha, alpha_b=None, w=None, b=0.0, first=True, tolerance=None, stop="relative", tail=None,
     system=None, x_norm, **limits,
 ):  # fmt: skip
-    """l2-SVM-MFN on the blocks' loss terms (:func:`~skssl.svm.solvers._mfn.l2_svm_mfn` on a cluster).
+    """l2-SVM-MFN on the blocks' loss terms: :func:`~skssl.svm.solvers._mfn.newton_solve` on :class:`DaskNewtonRows`.
 
     Parameters
     ----------
@@ -322,66 +391,9 @@ def dask_mfn(
     result : DaskMFNResult
         Its ``outputs`` are the blocks' new states (futures), whose outputs are at the solution.
     """
-    rel_tol = limits.get("rel_tol", RELATIVE_STOP_EPS)
-    abs_tol = limits.get("abs_tol", EPSILON)
-    max_iter = limits.get("max_iter", MFNITERMAX)
-    callback = current_callback(limits.get("callback"))
-    alpha_b = alpha if alpha_b is None else alpha_b
-    if w is None:
-        states = rows.submit(_zero_outputs, states, float(b))  # the outputs at w = 0
-    w = np.zeros(rows.n_features) if w is None else np.array(w, dtype=np.float64)
-    b = float(b)
-    tolerance = CGTolerance() if tolerance is None else tolerance
-    if first:  # a solve from scratch: a loose tolerance and a short first CGLS (as in memory)
-        tolerance.eps = BIG_EPSILON
-    cg_cap, eps = (SMALL_CGITERMAX if first else CGITERMAX), tolerance.eps
-    eps_floor = CG_ROUNDING_FLOOR * x_norm
-    states, replies = rows.round(_system, states, None) if system is None else system
-    F = _half_penalty(alpha, w, b, alpha_b) + _sum(replies, 4)
-    system = [_sum(replies, k) for k in range(4)]
-    n_cg = n_empty = 0
-    seed = None
-    for it in range(1, max_iter + 1):
-        if seed is None:
-            n_empty += system[3] == 0
-            w0, b0 = w, b
-        else:
-            w0, b0 = seed
-            seed = None
-        start = time.process_time()
-        w_bar, b_bar, cg_ok, k, t, states = _cgls(
-            rows, states, system, w0, b0, alpha, alpha_b, max(eps, eps_floor), cg_cap
-        )
-        if callback is not None:
-            notify(
-                callback, "cgls", newton_step=it, n_rows=int(system[3]), n_iter=k, converged=cg_ok, eps=eps,
-                cpu_time=time.process_time() - start,
-            )  # fmt: skip
-        n_cg += k
-        check_newton_point(w_bar, b_bar)
-        cg_cap = CGITERMAX
-        states, replies = rows.round(_finish, states, t, w_bar, b_bar, eps, tail)
-        if cg_ok and all(r[0] for r in replies):
-            if eps > EPSILON:
-                eps = tolerance.eps = EPSILON
-                states, replies = rows.round(_restart, states)
-                system = [_sum(replies, k) for k in range(4)]
-                seed = (w_bar, b_bar)
-                continue
-            F = _half_penalty(alpha, w_bar, b_bar, alpha_b) + _sum(replies, 1)
-            return _report(callback, DaskMFNResult(w_bar, b_bar, rows.submit(_accept, states), F, it, n_cg,
-                                                   n_empty, True, _tail_of(replies, 7)))  # fmt: skip
-        delta = _line_search(rows, states, replies, w, w_bar, b, b_bar, alpha, alpha_b)
-        n_breaks = _sum(replies, 4)
-        w = w + delta * (w_bar - w)
-        b = b + delta * (b_bar - b)
-        states, replies = rows.round(_system, states, delta, tail)
-        F_old, F = F, _half_penalty(alpha, w, b, alpha_b) + _sum(replies, 4)
-        system = [_sum(replies, k) for k in range(4)]
-        if callback is not None:
-            notify(callback, "line_search", newton_step=it, n_breakpoints=int(n_breaks), step=delta, objective=F)
-        gap = abs(F - F_old)
-        if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
-            return _report(callback, DaskMFNResult(w, b, states, F, it, n_cg, n_empty, True, _tail_of(replies, 5)))
-    tail = _tail_of(replies, 5) if len(replies[0]) > 5 else None  # after a line search's step (not a restart)
-    return _report(callback, DaskMFNResult(w, b, states, F, max_iter, n_cg, n_empty, False, tail))
+    limits["callback"] = current_callback(limits.get("callback"))
+    backend = DaskNewtonRows(rows, states, w=w, b=b, tail=tail, system=system, x_norm=x_norm)
+    res = newton_solve(
+        backend, alpha=alpha, alpha_b=alpha_b, w=w, b=b, first=first, tolerance=tolerance, stop=stop, **limits
+    )
+    return DaskMFNResult(**{f.name: getattr(res, f.name) for f in fields(res)}, tail=backend.tail)

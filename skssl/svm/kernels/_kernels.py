@@ -3,7 +3,7 @@
 ``skssl/svm/_csr_kernels.pyx`` holds ``csr_cgls`` and ``dense_cgls`` (the
 whole CGLS loop of l2-SVM-MFN on OpenMP threads, see :mod:`skssl.svm.solvers._mfn`),
 ``line_search_terms`` (the exact line search by selection),
-``belief_mean`` (deterministic annealing's mean belief, :mod:`skssl.svm.solvers._da`),
+``belief_sums`` (deterministic annealing's belief sums at a round of thresholds, :mod:`skssl.svm.solvers._da`),
 ``csr_matvec_blocks``, ``csr_matvec_subset`` and ``dense_matvec_subset``
 (products over row blocks and listed rows) and ``ThreadSchedule`` (how many
 threads run a fit's blocks, :mod:`skssl.svm.kernels._rowblocks`).
@@ -27,6 +27,7 @@ try:
         ThreadSchedule,
         active_schedule,
         belief_mean,
+        belief_sums,
         csr_cgls,
         csr_matvec_blocks,
         csr_matvec_subset,
@@ -86,6 +87,7 @@ __all__ = [
     "ThreadSchedule",
     "active_schedule",
     "belief_mean",
+    "belief_sums",
     "csr_cgls",
     "dot",
     "csr_matvec_blocks",

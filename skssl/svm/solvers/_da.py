@@ -1,11 +1,13 @@
 """Deterministic-annealing semi-supervised l2-SVM (SVMlin's ``DA_S3VM``).
 
-The beliefs of the unlabeled rows (``optimize_p``, a one-dimensional root
-find) and the model (the w-step, l2-SVM-MFN on the problem's belief terms
-of :mod:`skssl.svm.solvers._problem`) are optimized alternately while a temperature
-falls (the loop of :mod:`skssl.svm.solvers._annealing`, shared with Potts DA); the
-lowest-objective model of the path is returned. The objective, the belief update and the implementation decisions
-are in the user guide, "Mathematical formulation of the linear S3VMs": its
+The beliefs of the unlabeled rows (``optimize_p``: the threshold of
+:func:`belief_root`, a one-dimensional root search in rounds of many
+thresholds that the Dask fit shares) and the model (the w-step, l2-SVM-MFN
+on the problem's belief terms of :mod:`skssl.svm.solvers._problem`) are
+optimized alternately while a temperature falls (the loop of
+:mod:`skssl.svm.solvers._annealing`, shared with Potts DA); the
+lowest-objective model of the path is returned. The objective, the belief
+update and the implementation decisions are in the user guide, "Mathematical formulation of the linear S3VMs": its
 section "Deterministic annealing" and the deterministic-annealing part of
 "Implementation decisions".
 """
@@ -14,7 +16,6 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import expit
 
 from ._annealing import (
@@ -28,7 +29,7 @@ from ._annealing import (
     BestPoint,
     anneal,
 )
-from ..kernels._kernels import belief_mean, dot
+from ..kernels._kernels import belief_sums, dot
 from ._mfn import MFNITERMAX
 from ._problem import BeliefWStep, S3VMProblem, binary_solver_parameters
 from ..kernels._rowblocks import RowSlicer, fit_threads
@@ -38,11 +39,15 @@ __all__ = [
     "DA_INIT_TEMP",
     "DA_INNER_ITERMAX",
     "DA_OUTER_ITERMAX",
+    "GUESS_OFFSETS",
+    "ROUND_THRESHOLDS",
     "DAResult",
+    "MemoryBeliefSums",
     "belief_gaps",
     "belief_root",
     "deterministic_annealing",
     "entropy_bits",
+    "guess_thresholds",
     "kl_bits",
     "optimize_p",
 ]
@@ -84,7 +89,8 @@ def belief_gaps(outputs, unlabeled_weight):
 def optimize_p(g, T, r, weight=None, n_threads=1):
     """Beliefs ``p = expit((nu - g) / T)`` with ``nu`` such that the (``weight``-weighted) mean of ``p`` is ``r``.
 
-    ``n_threads`` threads run the compiled evaluation of the mean.
+    ``nu`` is :func:`belief_root`'s, each round of thresholds one pass of the
+    compiled kernel on ``n_threads`` threads.
     """
 
     if not np.isfinite(g).all():
@@ -94,52 +100,162 @@ def optimize_p(g, T, r, weight=None, n_threads=1):
 
     g = np.ascontiguousarray(g, dtype=np.float64)
     weight = _NO_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
-    args = (g, T, r, weight, n_threads)
-
-    nu = belief_root(_belief_excess, args, g.min(), g.max(), T, r)
+    nu = belief_root(MemoryBeliefSums(g, T, r, weight, n_threads), g.min(), g.max(), T, r)
     return expit((nu - g) / T)
 
 
-def belief_root(excess, args, g_min, g_max, T, r):
-    """The threshold ``nu`` where ``excess(nu, *args)``, increasing in ``nu``, is 0.
+class MemoryBeliefSums:
+    """:func:`belief_root`'s ``evaluate`` on in-memory gaps ``g``: a round of thresholds in one compiled pass.
 
-    ``excess`` is ``mean(expit((nu - g) / T)) - r``; the bracket comes from
-    ``g_min``, ``g_max`` and is widened if rounding leaves an end on the wrong
-    side; brentq finds the root to ``1e-11 T``. The Dask fit solves the same
-    equation on the same bracket to the same tolerance
-    (:func:`~skssl.svm.dask._dask_da.dask_belief_root`).
+    ``weight`` is empty for unweighted rows (the compiled kernel's "no weights").
+    """
+
+    def __init__(self, g, T, r, weight, n_threads):
+        self.g, self.T, self.r, self.weight, self.n_threads = g, T, r, weight, n_threads
+        self.total = float(weight.sum()) if weight.size else float(g.size)
+
+    def __call__(self, xs):
+        xs = np.ascontiguousarray(xs, dtype=np.float64)
+        sums = belief_sums(xs, self.g, self.T, self.weight, self.n_threads)
+        return sums[:, 0] / self.total - self.r, sums[:, 1] / (self.total * self.T)
+
+
+#: Offsets, in units of ``T``, of the thresholds tried on each side of a guess of ``nu``.
+GUESS_OFFSETS = 1e-6 * 6.0 ** np.arange(8)
+#: Thresholds per round of :func:`belief_root` after the first.
+ROUND_THRESHOLDS = 9
+#: Rounds after which :func:`belief_root` gives up.
+MAX_ROUNDS = 200
+
+
+def guess_thresholds(nu, T):
+    """The thresholds a first round tries around a guess ``nu`` at temperature ``T``, increasing."""
+    d = T * GUESS_OFFSETS
+    return np.concatenate([nu - d[::-1], [nu], nu + d])
+
+
+def _cubic_root(a, fa, sa, b, fb, sb):
+    """The root in ``[a, b]`` of the cubic with values ``fa < 0 < fb`` and slopes ``sa``, ``sb`` at the ends."""
+    h = b - a
+
+    def cubic(t):
+        return (
+            fa * (1 + t * t * (2 * t - 3))
+            + h * sa * t * (t - 1) ** 2
+            + fb * t * t * (3 - 2 * t)
+            + h * sb * t * t * (t - 1)
+        )
+
+    lo, hi = 0.0, 1.0
+    for _ in range(64):  # bisection: the cubic need not be monotone, but it changes sign on [0, 1]
+        t = 0.5 * (lo + hi)
+        if cubic(t) < 0:
+            lo = t
+        else:
+            hi = t
+    return min(max(a + 0.5 * (lo + hi) * h, a), b)
+
+
+def _error_bound(h, T):
+    """A bound on the distance from the cubic's root to the mean's on a bracket of width ``h`` (see the module)."""
+    return h**4 * np.exp(h / T) / (384.0 * T**3) if h < 50.0 * T else np.inf
+
+
+def _spread(c, a, b, T, m):
+    """``m`` thresholds on each side of ``c`` in ``(a, b)``, at distances growing geometrically from ~``T``."""
+    sides = []
+    for end in (a, b):
+        u = np.linspace(0.0, np.log1p(abs(end - c) / T), m + 1)[1:]
+        sides.append(c + np.sign(end - c) * T * np.expm1(u))
+    return np.concatenate(sides)
+
+
+def belief_root(evaluate, g_min, g_max, T, r, tried=None, guess=None):
+    """The threshold ``nu`` where the weighted mean of ``expit((nu - g) / T)`` is ``r``, from rounds of thresholds.
+
+    The one search of both backends: each round evaluates many thresholds
+    (one compiled pass in memory, one round trip on a cluster); the bracket
+    comes from ``g_min``, ``g_max`` and is widened if rounding leaves an end on
+    the wrong side; on the tightest bracket the mean is interpolated by a cubic
+    (Hermite, from the values and slopes at its ends) whose error bound gives
+    the tolerance ``1e-11 T + 4 eps |nu|``: ``p`` moves on the scale ``T`` in
+    ``nu``, so ``|mean(p) - r|`` stays below ~1e-11 whatever the spread of ``g``.
+
+    Parameters
+    ----------
+    evaluate : callable
+        ``evaluate(xs) -> (f, slope)``: the mean of the beliefs minus ``r`` and its derivative in ``nu`` at
+        each threshold of the array ``xs`` (one round trip).
+    g_min, g_max, T, r : float
+        The range of ``g``, the temperature and the target mean.
+    tried : tuple of ndarray, default=None
+        ``(xs, f, slope)`` already evaluated.
+    guess : float, default=None
+        An estimate of ``nu``: without ``tried``, the first round tries :func:`guess_thresholds` around it
+        (``None``: :data:`ROUND_THRESHOLDS` thresholds over the bracket).
+
+    Returns
+    -------
+    nu : float
     """
     shift = T * np.log((1.0 - r) / r)
-    lo = g_min - shift
-    hi = g_max - shift
-    # Rounding can leave an end of the bracket a hair on the wrong side.
+    lo, hi = g_min - shift, g_max - shift
     width = max(hi - lo, T, 1.0)
-    f_lo, f_hi = excess(lo, *args), excess(hi, *args)
-    while f_lo > 0:
-        lo -= width
-        width *= 2.0
-        f_lo = excess(lo, *args)
-    while f_hi < 0:
-        hi += width
-        width *= 2.0
-        f_hi = excess(hi, *args)
-    if f_lo == 0:
-        return lo
-    if f_hi == 0:
-        return hi
-    # p moves on the scale T in nu: an absolute tolerance 1e-11 T keeps
-    # |mean(p) - r| below ~1e-11 whatever the spread of g.
-    # The function goes to brentq with g in ``args``, not in a closure:
-    # scipy wraps it in a self-referencing closure, a reference cycle that
-    # only the cyclic garbage collector frees, and that kept ~100 arrays
-    # g alive through a DA fit (0.45x the CSR size of X on an RCV1-shaped
-    # problem of 200k rows).
-    return brentq(excess, lo, hi, args=args, xtol=1e-11 * T, rtol=4 * np.finfo(float).eps, maxiter=4000)
+    seen = {}
 
+    def add(xs, f, slope):
+        seen.update((float(x), (float(fx), float(sx))) for x, fx, sx in zip(xs, f, slope))
 
-def _belief_excess(nu, g, T, r, weight, n_threads):
-    """``mean(p) - r`` for the threshold ``nu`` (weighted mean unless ``weight`` is empty), by the compiled kernel."""
-    return belief_mean(nu, g, T, weight, n_threads) - r
+    def try_(xs):
+        xs = np.unique(np.asarray([x for x in xs if np.isfinite(x) and float(x) not in seen], dtype=np.float64))
+        if xs.size:
+            add(xs, *evaluate(xs))
+        return xs.size
+
+    if tried is not None:
+        add(*tried)
+    else:
+        try_(np.linspace(lo, hi, ROUND_THRESHOLDS) if guess is None else guess_thresholds(guess, T))
+    for _ in range(MAX_ROUNDS):
+        xs = sorted(seen)
+        f = np.array([seen[x][0] for x in xs])
+        if (f == 0).any():
+            return xs[int(np.argmax(f == 0))]
+        above = np.flatnonzero(f > 0)
+        b = xs[above[0]] if above.size else None
+        below = [x for x, fx in zip(xs, f) if fx < 0 and (b is None or x < b)]
+        a = below[-1] if below else None
+        if a is None or b is None:
+            # Every threshold tried is on one side: towards that end of the bracket, widened (as in memory)
+            # when rounding left the end itself on the wrong side.
+            if b is None:
+                if hi <= a:
+                    hi, width = a + width, 2.0 * width
+                x, end = a, hi
+            else:
+                if lo >= b:
+                    lo, width = b - width, 2.0 * width
+                x, end = b, lo
+            d = end - x
+            next_xs = x + d * np.geomspace(min(1e-6 * T / abs(d), 1.0 / ROUND_THRESHOLDS), 1.0, ROUND_THRESHOLDS)
+        else:
+            (fa, sa), (fb, sb) = seen[a], seen[b]
+            h = b - a
+            nu = _cubic_root(a, fa, sa, b, fb, sb)
+            bound = _error_bound(h, T)
+            tol = 1e-11 * T + 4.0 * np.finfo(float).eps * abs(nu)
+            if bound <= 0.5 * tol or h <= tol:
+                return nu
+            m = (ROUND_THRESHOLDS - 1) // 2
+            if bound < 0.5 * h:  # around the estimate, within the bound, closer and closer
+                d = bound * 4.0 ** -np.arange(m)
+                next_xs = np.concatenate([nu - d, [nu], nu + d])
+            else:  # evenly over the bracket, and spread out from the estimate (a wide bracket, a steep mean)
+                next_xs = np.concatenate([np.linspace(a, b, ROUND_THRESHOLDS + 2)[1:-1], [nu], _spread(nu, a, b, T, m)])
+            next_xs = [x for x in next_xs if a < x < b]
+        if not try_(next_xs):
+            return nu if a is not None and b is not None else (a if b is None else b)
+    raise RuntimeError(f"DA's belief threshold was not found in {MAX_ROUNDS} rounds (T={T:.3g}).")
 
 
 # The compiled kernel's "no weights" (an empty array rather than None, so that its signature stays typed).

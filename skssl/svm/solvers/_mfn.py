@@ -4,10 +4,13 @@ Minimizes ``F(w, b) = 1/2 (alpha |w|^2 + alpha_b b^2 + sum_t c_t max(0, 1 - y_t 
 (``alpha_b = alpha`` in SVMlin, whose bias is a weight of a constant feature)
 over loss terms ``t`` that may share a row of ``X`` (SVMlin's ``L2_SVM_MFN``;
 Keerthi & DeCoste 2005): Newton steps on the active terms, each solved by
-CGLS, followed by an exact line search. The algorithm and the implementation
-decisions are in the user guide, "Mathematical formulation of the linear
-S3VMs": its section "l2-SVM-MFN" and the l2-SVM-MFN part of "Implementation
-decisions".
+CGLS, followed by an exact line search. The Newton loop, :func:`newton_solve`,
+is written once over the row backend of :mod:`skssl.svm.solvers._rows`;
+:class:`MemoryRows` is the in-memory backend, whose CGLS and line search are
+each one call of the compiled kernels, and :func:`l2_svm_mfn` the loop on
+it. The algorithm and the implementation decisions are in the user guide,
+"Mathematical formulation of the linear S3VMs": its section "l2-SVM-MFN"
+and the l2-SVM-MFN part of "Implementation decisions".
 """
 
 import time
@@ -20,6 +23,7 @@ from .._callback import current_callback, notify
 from ..kernels._kernels import csr_cgls, csr_matvec_subset, dense_cgls, dense_matvec_subset, dot, line_search_terms
 from ..kernels._rowblocks import DenseRows, RowSlicer, indptr_like_indices, kernel_rows, row_blocks
 from ..kernels._validation import as_float64_design
+from ._rows import NewtonRows
 
 __all__ = [
     "BIG_EPSILON",
@@ -31,10 +35,12 @@ __all__ = [
     "SMALL_CGITERMAX",
     "CGTolerance",
     "MFNResult",
+    "MemoryRows",
     "cgls",
     "l2_svm_mfn",
     "line_search",
     "mfn_objective",
+    "newton_solve",
     "penalty",
 ]
 
@@ -307,6 +313,177 @@ def _active_system(outputs, y, cost, rows, n_rows):
     return active, J, cJ, tJ
 
 
+class MemoryRows(NewtonRows):
+    """The in-memory backend of the Newton loop: ``X`` in this process, every pass one call of the compiled kernels.
+
+    The Newton system is the active rows of ``X``: read in place when ``X`` is
+    dense (:class:`~skssl.svm.kernels._rowblocks.DenseRows`), all of ``X`` with
+    zero costs on the inactive rows when they hold more than
+    :data:`SLICE_FRACTION` of its non-zeros, else a slice of them cut into
+    ``slicer``'s buffers; CGLS is one compiled call on it (:func:`cgls`).
+
+    Parameters
+    ----------
+    X : {csr sparse matrix, ndarray} of shape (n_rows, n_features)
+        Float64 data (see :func:`~skssl.svm.kernels._validation.as_float64_design`); never modified.
+    y, cost : ndarray of shape (n_terms,)
+        Target (+1 / -1) and non-negative cost of each loss term.
+    w : ndarray of shape (n_features,)
+        The starting point, for its outputs when ``outputs`` is None.
+    b : float
+        Its bias.
+    rows, outputs, schedule, n_threads, slicer
+        As for :func:`l2_svm_mfn`.
+    """
+
+    def __init__(self, X, y, cost, w, b, *, rows=None, outputs=None, schedule=None, n_threads=1, slicer=None):
+        X = as_float64_design(X)
+        self.X, self.y, self.cost, self.rows = X, y, cost, rows
+        n_rows, self.n_features = X.shape
+        self._n_threads = n_threads
+        self._dense = not sp.issparse(X)
+        self._Xb = row_blocks(X, schedule, n_threads)
+        self._schedule = schedule
+        self._n_blocks = len(self._Xb.kernel_bounds) - 1 if hasattr(self._Xb, "kernel_bounds") else 1
+        self._row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, self.n_features)
+        self._nnz = self._row_nnz.sum()
+        values = X.data if sp.issparse(X) else X
+        self.x_norm = float(np.sqrt(np.vdot(values, values)))
+        self._slicer = RowSlicer() if slicer is None else slicer
+        if outputs is not None:
+            self.outputs = np.array(outputs, dtype=np.float64)
+        else:
+            self.outputs = _outputs(X, np.arange(n_rows, dtype=np.intp), w, b, n_threads)
+        self._XJ = self._o_bar = self._ot_bar = None
+
+    def objective(self, w, b, alpha, alpha_b):
+        return mfn_objective(w, b, self.outputs, self.y, self.cost, alpha, self.rows, alpha_b)
+
+    def newton_system(self):
+        X, n_rows = self.X, self.X.shape[0]
+        # Drop the previous step's slice before cutting the next one, so that two slices are never alive together.
+        self._XJ = None
+        active, J, cJ, tJ = _active_system(self.outputs, self.y, self.cost, self.rows, n_rows)
+        if self._dense:
+            XJ = DenseRows(X, J.astype(np.intp, copy=False), self._n_blocks)
+        elif J.size == n_rows:
+            XJ = self._Xb
+        elif (J_nnz := self._row_nnz[J]).sum() > SLICE_FRACTION * self._nnz:
+            # Nearly every row is active: CGLS on all of X with zero costs on the inactive rows, instead of a
+            # near-copy of X.
+            cJ, tJ = _scatter(J, cJ, n_rows), _scatter(J, tJ, n_rows)
+            J = np.arange(n_rows)
+            XJ = self._Xb
+        else:
+            XJ = row_blocks(self._slicer.take(X, J, J_nnz), self._schedule, self._n_threads)
+        self._active, self._J, self._cJ, self._tJ, self._XJ = active, J, cJ, tJ, XJ
+        self._oJ = self.outputs[J]
+        return XJ.shape[0]
+
+    def cgls(self, w, b, alpha, alpha_b, eps, max_iter, seeded):
+        w_bar = np.array(w, dtype=np.float64)
+        b_bar, converged, n_iter = cgls(self._XJ, self._cJ, self._tJ, self._oJ, w_bar, b, alpha, eps, max_iter, alpha_b)
+        return w_bar, b_bar, converged, n_iter
+
+    def newton_point(self, w_bar, b_bar, eps):
+        self._o_bar = _outputs_after_cgls(self.X, self._J, self._oJ, w_bar, b_bar, self._n_threads)
+        self._ot_bar = self._o_bar if self.rows is None else self._o_bar[self.rows]
+        yo_bar = self.y * self._ot_bar
+        active = self._active
+        return bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))
+
+    def restart(self):
+        self._oJ = self._o_bar[self._J]
+
+    def line_search(self, w, w_bar, b, b_bar, alpha, alpha_b, count):
+        ot = self.outputs if self.rows is None else self.outputs[self.rows]
+        delta = line_search(w, w_bar, b, b_bar, alpha, ot, self._ot_bar, self.y, self.cost, alpha_b)
+        return delta, (_n_breakpoints(ot, self._ot_bar, self.y) if count else None)
+
+    def step(self, delta):
+        self.outputs += delta * (self._o_bar - self.outputs)
+
+    def accept(self):
+        self.outputs = self._o_bar
+
+
+def newton_solve(
+    rows,
+    *,
+    alpha,
+    alpha_b=None,
+    w=None,
+    b=0.0,
+    first=True,
+    tolerance=None,
+    stop="relative",
+    rel_tol=RELATIVE_STOP_EPS,
+    abs_tol=EPSILON,
+    max_iter=MFNITERMAX,
+    callback=None,
+):
+    """l2-SVM-MFN's Newton loop on a row backend (:class:`~skssl.svm.solvers._rows.NewtonRows`).
+
+    ``rows`` holds the loss terms and their outputs at ``(w, b)``; the other
+    parameters and the result are those of :func:`l2_svm_mfn` (whose
+    ``callback`` events this loop sends; ``callback`` is used as given). The
+    result's ``outputs`` are ``rows.outputs``.
+    """
+    alpha_b = alpha if alpha_b is None else alpha_b
+    w = np.zeros(rows.n_features) if w is None else np.array(w, dtype=np.float64)
+    b = float(b)
+    eps_floor = CG_ROUNDING_FLOOR * rows.x_norm
+    if tolerance is None:
+        tolerance = CGTolerance()
+    if first:  # SVMlin's ini == 0: a loose tolerance and a short first CGLS
+        tolerance.eps = BIG_EPSILON
+        cg_cap = SMALL_CGITERMAX
+    else:
+        cg_cap = CGITERMAX
+    eps = tolerance.eps
+    F = rows.objective(w, b, alpha, alpha_b)
+    n_cg = 0
+    n_empty = 0
+    seed = None  # a better CGLS seed for the same system (heuristic 2)
+    for it in range(1, max_iter + 1):
+        if seed is None:
+            n_system = rows.newton_system()
+            n_empty += n_system == 0
+            w0, b0, seeded = w, b, False
+        else:
+            (w0, b0), seed, seeded = seed, None, True
+        start = None if callback is None else time.process_time()
+        w_bar, b_bar, cg_ok, k = rows.cgls(w0, b0, alpha, alpha_b, max(eps, eps_floor), cg_cap, seeded)
+        if callback is not None:
+            cpu = time.process_time() - start
+            notify(callback, "cgls", newton_step=it, n_rows=n_system, n_iter=k, converged=cg_ok, eps=eps, cpu_time=cpu)
+        n_cg += k
+        check_newton_point(w_bar, b_bar)
+        cg_cap = CGITERMAX
+        optimal = rows.newton_point(w_bar, b_bar, eps)
+        if cg_ok and optimal:
+            if eps > EPSILON:
+                eps = tolerance.eps = EPSILON
+                rows.restart()
+                seed = (w_bar, b_bar)
+                continue
+            rows.accept()
+            F = rows.objective(w_bar, b_bar, alpha, alpha_b)
+            return _finish(callback, MFNResult(w_bar, b_bar, rows.outputs, F, it, n_cg, n_empty, True))
+        delta, breaks = rows.line_search(w, w_bar, b, b_bar, alpha, alpha_b, callback is not None)
+        w = w + delta * (w_bar - w)
+        b = b + delta * (b_bar - b)
+        rows.step(delta)
+        F_old = F
+        F = rows.objective(w, b, alpha, alpha_b)
+        if callback is not None:
+            notify(callback, "line_search", newton_step=it, n_breakpoints=breaks, step=delta, objective=F)
+        gap = abs(F - F_old)
+        if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
+            return _finish(callback, MFNResult(w, b, rows.outputs, F, it, n_cg, n_empty, True))
+    return _finish(callback, MFNResult(w, b, rows.outputs, F, max_iter, n_cg, n_empty, False))
+
+
 def l2_svm_mfn(
     X,
     y,
@@ -396,99 +573,25 @@ def l2_svm_mfn(
     """
     callback = current_callback(callback)
     X = as_float64_design(X)  # what the estimators pass already (no copy then)
-    n_rows, n_features = X.shape
-    # Dense X: CGLS reads the active rows in place (DenseRows), so there is no slice and no zero-cost rows;
-    # CSR: row blocks of X and slices of its rows.
-    dense = not sp.issparse(X)
-    Xb = row_blocks(X, schedule, n_threads)
-    n_blocks = len(Xb.kernel_bounds) - 1 if hasattr(Xb, "kernel_bounds") else 1
-    row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, n_features)
-    nnz = row_nnz.sum()
-    values = X.data if sp.issparse(X) else X
-    eps_floor = CG_ROUNDING_FLOOR * float(np.sqrt(np.vdot(values, values)))
-    if tolerance is None:
-        tolerance = CGTolerance()
-    if slicer is None:
-        slicer = RowSlicer()
-    w = np.zeros(n_features) if w is None else np.array(w, dtype=np.float64)
+    w = np.zeros(X.shape[1]) if w is None else np.array(w, dtype=np.float64)
     b = float(b)
-    if outputs is not None:
-        o = np.array(outputs, dtype=np.float64)
-    else:
-        o = _outputs(X, np.arange(n_rows, dtype=np.intp), w, b, n_threads)
-    if first:
-        tolerance.eps = BIG_EPSILON
-        cg_cap = SMALL_CGITERMAX
-    else:
-        cg_cap = CGITERMAX
-    eps = tolerance.eps
-    F = mfn_objective(w, b, o, y, cost, alpha, rows, alpha_b)
-    n_cg = 0
-    n_empty = 0
-    seed = None  # a better CGLS seed for the same system (heuristic 2)
-    for it in range(1, max_iter + 1):
-        if seed is None:
-            # Drop the previous step's slice before cutting the next one, so
-            # that two slices are never alive together.
-            XJ = None
-            active, J, cJ, tJ = _active_system(o, y, cost, rows, n_rows)
-            n_empty += J.size == 0
-            if dense:
-                XJ = DenseRows(X, J.astype(np.intp, copy=False), n_blocks)
-            elif J.size == n_rows:
-                XJ = Xb
-            elif (J_nnz := row_nnz[J]).sum() > SLICE_FRACTION * nnz:
-                # Nearly every row is active: CGLS on all of X with zero costs
-                # on the inactive rows, instead of a near-copy of X.
-                cJ, tJ = _scatter(J, cJ, n_rows), _scatter(J, tJ, n_rows)
-                J = np.arange(n_rows)
-                XJ = Xb
-            else:
-                XJ = row_blocks(slicer.take(X, J, J_nnz), schedule, n_threads)
-            w_bar = w.copy()
-            b_bar = b
-            oJ = o[J]
-        else:
-            w_bar, b_bar, oJ = seed
-            seed = None
-        if callback is None:
-            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, max(eps, eps_floor), cg_cap, alpha_b)
-        else:
-            start = time.process_time()
-            b_bar, cg_ok, k = cgls(XJ, cJ, tJ, oJ, w_bar, b_bar, alpha, max(eps, eps_floor), cg_cap, alpha_b)
-            cpu = time.process_time() - start
-            notify(
-                callback, "cgls", newton_step=it, n_rows=XJ.shape[0], n_iter=k, converged=cg_ok, eps=eps, cpu_time=cpu
-            )
-        n_cg += k
-        check_newton_point(w_bar, b_bar)
-        cg_cap = CGITERMAX
-        o_bar = _outputs_after_cgls(X, J, oJ, w_bar, b_bar, n_threads)
-        ot_bar = o_bar if rows is None else o_bar[rows]
-        yo_bar = y * ot_bar
-        optimal = cg_ok and bool(np.all(yo_bar[active] <= 1.0 + eps)) and bool(np.all(yo_bar[~active] >= 1.0 - eps))
-        if optimal:
-            if eps > EPSILON:
-                eps = tolerance.eps = EPSILON
-                seed = (w_bar, b_bar, o_bar[J])
-                continue
-            F = mfn_objective(w_bar, b_bar, o_bar, y, cost, alpha, rows, alpha_b)
-            return _finish(callback, MFNResult(w_bar, b_bar, o_bar, F, it, n_cg, n_empty, True))
-        ot = o if rows is None else o[rows]
-        delta = line_search(w, w_bar, b, b_bar, alpha, ot, ot_bar, y, cost, alpha_b)
-        # (before the step: ``ot`` may be ``o``, which the step updates in place)
-        breaks = None if callback is None else _n_breakpoints(ot, ot_bar, y)
-        w += delta * (w_bar - w)
-        b += delta * (b_bar - b)
-        o += delta * (o_bar - o)
-        F_old = F
-        F = mfn_objective(w, b, o, y, cost, alpha, rows, alpha_b)
-        if callback is not None:
-            notify(callback, "line_search", newton_step=it, n_breakpoints=breaks, step=delta, objective=F)
-        gap = abs(F - F_old)
-        if (stop == "relative" and gap < rel_tol * abs(F_old)) or (stop == "absolute" and gap < abs_tol):
-            return _finish(callback, MFNResult(w, b, o, F, it, n_cg, n_empty, True))
-    return _finish(callback, MFNResult(w, b, o, F, max_iter, n_cg, n_empty, False))
+    backend = MemoryRows(
+        X, y, cost, w, b, rows=rows, outputs=outputs, schedule=schedule, n_threads=n_threads, slicer=slicer
+    )
+    return newton_solve(
+        backend,
+        alpha=alpha,
+        alpha_b=alpha_b,
+        w=w,
+        b=b,
+        first=first,
+        tolerance=tolerance,
+        stop=stop,
+        rel_tol=rel_tol,
+        abs_tol=abs_tol,
+        max_iter=max_iter,
+        callback=callback,
+    )
 
 
 def check_newton_point(w, b):
