@@ -247,7 +247,16 @@ def test_an_intercept_scaling_whose_bias_penalty_float64_cannot_hold_is_refused(
     y[:2] = [0, 1]
     with pytest.raises(ValueError, match="outside float64's range"):
         Est(intercept_scaling=scaling).fit(X, y)
-    Est(intercept_scaling=1e3).fit(X, y)  # large but representable: fitted
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_a_large_intercept_scaling_that_float64_can_hold_is_fitted(Est):
+    # The counterpart of the refusals above, on their problem: large but representable, so fitted.
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 2)
+    y = np.where(rng.rand(40) < 0.5, (X[:, 0] > 0).astype(int), -1)
+    y[:2] = [0, 1]
+    Est(intercept_scaling=1e3).fit(X, y)
 
 
 def test_an_overflowing_fit_names_unlabeled_weight_beside_alpha():

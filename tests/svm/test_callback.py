@@ -135,19 +135,31 @@ def test_event_is_read_only():
         event.missing  # noqa: B018
 
 
-@pytest.mark.parametrize(
-    "make", [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC], ids=lambda c: c.__name__
-)
-@pytest.mark.parametrize("n_jobs", [None, 2])
-def test_solver_callback_context_reaches_estimator_fits(make, n_jobs):
-    X, y, labeled = _data(4, k=3)
+def _context_cases():
+    """Each estimator and n_jobs with the defaults and without the safeguard.
+
+    The annealers' defaults (their safeguard refits each model on held-out labels) are the slow cases; the
+    TSVM's defaults stay in the fast suite, so that the context reaching a safeguard's fits is checked there too.
+    """
+    cases = []
+    for make in (TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC):
+        for n_jobs in (None, 2):
+            for params, tag in (({}, "defaults"), ({"safeguard": None}, "no-safeguard")):
+                marks = [pytest.mark.slow] if params == {} and make is not TransductiveSVC else []
+                cases.append(pytest.param(make, n_jobs, params, marks=marks, id=f"{n_jobs}-{make.__name__}-{tag}"))
+    return cases
+
+
+@pytest.mark.parametrize("make, n_jobs, params", _context_cases())
+def test_solver_callback_context_reaches_estimator_fits(make, n_jobs, params):
+    X, y, labeled = _data(4, n=80, k=3)
     y_semi = np.where(labeled, y, -1)
     rec = Recorder()
     with solver_callback(rec):
-        fitted = make(n_jobs=n_jobs).fit(X, y_semi)
-    plain = make(n_jobs=n_jobs).fit(X, y_semi)
+        fitted = make(n_jobs=n_jobs, **params).fit(X, y_semi)
+    plain = make(n_jobs=n_jobs, **params).fit(X, y_semi)
     _same((fitted.coef_, fitted.intercept_), (plain.coef_, plain.intercept_))
     assert rec.stages()["mfn"] > 0
     rec.clear()
-    make().fit(X, y_semi)  # outside the block: no events
+    make(**params).fit(X, y_semi)  # outside the block: no events
     assert not rec
