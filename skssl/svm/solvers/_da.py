@@ -45,6 +45,7 @@ __all__ = [
     "MemoryBeliefSums",
     "belief_gaps",
     "belief_root",
+    "belief_threshold",
     "deterministic_annealing",
     "entropy_bits",
     "guess_thresholds",
@@ -92,16 +93,18 @@ def optimize_p(g, T, r, weight=None, n_threads=1):
     ``nu`` is :func:`belief_root`'s, each round of thresholds one pass of the
     compiled kernel on ``n_threads`` threads.
     """
+    return expit((belief_threshold(g, T, r, weight, n_threads) - g) / T)
 
+
+def belief_threshold(g, T, r, weight=None, n_threads=1, guess=None):
+    """The threshold ``nu`` of :func:`optimize_p`; its first round tries thresholds around ``guess`` if given."""
     if not np.isfinite(g).all():
         raise FloatingPointError(
             "DA's belief update got non-finite outputs; the data are too large for float64: scale X first."
         )
-
     g = np.ascontiguousarray(g, dtype=np.float64)
     weight = _NO_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
-    nu = belief_root(MemoryBeliefSums(g, T, r, weight, n_threads), g.min(), g.max(), T, r)
-    return expit((nu - g) / T)
+    return belief_root(MemoryBeliefSums(g, T, r, weight, n_threads), g.min(), g.max(), T, r, guess=guess)
 
 
 class MemoryBeliefSums:
@@ -366,8 +369,13 @@ def deterministic_annealing(
             best.offer(F, res.w, res.b, res.outputs)
             return F
 
+        # Each p-step's search starts around the previous temperature's threshold, as on Dask.
+        threshold = [None]
+
         def p_step(T):
-            return optimize_p(belief_gaps(step.outputs[unl], unlabeled_weight), T, r, w_unl, n_threads)
+            g = belief_gaps(step.outputs[unl], unlabeled_weight)
+            threshold[0] = belief_threshold(g, T, r, w_unl, n_threads, guess=threshold[0])
+            return expit((threshold[0] - g) / T)
 
         measures = partial(kl_bits, weight=w_unl), partial(entropy_bits, weight=w_unl)
         steps = AnnealingSteps("DA", w_step, p_step, *measures)
