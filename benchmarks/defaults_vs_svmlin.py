@@ -237,9 +237,9 @@ def main(argv=None):
 
             rows = run_corpus(corpus, configs_of(args), args.methods, svmlin, workdir, args.repeats, log_row)
             sources.update(r["fraction_from"] for r in rows)
-            summaries += summary(name, rows)
+            summaries += summary(corpus.name, rows)
             X = corpus.X
-            summaries.append(f"{name} training matrix: {X.shape[0]} x {X.shape[1]}, {X.nnz} nnz.")
+            summaries.append(f"{corpus.name} training matrix: {X.shape[0]} x {X.shape[1]}, {X.nnz} nnz.")
         log("", FRACTION_NOTE.get(frozenset(sources), f"r used: {', '.join(sorted(sources))}."))
         for line in summaries:
             log("", line)
