@@ -23,7 +23,22 @@ import numpy as np
 import scipy.sparse as sp
 from _harness import ROOT, peak_rss_mb, run_in_child, shown_path, timed
 
-DEFAULT_SVMLIN_SRC = ROOT.parent / "shared" / "reference" / "svmlin"
+from skssl.svm.defaults._cluster_fractions import fractions_from_clusters
+
+
+def _svmlin_source():
+    """``shared/reference/svmlin`` beside the repository, else in the first folder above the current one that
+    holds it (the data's rule, ``skssl.datasets``); the former when neither has it."""
+    beside = ROOT.parent / "shared" / "reference" / "svmlin"
+    if beside.is_dir():
+        return beside
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        if (folder / "shared" / "reference" / "svmlin").is_dir():
+            return folder / "shared" / "reference" / "svmlin"
+    return beside
+
+
+DEFAULT_SVMLIN_SRC = _svmlin_source()
 
 # The bounds guard for SVMlin's Read(): the row loop compares Subset->vec[t]
 # with the row number after t has passed the last subset entry.
@@ -46,6 +61,11 @@ def objective(X, y_semi, w, b):
 
     y_pm = np.where(y_semi == 1, 1.0, -1.0)
     return transductive_cost(w, b, X @ w + b, y_pm, y_semi != -1, ALPHA, LAM_U)
+
+
+def test_accuracy(w, b, X_test, y_test):
+    """Accuracy (%) of the linear model ``(w, b)`` on the test rows (class 1 where ``X @ w + b > 0``)."""
+    return float(100 * np.mean((X_test @ w + b > 0).astype(int) == y_test))
 
 
 def csr_bytes(X):
@@ -75,10 +95,10 @@ def build_svmlin(src, workdir):
     proc = subprocess.run(cmd, cwd=build, capture_output=True, text=True)
     if proc.returncode != 0:
         return None, "SVMlin build failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
-    return (
-        build / "svmlinear",
-        f"built from {shown_path(src)} with {Path(cxx).name} -O3 -std=c++11 (Read() bounds guard)",
-    )
+    where = shown_path(src)
+    if Path(where).is_absolute():  # outside the repository and not ../shared beside it: named by its option
+        where = "SVMlin 1.0's source (`--svmlin-src`, not part of the repository)"
+    return build / "svmlinear", f"built from {where} with {Path(cxx).name} -O3 -std=c++11 (Read() bounds guard)"
 
 
 def write_svmlin_examples(X, path):
@@ -89,6 +109,21 @@ def write_svmlin_examples(X, path):
             lo, hi = X.indptr[i], X.indptr[i + 1]
             f.write(" ".join(f"{j + 1}:{v!r}" for j, v in zip(X.indices[lo:hi].tolist(), X.data[lo:hi].tolist())))
             f.write("\n")
+
+
+def corpus_files(workdir, name, X, y):
+    """Write a corpus for both programs once: SVMlin's examples and skssl's problem; returns their paths."""
+    examples = Path(workdir) / f"{name}.examples"
+    write_svmlin_examples(X, examples)
+    return examples, save_problem(Path(workdir) / name, X, y)
+
+
+def draw_files(workdir, name, l, seed, y_semi):
+    """Write one label draw for both programs: SVMlin's labels and skssl's ``.npy`` target; returns their paths."""
+    tag = Path(workdir) / f"{name}_l{l}_s{seed}"
+    write_svmlin_labels(y_semi, tag.with_suffix(".labels"))
+    np.save(tag.with_suffix(".y.npy"), y_semi)
+    return tag.with_suffix(".labels"), str(tag.with_suffix(".y.npy"))
 
 
 def write_svmlin_labels(y_semi, path):
@@ -158,16 +193,53 @@ def save_problem(path, X, y_semi):
     return path
 
 
-def run_skssl(problem, estimator, params, *, threads=0, y_semi=None, timeout=None):
+def run_skssl(problem, estimator, params, *, threads=0, y_semi=None, timeout=None, resolved=False):
     """Fit ``estimator`` (a class name of ``skssl.svm``) with ``params`` on a saved problem in a child.
 
     ``threads=0`` gives the child the user's environment without thread variables; an int sets them
     all to it (``_harness.child_env``). ``y_semi`` (a path to a ``.npy`` file) overrides the saved target.
+    ``resolved``: also return, under ``"resolved"``, what the fit chose (:func:`resolved_values`).
     """
-    return run_in_child(fit_problem, str(problem), estimator, params, y_semi, threads=threads, timeout=timeout)
+    return run_in_child(
+        fit_problem, str(problem), estimator, params, y_semi, resolved, threads=threads, timeout=timeout
+    )
 
 
-def fit_problem(problem, estimator, params, y_semi=None):
+def fraction_used(est, X, y_semi):
+    """``(fraction, how)``: the positive class's fraction of the unlabeled rows that the fit of ``est`` solved at.
+
+    A given ``positive_fraction`` is that; a fitted ``class_fractions_`` is read where the estimator has one.
+    Without it (skssl does not expose the fraction yet) the fraction is recomputed as ``fit`` computes it: the
+    labeled rows' fractions, then the clusters' rule (``skssl.svm.defaults._cluster_fractions``), on the same
+    rows. ``how`` says which of the three it was.
+    """
+    if est.positive_fraction is not None:
+        return float(est.positive_fraction), "given"
+    fitted = getattr(est, "class_fractions_", None)
+    if fitted is not None:
+        return float(np.ravel(fitted)[-1]), "class_fractions_"
+    mask = y_semi != -1
+    y_enc = np.where(mask, np.searchsorted(est.classes_, y_semi), 0)
+    fractions = fractions_from_clusters(X, y_enc, mask, est._class_fractions(y_enc, mask))
+    return float(fractions[-1]), "recomputed as fit computes it"
+
+
+def resolved_values(est, X, y_semi):
+    """What a fit of ``est`` chose for its one solve: ``alpha_``, ``intercept_scaling_``, the class fraction
+    (:func:`fraction_used`; ``fraction_from`` says how it was found) and DA's ``initial_temperature_``."""
+    fraction, how = fraction_used(est, X, y_semi)
+    out = dict(alpha=float(est.alpha_), intercept_scaling=float(est.intercept_scaling_), positive_fraction=fraction)
+    if hasattr(est, "initial_temperature_"):
+        out["initial_temperature"] = float(est.initial_temperature_)
+    return dict(out, fraction_from=how)
+
+
+def one_solve_params(resolved):
+    """The parameters of one solve at the values a fit with the defaults chose (:func:`resolved_values`)."""
+    return {k: v for k, v in resolved.items() if k != "fraction_from"} | {"safeguard": None}
+
+
+def fit_problem(problem, estimator, params, y_semi=None, resolved=False):
     """The child of :func:`run_skssl`: load the problem, time ``fit`` with its peak memory."""
     import skssl.svm
 
@@ -179,4 +251,6 @@ def fit_problem(problem, estimator, params, y_semi=None):
         est.fit(X, y_semi)
     out = dict(cpu=t.cpu, wall=t.wall, rss_mb=t.peak_rss_mb, fit_rss_growth_mb=t.rss_growth_mb)
     out.update(w=np.ravel(est.coef_), b=float(np.ravel(est.intercept_)[0]), n_iter=int(np.max(est.n_iter_)))
+    if resolved:  # after the timed fit: the fraction may take a clustering of the rows to recompute
+        out["resolved"] = resolved_values(est, X, y_semi)
     return dict(out, objective=float(np.ravel(est.objective_)[0]))

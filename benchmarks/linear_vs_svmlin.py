@@ -24,7 +24,6 @@ import tempfile
 from pathlib import Path
 
 import linear_subprocess as lsp
-import numpy as np
 import _harness
 from _harness import RESULTS_DIR, Lines, ResultsFile, add_allow_dirty, markdown_row, provenance, table_head
 from _user_data import load_reuters_earn
@@ -53,7 +52,7 @@ NOTE = (
 
 def evaluate(w, b, data):
     """SVMlin's objective ``F`` of ``(w, b)`` on the training rows, and the test accuracy (%)."""
-    accuracy = 100 * np.mean((data["X_test"] @ w + b > 0).astype(int) == data["y_test"])
+    accuracy = lsp.test_accuracy(w, b, data["X_test"], data["y_test"])
     return lsp.objective(data["X"], data["y_semi"], w, b), accuracy
 
 
@@ -90,18 +89,14 @@ def run_corpus(name, X, y, test, configs, args, svmlin, workdir, log):
 
     ``configs=None`` is pcmac: its own labels (50), r = 0.5 as in SVMlin's reference run.
     """
-    examples = Path(workdir) / f"{name}.examples"
-    lsp.write_svmlin_examples(X, examples)
-    problem = lsp.save_problem(Path(workdir) / name, X, y)
+    examples, problem = lsp.corpus_files(workdir, name, X, y)
     rows = []
     for l, seed in configs or [(50, 0)]:
         y_semi, r = (y, 0.5) if configs is None else newsgroups_labeled_subset(y, l, seed)
         X_test, y_test = test if test is not None else (X[y_semi == -1], y[y_semi == -1])
-        tag = Path(workdir) / f"{name}_l{l}_s{seed}"
-        lsp.write_svmlin_labels(y_semi, tag.with_suffix(".labels"))
-        np.save(tag.with_suffix(".y.npy"), y_semi)
+        labels, y_path = lsp.draw_files(workdir, name, l, seed, y_semi)
         data = dict(name=name, l=l, seed=seed, r=r, X=X, y_semi=y_semi, X_test=X_test, y_test=y_test)
-        data.update(examples=examples, labels=tag.with_suffix(".labels"), y_path=str(tag.with_suffix(".y.npy")))
+        data.update(examples=examples, labels=labels, y_path=y_path)
         rows += [run_row(problem, data, method, svmlin, workdir, args.repeats, log) for method in args.methods]
     return rows
 

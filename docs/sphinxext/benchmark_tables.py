@@ -12,6 +12,8 @@ from pathlib import Path
 RESULTS = (
     "linear_vs_svmlin",
     "linear_vs_svmlin_reuters",
+    "defaults_vs_svmlin_20ng",
+    "defaults_vs_svmlin_polarity",
     "linear_scaling",
     "linear_scaling_20ng",
     "dask_scaling",
