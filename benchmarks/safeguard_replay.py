@@ -69,7 +69,7 @@ class _Probe:
 
     def __enter__(self):
         self._fall_back = svm_base._LinearFitMixin._fall_back_where_held_out_labels_say
-        self._scores = svm_base.cross_validated_scores
+        self._scores = svm_base.compare_on_folds
         probe = self
 
         def fall_back(est, *args):
@@ -83,12 +83,12 @@ class _Probe:
             return result
 
         svm_base._LinearFitMixin._fall_back_where_held_out_labels_say = fall_back
-        svm_base.cross_validated_scores = scores
+        svm_base.compare_on_folds = scores
         return self
 
     def __exit__(self, *exc):
         svm_base._LinearFitMixin._fall_back_where_held_out_labels_say = self._fall_back
-        svm_base.cross_validated_scores = self._scores
+        svm_base.compare_on_folds = self._scores
 
 
 def probe_fit(split, method):

@@ -115,10 +115,10 @@ def test_the_probe_logs_what_the_check_decided_and_restores_skssl(replay, method
     y_semi = np.where(rng.rand(n) < 0.15, y, -1)
     y_semi[:2], y_semi[2:4] = 0, 1  # two labels of each class at least
     split = replay.uv.Split(X[:180], y_semi[:180], X[180:], y[180:], [StandardScaler()])
-    fall_back, scores = svm_base._LinearFitMixin._fall_back_where_held_out_labels_say, svm_base.cross_validated_scores
+    fall_back, scores = svm_base._LinearFitMixin._fall_back_where_held_out_labels_say, svm_base.compare_on_folds
     rec = replay.probe_fit(split, method)
     assert svm_base._LinearFitMixin._fall_back_where_held_out_labels_say is fall_back
-    assert svm_base.cross_validated_scores is scores
+    assert svm_base.compare_on_folds is scores
     assert rec["scores"] is not None and rec["n_features"] == 4 and rec["auto_checks"]
     assert rec["acc_checked"] == replay.accuracy_under(replay.CHECKED[method], rec)
     b, c = rec["discordant"]

@@ -14,13 +14,13 @@ Design decisions: user guide, Implementation decisions (deep, self-training), "T
 """
 
 import time
-import warnings
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_method_params
+
+from ..utils._labeled_folds import fold_splits, stratified_fold_ids
 
 __all__ = ["MAX_FOLDS", "cross_validated_scores"]
 
@@ -35,11 +35,7 @@ def _labeled_folds(y_labeled):
     n_splits = int(min(MAX_FOLDS, max(2, counts.min())))
     if y_labeled.shape[0] < 2 * n_splits or counts.max() < n_splits:
         return None
-    splitter = StratifiedKFold(n_splits=n_splits)
-    with warnings.catch_warnings():
-        # a class with fewer rows than folds is allowed: it is held out in some folds only
-        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-        folds = list(splitter.split(np.zeros((y_labeled.shape[0], 1)), y_labeled))
+    folds = fold_splits(stratified_fold_ids(y_labeled, n_splits, dealt=False))
     if any(np.unique(y_labeled[train]).shape[0] < 2 for train, _ in folds):
         return None
     return folds

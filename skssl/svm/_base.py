@@ -42,8 +42,9 @@ from .solvers._mfn import MFNITERMAX
 from .defaults._penalty_check import labeled_rows_penalty_factor
 from .defaults._regularization import auto_alpha, fit_rows_are_centred, resolve_regularization
 from .kernels._rowblocks import share_threads
-from .defaults._cluster_fractions import fractions_from_clusters
-from .safeguard._fallback_check import asks_held_out_labels, cross_validated_scores, prefers_supervised
+from .defaults._cluster_fractions import RowClusters, fractions_from_clusters
+from .defaults._handed_down import HandedDown
+from .safeguard._fallback_check import asks_held_out_labels, compare_on_folds, prefers_supervised
 from .safeguard._safeguard import as_positive_fraction, candidate_fractions, candidates_agree
 from .kernels._validation import (
     as_float64_design,
@@ -249,6 +250,18 @@ class _LinearFitMixin:
             work._fit(X, y, sample_weight)
         return publish_fitted(self, work)
 
+    def _fit_given(self, X, y, sample_weight=None, *, handed):
+        """``fit`` for a fit that another fit starts on its own rows, with that fit's answers ``handed``.
+
+        ``handed`` (:class:`~skssl.svm.defaults._handed_down.HandedDown`) holds what the parent decided from
+        the rows; what it leaves ``None`` is worked out here as ``fit`` would.
+        """
+        self._validate_params()
+        work = working_copy(self, fit_state=self._fit_state)
+        with fit_scope():
+            work._fit(X, y, sample_weight, handed)
+        return publish_fitted(self, work)
+
     def decision_function(self, X):
         """Confidence scores: the signed distance of each row to each class's hyperplane.
 
@@ -307,8 +320,13 @@ class _LinearFitMixin:
         candidates = self._safeguard_candidates(
             data.fractions, weights[labeled].sum(), self._encoded_class_weight(), self._resolved_parameters()
         )
+        # Fitted on this fit's rows: this fit's class fractions (clusters included; read only where the candidate
+        # estimates them) and alpha's factor, not worked out again.
+        handed = HandedDown(
+            fractions=data.fractions, penalty_factor=getattr(self, "_penalty_factor", None), clusters=data.clusters
+        )
         while candidates:
-            candidate = candidates.pop(0).fit(X, y_enc, sample_weight=sample_weight)
+            candidate = candidates.pop(0)._fit_given(X, y_enc, sample_weight, handed=handed)
             predictions.append(candidate._predicted_indices(X)[unlabeled])
             del candidate
         agree = candidates_agree(predictions)
@@ -368,10 +386,16 @@ class _LinearFitMixin:
                 )
             )
         if checks:
-            self._fall_back_where_held_out_labels_say(X, y_enc, labeled, weights, sample_weight)
+            self._fall_back_where_held_out_labels_say(X, y_enc, labeled, weights, sample_weight, data.clusters)
 
-    def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight):
-        """Keep the supervised l2-SVM where the held-out labels prefer it, by this estimator's ``_check_margin``."""
+    def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight, clusters=None):
+        """Keep the supervised l2-SVM where the held-out labels prefer it, by this estimator's ``_check_margin``.
+
+        The semi-supervised folds' fits are handed this fit's answers (:mod:`skssl.svm.defaults._handed_down`):
+        its annealing start and the k-means ``clusters`` of its rows, so that no fold runs the start's check or
+        the k-means again on the same rows. Each fold checks ``alpha="auto"`` on its own labels, as the
+        supervised side does (the parent's factor, whose labels include the held-out ones, would favour it).
+        """
         class_weight = self._encoded_class_weight()
 
         def supervised(train_rows):
@@ -383,15 +407,18 @@ class _LinearFitMixin:
             )
             return model.fit(X[train_rows], y_enc[train_rows], sample_weight=weights[train_rows])
 
+        handed = HandedDown(initial_temperature=getattr(self, "initial_temperature_", None), clusters=clusters)
+
         def predict_semi(hidden, test_rows):
             y_fold = y_enc.copy()
             y_fold[hidden] = -1
             # The folds' fits have no safeguard of their own (user guide, Implementation decisions).
             fold_fit = clone(self).set_params(safeguard=None, class_weight=class_weight, verbose=0)
             fold_fit._warns_on_caps = False  # its caps say nothing of the model the user gets
-            return fold_fit.fit(X, y_fold, sample_weight=sample_weight)._predicted_indices(X[test_rows])
+            fold_fit._fit_given(X, y_fold, sample_weight, handed=handed)
+            return fold_fit._predicted_indices(X[test_rows])
 
-        comparison = cross_validated_scores(
+        comparison = compare_on_folds(
             X, y_enc, labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
         )
         if comparison is None:
@@ -449,11 +476,6 @@ class _LinearFitMixin:
         ]
         second = self._second_opinion(fractions, class_weight)
         candidates += [] if second is None else [second]
-        for candidate in candidates:
-            # Fitted on this fit's rows: this fit's class fractions (clusters included; read only where the
-            # candidate estimates them) and alpha's factor, not worked out again.
-            candidate._parent_fractions = fractions
-            candidate._parent_penalty_factor = getattr(self, "_penalty_factor", None)
         return candidates
 
     def _second_opinion(self, fractions, class_weight):
@@ -592,13 +614,16 @@ class _LinearFitMixin:
         )
         return sw, estimate_weights
 
-    def _check_penalty_on_labeled_rows(self, X, y_enc, mask, estimate_weights):
-        """Scale the rule's ``alpha_`` by the factor the labeled rows support.
+    def _store_class_fractions(self, fractions):
+        """``class_fractions_``, the fractions the solve uses, for the estimators that use the unlabeled rows."""
+        if self._uses_unlabeled_rows:
+            self.class_fractions_ = np.array(fractions, dtype=np.float64)
+
+    def _check_penalty_on_labeled_rows(self, X, y_enc, mask, estimate_weights, factor=None):
+        """Scale the rule's ``alpha_`` by the factor the labeled rows support (``factor``: the parent's answer).
 
         See :mod:`skssl.svm.defaults._penalty_check`.
         """
-        # A safeguard candidate or a start check fitted on its parent's rows is handed the parent's answer.
-        factor = getattr(self, "_parent_penalty_factor", None)
         if factor is None:
             weights = np.ones(X.shape[0]) if estimate_weights is None else estimate_weights
             factor = labeled_rows_penalty_factor(
@@ -621,19 +646,25 @@ class _LinearFitMixin:
                     "labeled rows classify better with it in cross-validation by more than a standard error"
                 )
 
-    def _prepare_fit(self, X, y, sample_weight):
-        """Validate the data and weights; returns a :class:`_FitData`."""
+    def _prepare_fit(self, X, y, sample_weight, handed=None):
+        """Validate the data and weights; returns a :class:`_FitData`.
+
+        ``handed``: the answers of the fit that started this one on its rows (None: a fit of its own).
+        """
+        handed = HandedDown() if handed is None else handed
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = without_duplicate_entries(as_float64_design(X))  # the sums, as scipy reads them (see _validation)
         check_design_scale(X)
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
         fractions = self._class_fractions(y_enc, mask, estimate_weights)
+        # The k-means of the class fractions runs at most once on these rows, shared with the fits started on them.
+        clusters = RowClusters(X, estimate_weights) if handed.clusters is None else handed.clusters
         if self._uses_unlabeled_rows and getattr(self, "positive_fraction", None) is None:
             labels_say = fractions
             # A safeguard candidate fitted on its parent's rows is handed the parent's answer: same rows, same rule.
-            fractions = getattr(self, "_parent_fractions", None)
+            fractions = handed.fractions
             if fractions is None:
-                fractions = fractions_from_clusters(X, y_enc, mask, labels_say, estimate_weights)
+                fractions = fractions_from_clusters(X, y_enc, mask, labels_say, estimate_weights, clusters=clusters)
             if self.verbose and fractions is not labels_say:
                 print(
                     f"[{type(self).__name__}] class fractions from clusters of the rows: "
@@ -644,7 +675,7 @@ class _LinearFitMixin:
             self.alpha, self.intercept_scaling, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight
         )
         if isinstance(self.alpha, str):  # "auto": the labeled rows may call for less (defaults._penalty_check)
-            self._check_penalty_on_labeled_rows(X, y_enc, mask, estimate_weights)
+            self._check_penalty_on_labeled_rows(X, y_enc, mask, estimate_weights, handed.penalty_factor)
         _check_alpha(self)
         keep = None
         if sw is not None and not np.all(sw > 0):
@@ -653,7 +684,7 @@ class _LinearFitMixin:
             sw = sw[keep]
             if np.all(sw == 1.0):
                 sw = None  # the rest is unweighted: the same arithmetic as a fit without those rows
-        return _FitData(X, y_enc, mask, fractions, sw, keep)
+        return _FitData(X, y_enc, mask, fractions, sw, keep, clusters, handed)
 
 
 def expanded_coef(weights, columns, n_features):
@@ -693,7 +724,8 @@ class _FitData:
 
     ``X``, ``y_enc`` and ``mask`` cover every row; ``sample_weight`` (None for
     unit weights) covers the rows ``keep`` (None: all rows), those of
-    positive weight; ``fractions`` has one entry per class.
+    positive weight; ``fractions`` has one entry per class. ``clusters``: the k-means of the rows, shared with
+    the fits started on them; ``handed``: what the fit that started this one handed down.
     """
 
     X: object
@@ -702,6 +734,8 @@ class _FitData:
     fractions: np.ndarray
     sample_weight: np.ndarray | None
     keep: np.ndarray | None
+    clusters: RowClusters | None = None
+    handed: HandedDown | None = None
 
     def rows(self, a):
         """``a`` restricted to the rows in the problem."""
@@ -764,11 +798,12 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     #: Fields of a result that must be finite, by the name used in the error message.
     _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}
 
-    def _fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight=None, handed=None):
         if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm.dask._dask_fit)
             return _backend_fit("dask._dask_fit")(self, X, y, sample_weight)
-        data = self._prepare_fit(X, y, sample_weight)
+        data = self._prepare_fit(X, y, sample_weight, handed)
         self._resolve_from_data(data, sample_weight)
+        self._store_class_fractions(data.fractions)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
         n_classes = self.classes_.shape[0]
         fractions = data.fractions[1:] if n_classes == 2 else data.fractions

@@ -239,6 +239,7 @@ class TransductiveSVC(_BaseLinearSVC):
     objective_ : ndarray of shape (n_problems,)
         SVMlin's ``transductive_cost`` of each binary problem.
     %(safeguard_agreement)s
+    %(class_fractions_one_vs_rest)s
     n_switches_ : ndarray of shape (n_problems,)
         Label pairs switched in each binary problem.
     %(transduction)s
@@ -429,6 +430,7 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     %(model_one_vs_rest)s
     %(safeguard_agreement)s
     %(initial_temperature_used)s
+    %(class_fractions_one_vs_rest)s
     objective_ : ndarray of shape (n_problems,)
         SVMlin's ``transductive_cost`` of each binary problem (the lowest
         seen along the annealing path).
@@ -455,13 +457,16 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     #: supervised l2-SVM (user guide, Implementation decisions, "The cross-validated fallback check").
     _check_margin = 1.0
 
-    def _fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight=None, handed=None):
         if is_dask_array(X):  # the label check would be four more fits on the cluster: SVMlin's start
             self.initial_temperature_ = given_or_hot(self.initial_temperature)
-        return super()._fit(X, y, sample_weight)
+        return super()._fit(X, y, sample_weight, handed)
 
     def _resolve_from_data(self, data, sample_weight):
-        if self.initial_temperature == "auto":
+        handed = data.handed.initial_temperature if data.handed is not None else None
+        if self.initial_temperature == "auto" and handed is not None:
+            self.initial_temperature_ = handed  # the start of the fit that started this one on its rows
+        elif self.initial_temperature == "auto":
             self.initial_temperature_ = choose_initial_temperature(self, data, sample_weight)
         else:
             self.initial_temperature_ = given_or_hot(self.initial_temperature)
@@ -569,6 +574,7 @@ class PottsDeterministicAnnealingSVC(
         probable class of ``label_distributions_`` for an unlabeled one.
     %(safeguard_agreement)s
     %(initial_temperature_used)s
+    %(class_fractions_joint)s
     objective_ : float
         The zero-temperature multi-class objective of the returned model
         (for two classes, SVMlin's ``transductive_cost``).
@@ -621,13 +627,13 @@ class PottsDeterministicAnnealingSVC(
 
     _binary_fraction_pair = True
 
-    def _fit(self, X, y, sample_weight=None):
+    def _fit(self, X, y, sample_weight=None, handed=None):
         if is_dask_array(X):
             raise ValueError(
                 "PottsDeterministicAnnealingSVC does not fit on Dask arrays (its transport problem couples every "
                 "unlabeled row); use DeterministicAnnealingSVC (one-vs-rest) or compute X first."
             )
-        data = self._prepare_fit(X, y, sample_weight)
+        data = self._prepare_fit(X, y, sample_weight, handed)
         # "auto": SVMlin's hot start; the label check of the binary DA is not run for a multi-class problem.
         self.initial_temperature_ = given_or_hot(self.initial_temperature)
         X, y_enc, mask = data.X, data.y_enc, data.mask
@@ -636,6 +642,7 @@ class PottsDeterministicAnnealingSVC(
         if np.ndim(self.positive_fraction) == 1:
             # Given fractions may sum to 1 within 1e-6; the transport problem needs 1.
             fractions = fractions / fractions.sum()
+        self._store_class_fractions(fractions)
         # The solve sees the used columns only; the weights of the others are 0 (skssl.svm.kernels._validation).
         X_used, columns = on_used_columns(X)
         X_fit, mask_fit = data.rows(X_used), data.rows(mask)

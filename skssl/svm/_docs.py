@@ -197,6 +197,23 @@ initial_temperature_ : float
     The first temperature the annealing used, over ``unlabeled_weight``:
     ``initial_temperature`` itself, or the start ``"auto"`` chose."""
 
+_CLASS_FRACTIONS_USED = """\
+class_fractions_ : ndarray of shape (n_classes,)
+    The fraction of each class among the unlabeled rows that the solve
+    enforced, in ``classes_`` order: ``positive_fraction`` when given, else
+    the estimate (from the labeled rows, or from clusters of the rows).
+    {how}
+    Given back with ``alpha_``, ``intercept_scaling_``, the annealing's
+    ``initial_temperature_`` and ``safeguard=None``, it reproduces the fit's
+    solve, the model before the safeguard (in memory; a fit on a Dask array
+    does not set it)."""
+
+_ONE_VS_REST_FRACTIONS = (
+    "Each binary problem's positive fraction is its class's entry: pass\n"
+    "    ``positive_fraction=class_fractions_[1]`` for two classes, the whole\n"
+    "    array for more."
+)
+
 #: The blocks, by placeholder name.
 _BLOCKS = {
     "alpha_auto": _ALPHA_AUTO.format(
@@ -211,6 +228,10 @@ _BLOCKS = {
     "safeguard": _SAFEGUARD,
     "initial_temperature": _INITIAL_TEMPERATURE,
     "initial_temperature_used": _INITIAL_TEMPERATURE_USED,
+    "class_fractions_one_vs_rest": _CLASS_FRACTIONS_USED.format(how=_ONE_VS_REST_FRACTIONS),
+    "class_fractions_joint": _CLASS_FRACTIONS_USED.format(
+        how="Pass the whole array as ``positive_fraction`` (with two classes too)."
+    ),
     "class_weight": _CLASS_WEIGHT,
     "n_jobs_one_vs_rest": insert_blocks(_N_JOBS_ONE_VS_REST, {"busy_cores": _BUSY_CORES}),
     "busy_cores": _BUSY_CORES,

@@ -179,16 +179,23 @@ def test_one_fit_clusters_the_rows_once(Estimator, monkeypatch):
     """The safeguard's candidates take the fit's fractions; none of them runs k-means again."""
     X, y = _blobs([150, 150])
     mask = _label(y, [16, 4])
-    calls = []
+    calls, kmeans = [], []
     monkeypatch.setattr(
-        svm_base, "fractions_from_clusters", lambda *args: calls.append(1) or fractions_from_clusters(*args)
+        svm_base,
+        "fractions_from_clusters",
+        lambda *args, **kwargs: calls.append(1) or fractions_from_clusters(*args, **kwargs),
     )
+    kmeans_labels = cluster_fractions._kmeans_labels
+    monkeypatch.setattr(cluster_fractions, "_kmeans_labels", lambda *args: kmeans.append(1) or kmeans_labels(*args))
     Estimator(safeguard="agreement").fit(X, np.where(mask, y, -1))
-    assert len(calls) == 1
-    # The cross-validated fallback's fold fits do not know the held-out labels: each works its fractions out.
+    assert len(calls) == 1 and len(kmeans) == 1
+    # The cross-validated fallback's fold fits do not know the held-out labels: each works its fractions out,
+    # from the clusters of the fit's rows, which do not depend on the labels: k-means runs once.
     calls.clear()
+    kmeans.clear()
     fitted = Estimator(safeguard="cross_validation").fit(X, np.where(mask, y, -1))
     assert len(calls) == 1 + 4 and fitted.safeguard_scores_ is not None  # 4 folds: 4 labels in the small class
+    assert len(kmeans) == 1
 
 
 def _wide_topics(n_per_class=(120, 80), n_features=400, seed=0):

@@ -8,7 +8,7 @@ from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministic
 from skssl.svm.safeguard._fallback_check import (
     FoldComparison,
     asks_held_out_labels,
-    cross_validated_scores,
+    compare_on_folds,
     prefers_supervised,
 )
 
@@ -36,12 +36,12 @@ def test_the_scores_are_the_held_out_accuracies():
     labeled = np.arange(20)
     right = lambda rows: y[rows]  # noqa: E731
     always_0 = lambda rows: np.zeros_like(rows)  # noqa: E731
-    found = cross_validated_scores(X, y, labeled, np.ones(20), lambda h, r: always_0(r), lambda t, r: right(r))
+    found = compare_on_folds(X, y, labeled, np.ones(20), lambda h, r: always_0(r), lambda t, r: right(r))
     np.testing.assert_allclose(found.scores, [1.0, 0.5])
     np.testing.assert_allclose(found.discordant, [10.0, 0.0])  # only the supervised model is right on class 1
     # Weights count as repeats: class 1, which always_0 gets wrong, twice as heavy.
     doubled = np.where(y == 1, 2.0, 1.0)
-    found = cross_validated_scores(X, y, labeled, doubled, lambda h, r: always_0(r), lambda t, r: right(r))
+    found = compare_on_folds(X, y, labeled, doubled, lambda h, r: always_0(r), lambda t, r: right(r))
     np.testing.assert_allclose(found.scores, [1.0, 1 / 3])
     np.testing.assert_allclose(found.discordant, [20.0, 0.0])
 
@@ -59,7 +59,7 @@ def test_the_discordant_weights_are_the_difference_of_the_scores(seed):
     labeled = np.flatnonzero(rng.rand(n) < 0.8)
     labeled = np.union1d(labeled, np.arange(2 * n_classes))
     guess = lambda *args: rng.randint(0, n_classes, args[-1].size)  # noqa: E731
-    found = cross_validated_scores(X, y, labeled, weights, guess, guess)
+    found = compare_on_folds(X, y, labeled, weights, guess, guess)
     if found is None:
         return
     b, c = found.discordant
@@ -114,7 +114,7 @@ def test_the_folds_hide_every_repeat_of_a_held_out_row_and_train_on_the_others()
         assert not trained[-1] & seen[-1][0] and trained[-1] | seen[-1][0] == set(range(16))
         return y[test_rows]
 
-    cross_validated_scores(X, y, labeled, np.ones(16), semi, supervised)
+    compare_on_folds(X, y, labeled, np.ones(16), semi, supervised)
     hidden_sets = [h for h, _ in seen]
     assert set().union(*hidden_sets) == set(range(16))
     for hidden in hidden_sets:
@@ -125,7 +125,7 @@ def test_the_folds_hide_every_repeat_of_a_held_out_row_and_train_on_the_others()
 def test_too_few_labels_for_two_folds_keep_the_semi_supervised_model():
     X = np.arange(10.0).reshape(5, 2)
     y = np.array([0, 0, 0, 0, 1])
-    assert cross_validated_scores(X, y, np.arange(5), np.ones(5), None, None) is None
+    assert compare_on_folds(X, y, np.arange(5), np.ones(5), None, None) is None
     X, y, y_semi = _gap_across_the_labels(0)
     y_semi[:] = -1
     y_semi[:5] = [0, 0, 0, 0, 1]
@@ -142,10 +142,10 @@ def _spying_on_the_check(monkeypatch):
     found = []
 
     def spy(*args):
-        found.append(cross_validated_scores(*args))
+        found.append(compare_on_folds(*args))
         return found[-1]
 
-    monkeypatch.setattr(_base, "cross_validated_scores", spy)
+    monkeypatch.setattr(_base, "compare_on_folds", spy)
     return found
 
 
@@ -230,7 +230,7 @@ def test_the_fallback_follows_the_fold_comparison(Est, returns_supervised, monke
     cases = (AHEAD, TIE, SMALL_LEAD, CLEAR_LEAD, MODEST_LEAD)
     for (scores, discordant), falls_back in zip(cases, returns_supervised, strict=True):
         found = FoldComparison(np.array(scores), np.array(discordant))
-        monkeypatch.setattr(_base, "cross_validated_scores", lambda *args, found=found: found)
+        monkeypatch.setattr(_base, "compare_on_folds", lambda *args, found=found: found)
         for safeguard in ("cross_validation", "auto"):  # 30 labeled rows, 2 features: "auto" checks too
             fitted = Est(safeguard=safeguard).fit(X, y_semi)
             np.testing.assert_allclose(fitted.coef_, (supervised if falls_back else agreement).coef_)
@@ -330,14 +330,14 @@ def test_potts_distributions_follow_the_fallback(monkeypatch):
     y_semi = np.full(120, -1)
     y_semi[::8] = y[::8]
     found = FoldComparison(np.array([0.9, 0.5]), np.array([12.0, 0.0]))
-    monkeypatch.setattr(_base, "cross_validated_scores", lambda *args: found)
+    monkeypatch.setattr(_base, "compare_on_folds", lambda *args: found)
     est = PottsDeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi)
     np.testing.assert_array_equal(est.classes_[est.label_distributions_.argmax(axis=1)], est.transduction_)
     labeled = y_semi != -1
     np.testing.assert_allclose(est.coef_, LinearL2SVC().fit(X[labeled], y_semi[labeled]).coef_)
     assert est.safeguard_fell_back_ is True
     kept = FoldComparison(np.array([0.5, 0.9]), np.array([0.0, 12.0]))
-    monkeypatch.setattr(_base, "cross_validated_scores", lambda *args: kept)
+    monkeypatch.setattr(_base, "compare_on_folds", lambda *args: kept)
     assert PottsDeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi).safeguard_fell_back_ is False
 
 

@@ -19,9 +19,10 @@ Design decisions: user guide, Implementation decisions: linear S3VMs, "The annea
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import StratifiedKFold
 
+from ...utils._labeled_folds import fold_splits, stratified_fold_ids
 from ..solvers._annealing import DA_INIT_TEMP
+from ._handed_down import HandedDown
 from ..kernels._row_order import distinct_rows
 from ..kernels._validation import rows_of_positive_weight
 
@@ -90,8 +91,8 @@ def label_check_halves(y_enc, labeled, X=None):
         return []
     if X is not None:
         labeled = _content_order(X, labeled)
-    folds = StratifiedKFold(n_splits=2, shuffle=True, random_state=0)
-    return [np.sort(labeled[held]) for _, held in folds.split(labeled, y_enc[labeled])]
+    half = stratified_fold_ids(y_enc[labeled], 2, dealt=False, seed=0)
+    return [np.sort(labeled[held]) for _, held in fold_splits(half)]
 
 
 def count_correct_on_hidden_halves(estimator, data, sample_weight):
@@ -113,6 +114,8 @@ def count_correct_on_hidden_halves(estimator, data, sample_weight):
         return None
     fraction = estimator.positive_fraction if estimator.positive_fraction is not None else float(data.fractions[1])
     correct = {HOT_START: 0, COLD_START: 0}
+    # Fitted on the estimator's rows: its factor of alpha="auto" and the k-means of its rows, not worked out again.
+    handed = HandedDown(penalty_factor=getattr(estimator, "_penalty_factor", None), clusters=data.clusters)
     for held in halves:
         y_check = y_enc.copy()
         y_check[held] = -1
@@ -125,8 +128,7 @@ def count_correct_on_hidden_halves(estimator, data, sample_weight):
                 verbose=0,
             )
             check._warns_on_caps = False
-            check._parent_penalty_factor = getattr(estimator, "_penalty_factor", None)  # alpha's check: not again
-            check.fit(data.X, y_check, sample_weight=sample_weight)
+            check._fit_given(data.X, y_check, sample_weight, handed=handed)
             correct[start] += int(np.count_nonzero(check._predicted_indices(data.X[held]) == y_enc[held]))
     return correct
 

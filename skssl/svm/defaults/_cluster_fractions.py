@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from ..kernels._row_order import distinct_rows
 from ..kernels._validation import on_used_columns
 
-__all__ = ["fractions_from_clusters", "MIN_PURITY", "MIN_LABELED", "MIN_CLASS_SHARE"]
+__all__ = ["RowClusters", "fractions_from_clusters", "MIN_PURITY", "MIN_LABELED", "MIN_CLASS_SHARE"]
 
 #: Least share of the labeled weight in its own class's cluster for the clusters to count as the classes.
 MIN_PURITY = 0.9
@@ -45,7 +45,34 @@ LATENT_DIM, LATENT_N_INIT = 100, 30
 PROJECTION_BLOCK = 4096
 
 
-def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
+class RowClusters:
+    """The k-means clusters of one fit's rows, run at most once per number of clusters and shared.
+
+    The clusters depend on the rows and their weights only, never on which rows are labeled: the fits that a
+    fit starts on its own rows with some labels hidden (the folds of the safeguard's check) read the same
+    clusters, and each matches them to classes by its own labels.
+
+    Parameters
+    ----------
+    X : {ndarray, CSR matrix} of shape (n_samples, n_features)
+        All rows of the fit (float64).
+    sample_weight : ndarray of shape (n_samples,) or None
+        Row weights (``None``: unit weights).
+    """
+
+    def __init__(self, X, sample_weight=None):
+        self.X = X
+        self.weight = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        self._labels = {}
+
+    def labels(self, n_clusters):
+        """The cluster of every row for ``n_clusters`` clusters (:func:`_kmeans_labels`), computed once."""
+        if n_clusters not in self._labels:
+            self._labels[n_clusters] = _kmeans_labels(self.X, n_clusters, self.weight)
+        return self._labels[n_clusters]
+
+
+def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None, clusters=None):
     """The class fractions of the unlabeled rows: the clusters' where they are the classes and the labels are off.
 
     Parameters
@@ -60,6 +87,9 @@ def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
         The fractions estimated from the labeled rows.
     sample_weight : ndarray of shape (n_samples,), default=None
         Row weights (``None``: unit weights).
+    clusters : RowClusters, default=None
+        The clusters of these rows and weights, where another fit on them already made (or may need) them;
+        ``None``: k-means runs here.
 
     Returns
     -------
@@ -89,7 +119,7 @@ def fractions_from_clusters(X, y_enc, mask, fractions, sample_weight=None):
         return fractions
     if sp.issparse(X) and X.nnz >= np.iinfo(np.int32).max:
         return fractions  # scikit-learn's k-means takes 32-bit sparse indices only
-    clusters = _kmeans_labels(X, n_classes, weight)
+    clusters = _kmeans_labels(X, n_classes, weight) if clusters is None else clusters.labels(n_classes)
     counts = np.zeros((n_classes, n_classes))
     np.add.at(counts, (clusters[labeled], y_enc[labeled]), weight[labeled])
     rows, cols = linear_sum_assignment(counts, maximize=True)

@@ -18,10 +18,17 @@ Design decisions: user guide, Implementation decisions: linear S3VMs, "The label
 
 import numpy as np
 
+from ...utils._labeled_folds import stratified_fold_ids
 from ..kernels._row_order import distinct_rows
 from ..kernels._validation import on_used_columns
 
-__all__ = ["MAX_CHECKED_LABELED", "PENALTY_FACTORS", "labeled_rows_penalty_factor", "one_standard_error_choice"]
+__all__ = [
+    "MAX_CHECKED_LABELED",
+    "PENALTY_FACTORS",
+    "labeled_row_folds",
+    "labeled_rows_penalty_factor",
+    "one_standard_error_choice",
+]
 
 #: The factors of the rule's ``alpha`` that the labeled rows are asked about, the rule's own (1) first.
 PENALTY_FACTORS = (1.0, 0.1, 0.01)
@@ -52,7 +59,7 @@ def one_standard_error_choice(accuracies, n_labeled):
     return int(np.flatnonzero(accuracies >= best - spread)[0])
 
 
-def _folds(X, y_enc, labeled, weights):
+def labeled_row_folds(X, y_enc, labeled, weights):
     """``(rows, classes, row_weights, fold, labeled_fold)`` of the distinct labeled rows, or ``None`` when too few
     for 2 folds. ``rows`` holds one labeled row per distinct (row, class) pair, ``row_weights`` the summed weights
     of its repeats, ``fold`` its fold; ``labeled_fold`` is the fold of each row of ``labeled``."""
@@ -67,10 +74,8 @@ def _folds(X, y_enc, labeled, weights):
     n_folds = min(N_FOLDS, int(per_class[per_class > 0].min()))
     if n_folds < 2:
         return None
-    fold = np.empty(keys.shape[0], dtype=np.intp)
-    for k in np.flatnonzero(per_class):
-        members = np.flatnonzero(classes == k)  # already in content order: keys sort by content rank first
-        fold[members] = np.arange(members.shape[0]) % n_folds
+    # Dealt class by class in key order, which is content order: keys sort by content rank first.
+    fold = stratified_fold_ids(classes, n_folds, dealt=True)
     return labeled[representative], classes, summed, fold, fold[inverse.ravel()]
 
 
@@ -107,7 +112,7 @@ def labeled_rows_penalty_factor(
     labeled = np.flatnonzero(mask & (weights > 0))
     if labeled.shape[0] > MAX_CHECKED_LABELED or np.unique(y_enc[labeled]).shape[0] < 2:
         return 1.0
-    folds = _folds(X, y_enc, labeled, weights)
+    folds = labeled_row_folds(X, y_enc, labeled, weights)
     if folds is None:
         return 1.0
     rows, classes, row_weights, fold, _ = folds

@@ -22,9 +22,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels._row_order import distinct_rows
-from ..defaults._penalty_check import _folds
+from ..defaults._penalty_check import labeled_row_folds
 
-__all__ = ["FoldComparison", "asks_held_out_labels", "cross_validated_scores", "prefers_supervised"]
+__all__ = ["FoldComparison", "asks_held_out_labels", "compare_on_folds", "prefers_supervised"]
 
 
 class FoldComparison(NamedTuple):
@@ -71,7 +71,7 @@ def asks_held_out_labels(safeguard, X, labeled):
     return np.unique(group).size > X.shape[1]
 
 
-def cross_validated_scores(X, y_enc, labeled, weights, predict_semi, predict_supervised):
+def compare_on_folds(X, y_enc, labeled, weights, predict_semi, predict_supervised):
     """Cross-validated accuracies of the supervised and the semi-supervised fit on the labeled rows.
 
     Parameters
@@ -101,16 +101,16 @@ def cross_validated_scores(X, y_enc, labeled, weights, predict_semi, predict_sup
     Examples
     --------
     >>> import numpy as np
-    >>> from skssl.svm.safeguard._fallback_check import cross_validated_scores
+    >>> from skssl.svm.safeguard._fallback_check import compare_on_folds
     >>> X = np.arange(20.0).reshape(10, 2)
     >>> y = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
     >>> always_0 = lambda rows: np.zeros_like(rows)
-    >>> comparison = cross_validated_scores(X, y, np.arange(10), np.ones(10), lambda hidden, rows: always_0(rows),
+    >>> comparison = compare_on_folds(X, y, np.arange(10), np.ones(10), lambda hidden, rows: always_0(rows),
     ...                                     lambda train, rows: y[rows])
     >>> comparison.scores.tolist(), comparison.discordant.tolist()
     ([1.0, 0.5], [5.0, 0.0])
     """
-    folds = _folds(X, y_enc, labeled, weights)
+    folds = labeled_row_folds(X, y_enc, labeled, weights)
     if folds is None:
         return None
     rows, classes, row_weights, fold, labeled_fold = folds
@@ -131,7 +131,7 @@ def prefers_supervised(comparison, margin=None):
     Parameters
     ----------
     comparison : FoldComparison
-        What :func:`cross_validated_scores` found.
+        What :func:`compare_on_folds` found.
     margin : float or None, default=None
         ``None``: the supervised model when it classifies more held-out rows right (``TransductiveSVC``,
         ``PottsDeterministicAnnealingSVC``). A number: the supervised model unless the semi-supervised one

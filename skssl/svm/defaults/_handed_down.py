@@ -1,0 +1,45 @@
+"""What a fit decided from its rows, handed explicitly to the fits it starts on the same rows.
+
+A fit with the defaults decides several things from its rows before it
+solves: the class fractions of the unlabeled rows (with the k-means of
+:mod:`skssl.svm.defaults._cluster_fractions`), the factor of
+``alpha="auto"`` that the labeled rows support
+(:mod:`skssl.svm.defaults._penalty_check`) and, for the binary annealing,
+its start (:mod:`skssl.svm.defaults._annealing_start`). The fits it then
+starts on the same rows -- the safeguard's candidates, the folds of its
+cross-validated check, the halves of the annealing start -- differ from it
+only in a class fraction or in which labels are hidden. They are handed
+the parent's answers in a :class:`HandedDown` (through the estimators'
+``_fit_given``, never as attributes set on a clone), so that no answer is
+worked out twice on the same rows.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._cluster_fractions import RowClusters
+
+__all__ = ["HandedDown"]
+
+
+@dataclass(frozen=True)
+class HandedDown:
+    """The parent fit's answers; a field left ``None`` is worked out by the fit that receives it.
+
+    Attributes
+    ----------
+    fractions : ndarray of shape (n_classes,) or None
+        The class fractions the parent used (read only by a fit that estimates them on the parent's labels).
+    penalty_factor : float or None
+        The factor of the rule's ``alpha`` that the parent's labeled rows support.
+    initial_temperature : float or None
+        The start the parent's annealing took with ``initial_temperature="auto"``.
+    clusters : RowClusters or None
+        The k-means clusters of the parent's rows and weights, shared with every fit on those rows.
+    """
+
+    fractions: np.ndarray | None = None
+    penalty_factor: float | None = None
+    initial_temperature: float | None = None
+    clusters: RowClusters | None = None

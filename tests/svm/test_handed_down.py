@@ -1,0 +1,111 @@
+"""What the defaults chose (`class_fractions_` beside `alpha_`), and what a fit hands to the fits it starts."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_wine
+from sklearn.model_selection import StratifiedKFold
+from sklearn.preprocessing import StandardScaler
+
+from skssl.datasets import make_semi_supervised
+from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
+from skssl.svm import _classes
+from skssl.svm.defaults import _cluster_fractions
+from skssl.utils._labeled_folds import fold_splits, stratified_fold_ids
+
+from ._problems import bars_along_the_labels
+
+
+def _wine():
+    X, y = load_wine(return_X_y=True)
+    return StandardScaler().fit_transform(X), make_semi_supervised(y, 24, random_state=3)
+
+
+def _one_solve(est):
+    """The estimator at the values ``est``'s defaults chose, without safeguard."""
+    fractions = est.class_fractions_
+    binary_one_vs_rest = fractions.shape[0] == 2 and not isinstance(est, PottsDeterministicAnnealingSVC)
+    params = {
+        "alpha": est.alpha_,
+        "intercept_scaling": est.intercept_scaling_,
+        "positive_fraction": float(fractions[1]) if binary_one_vs_rest else fractions,
+        "safeguard": None,
+    }
+    if hasattr(est, "initial_temperature_"):
+        params["initial_temperature"] = est.initial_temperature_
+    return type(est)(**params)
+
+
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
+@pytest.mark.parametrize("problem", ["bars", "wine"])
+def test_one_solve_at_what_the_defaults_chose_reproduces_their_model(Est, problem):
+    X, y_semi = _wine() if problem == "wine" else bars_along_the_labels(0)[::2]
+    solved = Est(safeguard=None).fit(X, y_semi)
+    n_classes = np.unique(y_semi[y_semi != -1]).shape[0]
+    assert solved.class_fractions_.shape == (n_classes,)
+    np.testing.assert_allclose(solved.class_fractions_.sum(), 1.0)
+    again = _one_solve(solved).fit(X, y_semi)
+    np.testing.assert_allclose(again.coef_, solved.coef_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(again.intercept_, solved.intercept_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(again.transduction_, solved.transduction_)
+    np.testing.assert_array_equal(again.class_fractions_, solved.class_fractions_)
+    # The default fit decides the same before its safeguard: its values give the same solve.
+    default = Est().fit(X, y_semi)
+    for name in ("alpha_", "intercept_scaling_", "class_fractions_", "initial_temperature_"):
+        np.testing.assert_array_equal(getattr(default, name, None), getattr(solved, name, None))
+
+
+def test_class_fractions_are_the_given_ones_when_given():
+    X, y_semi = bars_along_the_labels(1)[::2]
+    est = TransductiveSVC(positive_fraction=0.3, safeguard=None).fit(X, y_semi)
+    np.testing.assert_allclose(est.class_fractions_, [0.7, 0.3])
+
+
+def test_the_check_s_folds_reuse_the_start_and_the_clusters_of_the_fit(monkeypatch):
+    # The start's check (four annealing fits) and the k-means ran again in each fold of the check: once each now.
+    counts = {"start": 0, "kmeans": 0}
+    choose, kmeans = _classes.choose_initial_temperature, _cluster_fractions._kmeans_labels
+
+    def counting_choose(*args):
+        counts["start"] += 1
+        return choose(*args)
+
+    def counting_kmeans(*args):
+        counts["kmeans"] += 1
+        return kmeans(*args)
+
+    monkeypatch.setattr(_classes, "choose_initial_temperature", counting_choose)
+    monkeypatch.setattr(_cluster_fractions, "_kmeans_labels", counting_kmeans)
+    X, y_semi = bars_along_the_labels(0)[::2]
+    est = DeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi)
+    assert est.safeguard_scores_ is not None  # the check ran, on several folds
+    assert counts == {"start": 1, "kmeans": 1}
+
+
+def test_the_safeguard_s_candidates_carry_no_private_answers():
+    X, y_semi = bars_along_the_labels(0)[::2]
+    est = DeterministicAnnealingSVC(safeguard=None).fit(X, y_semi)
+    candidates = est._safeguard_candidates(est.class_fractions_, 16.0, None, est._resolved_parameters())
+    for candidate in candidates:
+        assert not [name for name in vars(candidate) if name.startswith("_parent")]
+
+
+def test_the_fold_builder_deals_each_class_in_turn():
+    classes = np.array([1, 0, 1, 1, 0, 0, 1, 0, 1])
+    fold = stratified_fold_ids(classes, 3)
+    assert fold.tolist() == [0, 0, 1, 2, 1, 2, 0, 0, 1]
+
+
+@pytest.mark.parametrize("seed", [None, 0, 7])
+def test_the_fold_builder_fills_runs_as_stratified_k_fold(seed):
+    rng = np.random.RandomState(0)
+    classes = rng.randint(0, 3, 40)
+    fold = stratified_fold_ids(classes, 4, dealt=False, seed=seed)
+    splitter = StratifiedKFold(4, shuffle=seed is not None, random_state=seed)
+    for (train, held), (sk_train, sk_held) in zip(fold_splits(fold), splitter.split(classes, classes)):
+        np.testing.assert_array_equal(held, sk_held)
+        np.testing.assert_array_equal(train, sk_train)
+
+
+def test_the_fold_builder_refuses_a_single_fold():
+    with pytest.raises(ValueError, match="n_folds must be at least 2"):
+        stratified_fold_ids(np.array([0, 1, 0, 1]), 1)
