@@ -173,6 +173,44 @@ def _backend_fit(module):
     return FIT_BACKENDS[module]
 
 
+@dataclass(frozen=True)
+class _FromParent:
+    """What a fit started by another fit (a safeguard candidate, a fold or half of a check) is handed by it.
+
+    Passed to :meth:`_LinearFitMixin._fit_for_parent`, never set on the estimator by the parent: ``fractions``, the
+    parent's class fractions (read only where the fit estimates them, clusters included); ``penalty_factor``, the
+    factor of ``alpha`` the parent's labeled rows chose (:mod:`skssl.svm.defaults._penalty_check`), for fits on the
+    parent's labeled rows; ``warns_on_caps``, False where the fit's caps say nothing of the model the user gets.
+    """
+
+    fractions: np.ndarray | None = None
+    penalty_factor: float | None = None
+    warns_on_caps: bool = True
+
+
+class _RowsInMemory:
+    """The rows of an in-memory fit as the stages that refit on them see them (the backend-neutral view).
+
+    The stages (the penalty check of ``alpha="auto"``, the annealing start, the safeguard's cross-validated check)
+    read the labeled rows and fit clones of the estimator on all rows with some labels hidden. Each backend gives
+    this view: ``X`` (in memory; it holds at least the rows ``labeled``), ``y_enc`` (class indices on them),
+    ``labeled`` (the labeled rows of positive weight, indices into ``X``), ``weights`` (row weights of ``X``),
+    ``n_unlabeled`` (unlabeled rows of positive weight in the fit) and :meth:`fit_hiding`. A Dask fit's view
+    (:mod:`skssl.svm.dask._dask_fit`) holds the labeled rows only, gathered to the client.
+    """
+
+    def __init__(self, X, y_enc, mask, sample_weight):
+        self.X, self.y_enc, self.mask, self.sample_weight = X, y_enc, mask, sample_weight
+        self.weights, self.labeled, unlabeled = rows_of_positive_weight(X, mask, sample_weight)
+        self.n_unlabeled = int(unlabeled.size)
+
+    def fit_hiding(self, estimator, hidden, given):
+        """``estimator`` fitted on every row with the labels of the rows ``hidden`` (of ``labeled``) hidden."""
+        y = self.y_enc.copy()  # -1 on the unlabeled rows already
+        y[hidden] = -1
+        return estimator._fit_for_parent(self.X, y, self.sample_weight, given)
+
+
 def _capped_message(name, value, what):
     return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
 
@@ -207,15 +245,18 @@ class _LinearFitMixin:
     #: (one fraction per class); the one-vs-rest family takes one number.
     _binary_fraction_pair = False
 
-    #: Whether a fit stopped by a cap warns; the internal fits of a label check set it False on their instance,
-    #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
+    #: Whether a fit stopped by a cap warns (a class-wide switch). The internal fits of a label check are handed
+    #: ``warns_on_caps=False`` instead (:class:`_FromParent`), since their caps say nothing of the model the user
+    #: gets (and a warnings filter would be process state).
     _warns_on_caps = True
     #: How far ahead the safeguard's cross-validated check wants the semi-supervised model, in standard errors of
     #: the paired difference; None: the supervised model is returned when strictly ahead (``_fallback_check``).
     _check_margin = None
+    #: What the fit that started this one handed it (:class:`_FromParent`); a fit the user starts is handed nothing.
+    _given = _FromParent()
     #: Private attributes a fit sets for the fits it starts (safeguard candidates, label checks): a new fit
     #: starts without them, and they stay on its working copy.
-    _fit_state = ("_penalty_factor",)
+    _fit_state = ("_penalty_factor", "_given")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -248,6 +289,22 @@ class _LinearFitMixin:
         with fit_scope():  # the fits run inside this one do not check its rows for duplicate entries again
             work._fit(X, y, sample_weight)
         return publish_fitted(self, work)
+
+    def _fit_for_parent(self, X, y, sample_weight, given):
+        """``fit`` as a fit started by another one, which hands it ``given`` (a :class:`_FromParent`).
+
+        No parameter validation (the parent's parameters were validated); the fit's working copy holds ``given``.
+        """
+        work = working_copy(self, fit_state=self._fit_state)
+        work._given = given
+        with fit_scope():
+            work._fit(X, y, sample_weight)
+        return publish_fitted(self, work)
+
+    @property
+    def _warns(self):
+        """Whether this fit's caps warn: not in a fit whose parent says they say nothing of the user's model."""
+        return self._warns_on_caps and self._given.warns_on_caps
 
     def decision_function(self, X):
         """Confidence scores: the signed distance of each row to each class's hyperplane.
@@ -307,8 +364,9 @@ class _LinearFitMixin:
         candidates = self._safeguard_candidates(
             data.fractions, weights[labeled].sum(), self._encoded_class_weight(), self._resolved_parameters()
         )
+        given = self._candidates_given(data.fractions)
         while candidates:
-            candidate = candidates.pop(0).fit(X, y_enc, sample_weight=sample_weight)
+            candidate = candidates.pop(0)._fit_for_parent(X, y_enc, sample_weight, given)
             predictions.append(candidate._predicted_indices(X)[unlabeled])
             del candidate
         agree = candidates_agree(predictions)
@@ -357,21 +415,34 @@ class _LinearFitMixin:
                 f"{self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
-        checks = asks_held_out_labels(self.safeguard, X, labeled)
+        if self._check_with_held_out_labels(_RowsInMemory(X, y_enc, mask, sample_weight)):
+            self._set_transduction(y_enc, self._predicted_indices(X))
+
+    def _check_with_held_out_labels(self, rows):
+        """The safeguard's last step where it asks the labels: True where the supervised model replaced this one.
+
+        ``rows``: the fit's rows as the stages see them (:class:`_RowsInMemory` or a Dask fit's view); the caller
+        updates what depends on the model (``transduction_``).
+        """
+        checks = asks_held_out_labels(self.safeguard, rows.X, rows.labeled)
         if self.verbose and self.safeguard == "auto":
             print(
                 f"[{type(self).__name__}] safeguard='auto': "
                 + (
                     "the distinct labeled rows outnumber the features, so the labels are asked too"
                     if checks
-                    else f"no more distinct labeled rows than the {X.shape[1]} features, so the agreement alone"
+                    else f"no more distinct labeled rows than the {rows.X.shape[1]} features, so the agreement alone"
                 )
             )
-        if checks:
-            self._fall_back_where_held_out_labels_say(X, y_enc, labeled, weights, sample_weight)
+        return bool(checks) and self._fall_back_where_held_out_labels_say(rows)
 
-    def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight):
-        """Keep the supervised l2-SVM where the held-out labels prefer it, by this estimator's ``_check_margin``."""
+    def _fall_back_where_held_out_labels_say(self, rows):
+        """Keep the supervised l2-SVM where the held-out labels prefer it, by this estimator's ``_check_margin``.
+
+        Returns whether it did. The supervised fits are on the labeled rows of ``rows`` (in memory on every
+        backend), the semi-supervised ones on all rows with a fold's labels hidden (:meth:`_RowsInMemory.fit_hiding`).
+        """
+        X, y_enc, weights = rows.X, rows.y_enc, rows.weights
         class_weight = self._encoded_class_weight()
 
         def supervised(train_rows):
@@ -384,18 +455,17 @@ class _LinearFitMixin:
             return model.fit(X[train_rows], y_enc[train_rows], sample_weight=weights[train_rows])
 
         def predict_semi(hidden, test_rows):
-            y_fold = y_enc.copy()
-            y_fold[hidden] = -1
             # The folds' fits have no safeguard of their own (user guide, Implementation decisions).
             fold_fit = clone(self).set_params(safeguard=None, class_weight=class_weight, verbose=0)
-            fold_fit._warns_on_caps = False  # its caps say nothing of the model the user gets
-            return fold_fit.fit(X, y_fold, sample_weight=sample_weight)._predicted_indices(X[test_rows])
+            # Its caps say nothing of the model the user gets.
+            fold_fit = rows.fit_hiding(fold_fit, hidden, _FromParent(warns_on_caps=False))
+            return fold_fit._predicted_indices(X[test_rows])
 
         comparison = cross_validated_scores(
-            X, y_enc, labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
+            X, y_enc, rows.labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
         )
         if comparison is None:
-            return
+            return False
         self.safeguard_scores_ = comparison.scores
         fall_back = prefers_supervised(comparison, margin=self._check_margin)
         self.safeguard_fell_back_ = bool(fall_back)
@@ -413,9 +483,9 @@ class _LinearFitMixin:
             outcome = "the supervised model is returned" if fall_back else "the semi-supervised model stays"
             print(f"[{type(self).__name__}] safeguard: cross-validated on the labeled rows, {found}; {outcome}")
         if fall_back:
-            model = supervised(labeled)
+            model = supervised(rows.labeled)
             self.coef_, self.intercept_ = model.coef_, model.intercept_
-            self._set_transduction(y_enc, self._predicted_indices(X))
+        return bool(fall_back)
 
     def _safeguard_candidates(self, fractions, n_labeled_weight, class_weight, resolved):
         """The safeguard's extra candidates, unfitted: this estimator at moved class fractions, a second opinion.
@@ -448,13 +518,19 @@ class _LinearFitMixin:
             for moved in candidate_fractions(fractions, n_labeled_weight)
         ]
         second = self._second_opinion(fractions, class_weight)
-        candidates += [] if second is None else [second]
-        for candidate in candidates:
-            # Fitted on this fit's rows: this fit's class fractions (clusters included; read only where the
-            # candidate estimates them) and alpha's factor, not worked out again.
-            candidate._parent_fractions = fractions
-            candidate._parent_penalty_factor = getattr(self, "_penalty_factor", None)
-        return candidates
+        return candidates + ([] if second is None else [second])
+
+    def _candidates_given(self, fractions):
+        """What the safeguard's candidates are handed (:class:`_FromParent`).
+
+        Fitted on this fit's rows: this fit's class fractions (clusters included; read only where a candidate
+        estimates them) and alpha's factor, not worked out again.
+        """
+        return _FromParent(fractions=fractions, penalty_factor=getattr(self, "_penalty_factor", None))
+
+    def _label_check_given(self):
+        """What the fits of a label check on this fit's rows are handed: alpha's factor, and no warnings on caps."""
+        return _FromParent(penalty_factor=getattr(self, "_penalty_factor", None), warns_on_caps=False)
 
     def _second_opinion(self, fractions, class_weight):
         """The safeguard's candidate from a second optimizer of the same objective, unfitted.
@@ -479,7 +555,7 @@ class _LinearFitMixin:
         del start
         if columns is not None:
             coef = expanded_coef(coef, columns, self.coef_.shape[1])
-        if not converged and self._warns_on_caps:
+        if not converged and self._warns:
             warnings.warn(
                 f"{type(self).__name__}: the safeguard's multi-class refit stopped at its cap on Newton iterations "
                 "before meeting its tolerance.",
@@ -592,18 +668,19 @@ class _LinearFitMixin:
         )
         return sw, estimate_weights
 
-    def _check_penalty_on_labeled_rows(self, X, y_enc, mask, estimate_weights):
+    def _check_penalty_on_labeled_rows(self, rows):
         """Scale the rule's ``alpha_`` by the factor the labeled rows support.
 
-        See :mod:`skssl.svm.defaults._penalty_check`.
+        See :mod:`skssl.svm.defaults._penalty_check`. ``rows``: the fit's rows as the stages see them on its
+        backend (:class:`_RowsInMemory`; only the labeled rows are read).
         """
         # A safeguard candidate or a start check fitted on its parent's rows is handed the parent's answer.
-        factor = getattr(self, "_parent_penalty_factor", None)
+        factor = self._given.penalty_factor
         if factor is None:
-            weights = np.ones(X.shape[0]) if estimate_weights is None else estimate_weights
+            X, mask, weights = rows.X, rows.mask, rows.weights
             factor = labeled_rows_penalty_factor(
                 X,
-                y_enc,
+                rows.y_enc,
                 mask,
                 weights,
                 auto_alpha(X, mask, weights, unlabeled_weight=0.0),
@@ -631,7 +708,7 @@ class _LinearFitMixin:
         if self._uses_unlabeled_rows and getattr(self, "positive_fraction", None) is None:
             labels_say = fractions
             # A safeguard candidate fitted on its parent's rows is handed the parent's answer: same rows, same rule.
-            fractions = getattr(self, "_parent_fractions", None)
+            fractions = self._given.fractions
             if fractions is None:
                 fractions = fractions_from_clusters(X, y_enc, mask, labels_say, estimate_weights)
             if self.verbose and fractions is not labels_say:
@@ -644,7 +721,7 @@ class _LinearFitMixin:
             self.alpha, self.intercept_scaling, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight
         )
         if isinstance(self.alpha, str):  # "auto": the labeled rows may call for less (defaults._penalty_check)
-            self._check_penalty_on_labeled_rows(X, y_enc, mask, estimate_weights)
+            self._check_penalty_on_labeled_rows(_RowsInMemory(X, y_enc, mask, sample_weight))
         _check_alpha(self)
         keep = None
         if sw is not None and not np.all(sw > 0):
@@ -765,10 +842,12 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}
 
     def _fit(self, X, y, sample_weight=None):
-        if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm.dask._dask_fit)
+        on_dask = is_dask_array(X)
+        self._check_hooks(on_dask)
+        if on_dask:  # on the cluster of the current distributed.Client (skssl.svm.dask._dask_fit)
             return _backend_fit("dask._dask_fit")(self, X, y, sample_weight)
         data = self._prepare_fit(X, y, sample_weight)
-        self._resolve_from_data(data, sample_weight)
+        self._resolve_from_data(_RowsInMemory(data.X, data.y_enc, data.mask, sample_weight), data.fractions)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
         n_classes = self.classes_.shape[0]
         fractions = data.fractions[1:] if n_classes == 2 else data.fractions
@@ -802,8 +881,61 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
             raise _safeguard_error(self, error) from error
         return self
 
-    def _resolve_from_data(self, data, sample_weight):
-        """Resolve the parameters that depend on the validated data before the solve (none by default)."""
+    def _check_hooks(self, on_dask):
+        """Raise a ``NotImplementedError`` that says which hook this variant lacks for a fit on this backend."""
+        name = type(self).__name__
+        if type(self)._solve is _BaseLinearSVC._solve:
+            raise NotImplementedError(
+                f"{name} gives no _solve(X, y, labeled, positive_fraction, n_threads, sample_weight=None), the solve "
+                "of one binary problem that every variant of _BaseLinearSVC defines (CONTRIBUTING.md, 'Adding a "
+                "linear S3VM variant')."
+            )
+        if on_dask and self._dask_solver is None and type(self)._solve_dask is _BaseLinearSVC._solve_dask:
+            raise NotImplementedError(
+                f"{name} does not fit on Dask arrays: it gives no _solve_dask(rows, spec, positive_fraction), the "
+                "solve of one binary problem on the cluster's row blocks (CONTRIBUTING.md, 'Adding a linear S3VM "
+                "variant'). Fit it on an in-memory array (e.g. X.compute())."
+            )
+
+    def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
+        """Solve one binary problem in memory; returns the solver's result (see the class docstring).
+
+        Every variant defines it; the base raises a ``NotImplementedError`` at ``fit`` where one does not.
+        """
+        raise NotImplementedError  # (never reached: _check_hooks names the missing hook first)
+
+    #: The name of a built-in estimator's block solver in :mod:`skssl.svm.dask._dask_fit`'s table; a variant of
+    #: one's own gives :meth:`_solve_dask` instead (None: no solver named).
+    _dask_solver = None
+
+    def _solve_dask(self, rows, spec, positive_fraction):
+        """Solve one binary problem on a Dask cluster's row blocks, for a fit on a Dask array.
+
+        Parameters
+        ----------
+        rows : skssl.svm.dask._dask_rows.DaskRows
+            The fit's row blocks, on the workers.
+        spec : skssl.svm.dask._dask_problem.ProblemSpec
+            The binary problem: its classes, positive class, class weights and totals.
+        positive_fraction : float
+            The fraction of the unlabeled rows in the positive class.
+
+        Returns
+        -------
+        result
+            As :meth:`_solve`'s, with ``outputs`` left on the workers (the blocks' states).
+
+        A variant without it (and without ``_dask_solver``) fails at ``fit`` on a Dask array with a
+        ``NotImplementedError`` that says so; ``CONTRIBUTING.md`` shows one written with the block solvers.
+        """
+        raise NotImplementedError  # (never reached: _check_hooks names the missing hook first)
+
+    def _resolve_from_data(self, rows, fractions):
+        """Resolve the parameters that depend on the validated data before the solve (none by default).
+
+        ``rows``: the fit's rows as the stages see them on either backend (:class:`_RowsInMemory`), ``fractions``
+        the class fractions of the unlabeled rows. Called by the in-memory and the Dask fit alike.
+        """
 
     def _store_results(self, results, columns=None, n_features=None):
         """Check the binary problems' results and store the model, its objectives and counts; warn if capped.
@@ -820,7 +952,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         self.objective_ = np.array([res.objective for res in results])
         self.n_iter_ = int(max(res.n_iter for res in results))
         for res in results:
-            for message in self._convergence_messages(res) if self._warns_on_caps else ():
+            for message in self._convergence_messages(res) if self._warns else ():
                 warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=user_stacklevel())
         self._store_extra(results)
 

@@ -455,14 +455,10 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     #: supervised l2-SVM (user guide, Implementation decisions, "The cross-validated fallback check").
     _check_margin = 1.0
 
-    def _fit(self, X, y, sample_weight=None):
-        if is_dask_array(X):  # the label check would be four more fits on the cluster: SVMlin's start
-            self.initial_temperature_ = given_or_hot(self.initial_temperature)
-        return super()._fit(X, y, sample_weight)
-
-    def _resolve_from_data(self, data, sample_weight):
+    def _resolve_from_data(self, rows, fractions):
+        # On either backend: the check's fits are fits of clones on the same backend (skssl.svm._base).
         if self.initial_temperature == "auto":
-            self.initial_temperature_ = choose_initial_temperature(self, data, sample_weight)
+            self.initial_temperature_ = choose_initial_temperature(self, rows, fractions)
         else:
             self.initial_temperature_ = given_or_hot(self.initial_temperature)
 
