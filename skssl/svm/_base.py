@@ -826,10 +826,16 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     * ``objective``: SVMlin's ``transductive_cost`` of the problem at ``(w, b)``;
     * ``n_iter``: the estimator's iteration count (``n_iter_`` is the largest).
 
-    Optional hooks: ``_convergence_messages(res)`` (the ``ConvergenceWarning``
-    messages of a result), ``_store_extra(results)`` (more fitted
-    attributes) and ``_checked_results`` (name in the error message -> field
-    of the result that must be finite).
+    On a Dask array the same problem is solved on the cluster's row blocks
+    by :meth:`_solve_dask` (or, for the built-in estimators, the block solver
+    named by ``_dask_solver``). Optional hooks: ``_convergence_messages(res)``
+    (the ``ConvergenceWarning`` messages of a result), ``_store_extra(results)``
+    (more fitted attributes), ``_resolve_from_data(rows, fractions)``
+    (parameters resolved from the data before the solve, on either backend)
+    and ``_checked_results`` (name in the error message -> field of the
+    result that must be finite). Every hook is declared here with its
+    docstring; a variant without ``_solve`` (or, on a Dask array, without a
+    Dask solve) fails at ``fit`` with a ``NotImplementedError`` naming it.
 
     :class:`~skssl.svm.PottsDeterministicAnnealingSVC` does not follow this
     contract: its classes share the unlabeled rows' distributions, so its fit
