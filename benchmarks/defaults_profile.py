@@ -129,7 +129,7 @@ def instrument(profile):
     fit_label = lambda args: "fit" if not profile.stack else f"fit {type(args[0]).__name__}"  # noqa: E731
     undo = [
         profile.wrap(base._LinearFitMixin, "fit", fit_label),
-        profile.wrap(base._LinearFitMixin, "_fit_given", fit_label),
+        profile.wrap(base._LinearFitMixin, "_fit_for_parent", fit_label),
         profile.wrap(base, "fractions_from_clusters", "class fractions", _record_top_fractions),
         profile.wrap(base._LinearFitMixin, "_check_penalty_on_labeled_rows", "alpha"),
         profile.wrap(classes, "choose_initial_temperature", "temperature check"),

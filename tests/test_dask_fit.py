@@ -4,7 +4,9 @@ Every fit here runs on a ``LocalCluster`` of 2 workers of one thread each and
 is compared with the same estimator fitted in memory: the objective to 1e-9
 relative and the predictions exactly, over chunkings with uneven and empty
 chunks, CSR and dense blocks, binary and 3-class problems, with and without
-``sample_weight``. The fault test kills a worker (a real process) in the
+``sample_weight``; the defaults' stages (the check of ``alpha``, the annealing
+start, the safeguard's cross-validated check) decide on the cluster as in
+memory. The fault test kills a worker (a real process) in the
 middle of a fit: Dask recomputes the lost blocks from their lineage, the
 fit starts over on them and gives the same model.
 """
@@ -21,7 +23,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import make_classification
+from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
 
 from skssl.datasets import make_semi_supervised
 from skssl.svm import (
@@ -32,6 +36,8 @@ from skssl.svm import (
 )
 from skssl.svm._callback import solver_callback
 from skssl.svm.solvers._mfn import newton_solve
+from skssl.svm.defaults import _annealing_start
+from skssl.svm.defaults._regularization import auto_alpha
 
 from ._large_scale import very_large_scale_problem
 
@@ -95,7 +101,11 @@ CASES = [
     ),
 ]
 
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+    # The Dask fit's note that it does not compare the class fractions with clusters (tested on its own below).
+    pytest.mark.filterwarnings("ignore:.*k-means clusters of all rows:UserWarning"),
+]
 
 
 @pytest.mark.parametrize("n_classes, sparse", [(2, True), (3, False)])
@@ -137,13 +147,54 @@ def test_data_of_a_very_large_scale_on_dask_is_the_in_memory_fit(client, seed):
     assert on_dask.n_iter_ == in_memory.n_iter_
 
 
-def test_auto_start_on_dask_is_svmlins_hot_start(client):
-    # initial_temperature="auto" runs its label check in memory only (skssl.svm.defaults._annealing_start).
+@pytest.mark.parametrize("more_needed", [-1000, 1000])
+def test_auto_start_on_dask_runs_the_label_check(client, monkeypatch, more_needed):
+    """initial_temperature="auto" hides each half of the labels in turn on the cluster too, and counts as in memory."""
     X, y = _problem(2, True)
+    counts = []
+    counter = _annealing_start.count_correct_on_hidden_halves
+    monkeypatch.setattr(
+        _annealing_start, "count_correct_on_hidden_halves", lambda *a: counts.append(counter(*a)) or counts[-1]
+    )
+    # The margin moved far either way: the check's answer (cold or hot) must come from a check that ran.
+    monkeypatch.setattr(_annealing_start, "MIN_MORE_CORRECT", more_needed)
+    in_memory = DeterministicAnnealingSVC(safeguard=None, max_iter=2).fit(X, y)
     on_dask = DeterministicAnnealingSVC(safeguard=None, max_iter=2).fit(*_dask(X, y, CHUNKINGS[0])[:2])
-    assert on_dask.initial_temperature_ == 10.0
-    in_memory = DeterministicAnnealingSVC(safeguard=None, max_iter=2, initial_temperature=10.0).fit(X, y)
+    assert on_dask.initial_temperature_ == in_memory.initial_temperature_ == (0.1 if more_needed < 0 else 10.0)
+    assert len(counts) == 2 and counts[0] == counts[1] and counts[0] is not None
     _assert_same_model(on_dask, in_memory, X)
+
+
+def test_the_penalty_check_of_alpha_runs_on_dask(client):
+    """Collinear measurements: the labeled rows (gathered to the client) call for a lighter alpha on Dask too."""
+    rng = np.random.RandomState(0)
+    n = 150
+    y = rng.randint(0, 2, n)
+    X = rng.randn(n, 1) * 3 + 0.1 * rng.randn(n, 5)
+    X[:, 0] += 0.25 * (2 * y - 1)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y_semi = np.where(rng.rand(n) < 0.3, y, -1)
+    in_memory = LinearL2SVC().fit(X, y_semi)
+    X_dask = da.from_array(X, chunks=((70, 80), (X.shape[1],)))
+    on_dask = LinearL2SVC().fit(X_dask, da.from_array(y_semi, chunks=((70, 80),)))
+    assert on_dask.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
+    # A lighter value than the rule's: the check ran and chose a factor below 1.
+    assert on_dask.alpha_ < 0.5 * auto_alpha(X, y_semi != -1, unlabeled_weight=0.0)
+    np.testing.assert_allclose(on_dask.coef_, in_memory.coef_, rtol=1e-6, atol=1e-9)
+
+
+def test_a_dask_fit_says_that_it_does_not_ask_the_clusters(client):
+    """The class fractions from k-means clusters need all rows: a Dask fit warns once that it uses the labels'."""
+    X, y = _problem(2, True)
+    X_dask, y_dask, _ = _dask(X, y, CHUNKINGS[0])
+    with pytest.warns(UserWarning, match="k-means clusters of all rows") as record:
+        TransductiveSVC(max_iter=4, safeguard="agreement").fit(X_dask, y_dask)
+    # One warning: the safeguard's candidates are handed this fit's fractions and say nothing.
+    assert sum("k-means" in str(w.message) for w in record) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        TransductiveSVC(max_iter=4, safeguard="agreement", positive_fraction=0.5).fit(X_dask, y_dask)
 
 
 @pytest.mark.parametrize(
@@ -175,13 +226,15 @@ def test_a_class_without_labeled_weight_is_named_on_dask_too(client):
 
 
 def test_the_safeguard_on_dask_is_the_in_memory_one(client):
-    """alpha="auto", the estimated class fraction and the safeguard (four fits and a refit) on the cluster."""
+    """alpha="auto", the estimated class fraction and the safeguard (four fits, a refit, the check) on the cluster."""
     X, y = _problem(2, False)
     X = X - X.mean(axis=0)  # centred rows: intercept_scaling="auto" frees the bias
-    # On a Dask array the default safeguard is the agreement alone (its cross-validated check runs in memory).
-    in_memory = TransductiveSVC(max_iter=4, safeguard="agreement").fit(X, y)
+    # The default safeguard: the agreement, then the cross-validated check (30 labeled rows, 5 features).
+    in_memory = TransductiveSVC(max_iter=4).fit(X, y)
     on_dask = TransductiveSVC(max_iter=4).fit(*_dask(X, y, CHUNKINGS[1])[:2])
-    assert on_dask.safeguard_scores_ is None and on_dask.safeguard_fell_back_ is None
+    assert in_memory.safeguard_scores_ is not None
+    np.testing.assert_array_equal(on_dask.safeguard_scores_, in_memory.safeguard_scores_)
+    assert on_dask.safeguard_fell_back_ == in_memory.safeguard_fell_back_
     _assert_same_model(on_dask, in_memory, X)
     assert on_dask.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
     # intercept_scaling="auto" with alpha="auto": the bias's lighter regularization on the cluster too.
@@ -205,10 +258,30 @@ def test_a_refit_in_memory_keeps_nothing_of_the_dask_fit(client):
 @pytest.mark.parametrize("estimator", [TransductiveSVC, DeterministicAnnealingSVC])
 def test_defaults_on_dask_are_the_in_memory_fit(client, estimator):
     X, y = _problem(2, True)
-    in_memory = estimator(safeguard="agreement").fit(X, y)  # the default on Dask: no cross-validated check
+    in_memory = estimator().fit(X, y)
     on_dask = estimator().fit(*_dask(X, y, CHUNKINGS[1])[:2])
     _assert_same_model(on_dask, in_memory, X)
     assert on_dask.safeguard_agreement_ == in_memory.safeguard_agreement_
+    assert on_dask.safeguard_fell_back_ == in_memory.safeguard_fell_back_
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("estimator", [TransductiveSVC, DeterministicAnnealingSVC])
+def test_defaults_on_standardized_tabular_rows_are_the_in_memory_estimator(client, estimator):
+    """Breast cancer (200 rows, standardized, 40 labels): the penalty check, the start and the safeguard's check
+    decide on the cluster as in memory, and the model is the in-memory one."""
+    X, y = load_breast_cancer(return_X_y=True)
+    rows = np.sort(np.random.RandomState(0).choice(X.shape[0], 200, replace=False))
+    X = StandardScaler().fit_transform(X[rows])
+    y_semi = make_semi_supervised(y[rows], 40, random_state=0)
+    in_memory = estimator().fit(X, y_semi)
+    X_dask = da.from_array(X, chunks=((120, 80), (X.shape[1],)))
+    on_dask = estimator().fit(X_dask, da.from_array(y_semi, chunks=((120, 80),)))
+    assert on_dask.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
+    assert getattr(on_dask, "initial_temperature_", None) == getattr(in_memory, "initial_temperature_", None)
+    assert in_memory.safeguard_fell_back_ is not None
+    assert on_dask.safeguard_fell_back_ == in_memory.safeguard_fell_back_
+    np.testing.assert_allclose(on_dask.coef_, in_memory.coef_, rtol=1e-5, atol=1e-5 * np.abs(in_memory.coef_).max())
 
 
 @pytest.mark.slow
@@ -225,9 +298,7 @@ def test_defaults_on_dask_multiclass(client, estimator, sparse, weighted):
     """Three classes (three one-vs-rest problems at once, each with its safeguard) with the default parameters."""
     X, y = _problem(3, sparse)
     weight = np.random.RandomState(1).uniform(0.5, 2.0, X.shape[0]) if weighted else None
-    # The default on Dask: the agreement safeguard without its cross-validated check.
-    params = {} if estimator is LinearL2SVC else {"safeguard": "agreement"}
-    in_memory = estimator(**params).fit(X, y, sample_weight=weight)
+    in_memory = estimator().fit(X, y, sample_weight=weight)
     on_dask = estimator().fit(*_dask(X, y, CHUNKINGS[1], weight))
     _assert_same_model(on_dask, in_memory, X)
 
@@ -250,7 +321,9 @@ def test_one_round_trip_per_cgls_iteration(client):
     X, y = _problem(2, True)
     events = []
     with solver_callback(events.append):
-        est = LinearL2SVC().fit(*_dask(X, y, CHUNKINGS[0])[:2])
+        # A given alpha: alpha="auto" would add its check's supervised fits on the client, whose solves the
+        # callback sees too.
+        est = LinearL2SVC(alpha=0.05).fit(*_dask(X, y, CHUNKINGS[0])[:2])
     cgls = [e for e in events if e.stage == "cgls"]
     n_cg = sum(e.n_iter for e in cgls)
     assert n_cg + 2 * len(cgls) <= est.dask_rounds_ <= n_cg + 3 * len(cgls) + 1

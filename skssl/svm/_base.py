@@ -174,6 +174,30 @@ def _backend_fit(module):
     return FIT_BACKENDS[module]
 
 
+class _RowsInMemory:
+    """The rows of an in-memory fit as the stages that refit on them see them (the backend-neutral view).
+
+    The stages (the penalty check of ``alpha="auto"``, the annealing start, the safeguard's cross-validated check)
+    read the labeled rows and fit clones of the estimator on all rows with some labels hidden. Each backend gives
+    this view: ``X`` (in memory; it holds at least the rows ``labeled``), ``y_enc`` (class indices on them),
+    ``labeled`` (the labeled rows of positive weight, indices into ``X``), ``weights`` (row weights of ``X``),
+    ``n_unlabeled`` (unlabeled rows of positive weight in the fit) and :meth:`fit_hiding`. A Dask fit's view
+    (:mod:`skssl.svm.dask._dask_fit`) holds the labeled rows only, gathered to the client.
+    """
+
+    def __init__(self, X, y_enc, mask, sample_weight, clusters=None):
+        self.X, self.y_enc, self.mask, self.sample_weight = X, y_enc, mask, sample_weight
+        self.clusters = clusters  # the k-means of the rows (skssl.svm.defaults._cluster_fractions), shared
+        self.weights, self.labeled, unlabeled = rows_of_positive_weight(X, mask, sample_weight)
+        self.n_unlabeled = int(unlabeled.size)
+
+    def fit_hiding(self, estimator, hidden, given):
+        """``estimator`` fitted on every row with the labels of the rows ``hidden`` (of ``labeled``) hidden."""
+        y = self.y_enc.copy()  # -1 on the unlabeled rows already
+        y[hidden] = -1
+        return estimator._fit_for_parent(self.X, y, self.sample_weight, given)
+
+
 def _capped_message(name, value, what):
     return f"stopped at {name}={value} {what} before converging; increase {name} or check the data's scale."
 
@@ -208,15 +232,19 @@ class _LinearFitMixin:
     #: (one fraction per class); the one-vs-rest family takes one number.
     _binary_fraction_pair = False
 
-    #: Whether a fit stopped by a cap warns; the internal fits of a label check set it False on their instance,
-    #: since their caps say nothing of the model the user gets (and a warnings filter would be process state).
+    #: Whether a fit stopped by a cap warns (a class-wide switch). The internal fits of a label check are handed
+    #: ``warns_on_caps=False`` instead (:class:`~skssl.svm.defaults._handed_down.HandedDown`), since their caps
+    #: say nothing of the model the user gets (and a warnings filter would be process state).
     _warns_on_caps = True
     #: How far ahead the safeguard's cross-validated check wants the semi-supervised model, in standard errors of
     #: the paired difference; None: the supervised model is returned when strictly ahead (``_fallback_check``).
     _check_margin = None
+    #: What the fit that started this one handed it (:class:`~skssl.svm.defaults._handed_down.HandedDown`); a fit
+    #: the user starts is handed nothing.
+    _given = HandedDown()
     #: Private attributes a fit sets for the fits it starts (safeguard candidates, label checks): a new fit
     #: starts without them, and they stay on its working copy.
-    _fit_state = ("_penalty_factor",)
+    _fit_state = ("_penalty_factor", "_given")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -250,17 +278,22 @@ class _LinearFitMixin:
             work._fit(X, y, sample_weight)
         return publish_fitted(self, work)
 
-    def _fit_given(self, X, y, sample_weight=None, *, handed):
-        """``fit`` for a fit that another fit starts on its own rows, with that fit's answers ``handed``.
+    def _fit_for_parent(self, X, y, sample_weight, given):
+        """``fit`` as a fit started by another one, which hands it ``given``
+        (:class:`~skssl.svm.defaults._handed_down.HandedDown`).
 
-        ``handed`` (:class:`~skssl.svm.defaults._handed_down.HandedDown`) holds what the parent decided from
-        the rows; what it leaves ``None`` is worked out here as ``fit`` would.
+        No parameter validation (the parent's parameters were validated); the fit's working copy holds ``given``.
         """
-        self._validate_params()
         work = working_copy(self, fit_state=self._fit_state)
+        work._given = given
         with fit_scope():
-            work._fit(X, y, sample_weight, handed)
+            work._fit(X, y, sample_weight)
         return publish_fitted(self, work)
+
+    @property
+    def _warns(self):
+        """Whether this fit's caps warn: not in a fit whose parent says they say nothing of the user's model."""
+        return self._warns_on_caps and self._given.warns_on_caps
 
     def decision_function(self, X):
         """Confidence scores: the signed distance of each row to each class's hyperplane.
@@ -320,13 +353,9 @@ class _LinearFitMixin:
         candidates = self._safeguard_candidates(
             data.fractions, weights[labeled].sum(), self._encoded_class_weight(), self._resolved_parameters()
         )
-        # Fitted on this fit's rows: this fit's class fractions (clusters included; read only where the candidate
-        # estimates them) and alpha's factor, not worked out again.
-        handed = HandedDown(
-            fractions=data.fractions, penalty_factor=getattr(self, "_penalty_factor", None), clusters=data.clusters
-        )
+        given = self._candidates_given(data.fractions, data.clusters)
         while candidates:
-            candidate = candidates.pop(0)._fit_given(X, y_enc, sample_weight, handed=handed)
+            candidate = candidates.pop(0)._fit_for_parent(X, y_enc, sample_weight, given)
             predictions.append(candidate._predicted_indices(X)[unlabeled])
             del candidate
         agree = candidates_agree(predictions)
@@ -375,27 +404,37 @@ class _LinearFitMixin:
                 f"{self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
-        checks = asks_held_out_labels(self.safeguard, X, labeled)
+        if self._check_with_held_out_labels(_RowsInMemory(X, y_enc, mask, sample_weight, data.clusters)):
+            self._set_transduction(y_enc, self._predicted_indices(X))
+
+    def _check_with_held_out_labels(self, rows):
+        """The safeguard's last step where it asks the labels: True where the supervised model replaced this one.
+
+        ``rows``: the fit's rows as the stages see them (:class:`_RowsInMemory` or a Dask fit's view); the caller
+        updates what depends on the model (``transduction_``).
+        """
+        checks = asks_held_out_labels(self.safeguard, rows.X, rows.labeled)
         if self.verbose and self.safeguard == "auto":
             print(
                 f"[{type(self).__name__}] safeguard='auto': "
                 + (
                     "the distinct labeled rows outnumber the features, so the labels are asked too"
                     if checks
-                    else f"no more distinct labeled rows than the {X.shape[1]} features, so the agreement alone"
+                    else f"no more distinct labeled rows than the {rows.X.shape[1]} features, so the agreement alone"
                 )
             )
-        if checks:
-            self._fall_back_where_held_out_labels_say(X, y_enc, labeled, weights, sample_weight, data.clusters)
+        return bool(checks) and self._fall_back_where_held_out_labels_say(rows)
 
-    def _fall_back_where_held_out_labels_say(self, X, y_enc, labeled, weights, sample_weight, clusters=None):
+    def _fall_back_where_held_out_labels_say(self, rows):
         """Keep the supervised l2-SVM where the held-out labels prefer it, by this estimator's ``_check_margin``.
 
-        The semi-supervised folds' fits are handed this fit's answers (:mod:`skssl.svm.defaults._handed_down`):
-        its annealing start and the k-means ``clusters`` of its rows, so that no fold runs the start's check or
-        the k-means again on the same rows. Each fold checks ``alpha="auto"`` on its own labels, as the
-        supervised side does (the parent's factor, whose labels include the held-out ones, would favour it).
+        Returns whether it did. The supervised fits are on the labeled rows of ``rows`` (in memory on every
+        backend), the semi-supervised ones on all rows with a fold's labels hidden (:meth:`_RowsInMemory.fit_hiding`),
+        handed this fit's annealing start and the k-means clusters of its rows, so that no fold works them out
+        again. Each fold checks ``alpha="auto"`` on its own labels, as the supervised side does (the parent's
+        factor, whose labels include the held-out ones, would favour it).
         """
+        X, y_enc, weights = rows.X, rows.y_enc, rows.weights
         class_weight = self._encoded_class_weight()
 
         def supervised(train_rows):
@@ -407,22 +446,22 @@ class _LinearFitMixin:
             )
             return model.fit(X[train_rows], y_enc[train_rows], sample_weight=weights[train_rows])
 
-        handed = HandedDown(initial_temperature=getattr(self, "initial_temperature_", None), clusters=clusters)
+        handed = HandedDown(
+            initial_temperature=getattr(self, "initial_temperature_", None), clusters=rows.clusters, warns_on_caps=False
+        )
 
         def predict_semi(hidden, test_rows):
-            y_fold = y_enc.copy()
-            y_fold[hidden] = -1
             # The folds' fits have no safeguard of their own (user guide, Implementation decisions).
             fold_fit = clone(self).set_params(safeguard=None, class_weight=class_weight, verbose=0)
-            fold_fit._warns_on_caps = False  # its caps say nothing of the model the user gets
-            fold_fit._fit_given(X, y_fold, sample_weight, handed=handed)
+            # Its caps say nothing of the model the user gets.
+            fold_fit = rows.fit_hiding(fold_fit, hidden, handed)
             return fold_fit._predicted_indices(X[test_rows])
 
         comparison = compare_on_folds(
-            X, y_enc, labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
+            X, y_enc, rows.labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
         )
         if comparison is None:
-            return
+            return False
         self.safeguard_scores_ = comparison.scores
         fall_back = prefers_supervised(comparison, margin=self._check_margin)
         self.safeguard_fell_back_ = bool(fall_back)
@@ -440,9 +479,9 @@ class _LinearFitMixin:
             outcome = "the supervised model is returned" if fall_back else "the semi-supervised model stays"
             print(f"[{type(self).__name__}] safeguard: cross-validated on the labeled rows, {found}; {outcome}")
         if fall_back:
-            model = supervised(labeled)
+            model = supervised(rows.labeled)
             self.coef_, self.intercept_ = model.coef_, model.intercept_
-            self._set_transduction(y_enc, self._predicted_indices(X))
+        return bool(fall_back)
 
     def _safeguard_candidates(self, fractions, n_labeled_weight, class_weight, resolved):
         """The safeguard's extra candidates, unfitted: this estimator at moved class fractions, a second opinion.
@@ -475,8 +514,19 @@ class _LinearFitMixin:
             for moved in candidate_fractions(fractions, n_labeled_weight)
         ]
         second = self._second_opinion(fractions, class_weight)
-        candidates += [] if second is None else [second]
-        return candidates
+        return candidates + ([] if second is None else [second])
+
+    def _candidates_given(self, fractions, clusters=None):
+        """What the safeguard's candidates are handed (:class:`~skssl.svm.defaults._handed_down.HandedDown`).
+
+        Fitted on this fit's rows: this fit's class fractions (clusters included; read only where a candidate
+        estimates them), alpha's factor and the k-means ``clusters`` of the rows, not worked out again.
+        """
+        return HandedDown(fractions=fractions, penalty_factor=getattr(self, "_penalty_factor", None), clusters=clusters)
+
+    def _label_check_given(self, clusters=None):
+        """What the fits of a label check on this fit's rows are handed: alpha's factor, the clusters, no warnings."""
+        return HandedDown(penalty_factor=getattr(self, "_penalty_factor", None), warns_on_caps=False, clusters=clusters)
 
     def _second_opinion(self, fractions, class_weight):
         """The safeguard's candidate from a second optimizer of the same objective, unfitted.
@@ -501,7 +551,7 @@ class _LinearFitMixin:
         del start
         if columns is not None:
             coef = expanded_coef(coef, columns, self.coef_.shape[1])
-        if not converged and self._warns_on_caps:
+        if not converged and self._warns:
             warnings.warn(
                 f"{type(self).__name__}: the safeguard's multi-class refit stopped at its cap on Newton iterations "
                 "before meeting its tolerance.",
@@ -619,16 +669,19 @@ class _LinearFitMixin:
         if self._uses_unlabeled_rows:
             self.class_fractions_ = np.array(fractions, dtype=np.float64)
 
-    def _check_penalty_on_labeled_rows(self, X, y_enc, mask, estimate_weights, factor=None):
-        """Scale the rule's ``alpha_`` by the factor the labeled rows support (``factor``: the parent's answer).
+    def _check_penalty_on_labeled_rows(self, rows):
+        """Scale the rule's ``alpha_`` by the factor the labeled rows support.
 
-        See :mod:`skssl.svm.defaults._penalty_check`.
+        See :mod:`skssl.svm.defaults._penalty_check`. ``rows``: the fit's rows as the stages see them on its
+        backend (:class:`_RowsInMemory`; only the labeled rows are read).
         """
+        # A safeguard candidate or a start check fitted on its parent's rows is handed the parent's answer.
+        factor = self._given.penalty_factor
         if factor is None:
-            weights = np.ones(X.shape[0]) if estimate_weights is None else estimate_weights
+            X, mask, weights = rows.X, rows.mask, rows.weights
             factor = labeled_rows_penalty_factor(
                 X,
-                y_enc,
+                rows.y_enc,
                 mask,
                 weights,
                 auto_alpha(X, mask, weights, unlabeled_weight=0.0),
@@ -646,12 +699,9 @@ class _LinearFitMixin:
                     "labeled rows classify better with it in cross-validation by more than a standard error"
                 )
 
-    def _prepare_fit(self, X, y, sample_weight, handed=None):
-        """Validate the data and weights; returns a :class:`_FitData`.
-
-        ``handed``: the answers of the fit that started this one on its rows (None: a fit of its own).
-        """
-        handed = HandedDown() if handed is None else handed
+    def _prepare_fit(self, X, y, sample_weight):
+        """Validate the data and weights; returns a :class:`_FitData` (read ``self._given``, the parent's answers)."""
+        handed = self._given
         X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = without_duplicate_entries(as_float64_design(X))  # the sums, as scipy reads them (see _validation)
         check_design_scale(X)
@@ -662,7 +712,7 @@ class _LinearFitMixin:
         if self._uses_unlabeled_rows and getattr(self, "positive_fraction", None) is None:
             labels_say = fractions
             # A safeguard candidate fitted on its parent's rows is handed the parent's answer: same rows, same rule.
-            fractions = handed.fractions
+            fractions = self._given.fractions
             if fractions is None:
                 fractions = fractions_from_clusters(X, y_enc, mask, labels_say, estimate_weights, clusters=clusters)
             if self.verbose and fractions is not labels_say:
@@ -675,7 +725,7 @@ class _LinearFitMixin:
             self.alpha, self.intercept_scaling, X, mask, estimate_weights, unlabeled_weight=unlabeled_weight
         )
         if isinstance(self.alpha, str):  # "auto": the labeled rows may call for less (defaults._penalty_check)
-            self._check_penalty_on_labeled_rows(X, y_enc, mask, estimate_weights, handed.penalty_factor)
+            self._check_penalty_on_labeled_rows(_RowsInMemory(X, y_enc, mask, sample_weight))
         _check_alpha(self)
         keep = None
         if sw is not None and not np.all(sw > 0):
@@ -684,7 +734,7 @@ class _LinearFitMixin:
             sw = sw[keep]
             if np.all(sw == 1.0):
                 sw = None  # the rest is unweighted: the same arithmetic as a fit without those rows
-        return _FitData(X, y_enc, mask, fractions, sw, keep, clusters, handed)
+        return _FitData(X, y_enc, mask, fractions, sw, keep, clusters)
 
 
 def expanded_coef(weights, columns, n_features):
@@ -725,7 +775,7 @@ class _FitData:
     ``X``, ``y_enc`` and ``mask`` cover every row; ``sample_weight`` (None for
     unit weights) covers the rows ``keep`` (None: all rows), those of
     positive weight; ``fractions`` has one entry per class. ``clusters``: the k-means of the rows, shared with
-    the fits started on them; ``handed``: what the fit that started this one handed down.
+    the fits started on them.
     """
 
     X: object
@@ -735,7 +785,6 @@ class _FitData:
     sample_weight: np.ndarray | None
     keep: np.ndarray | None
     clusters: RowClusters | None = None
-    handed: HandedDown | None = None
 
     def rows(self, a):
         """``a`` restricted to the rows in the problem."""
@@ -783,10 +832,16 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     * ``objective``: SVMlin's ``transductive_cost`` of the problem at ``(w, b)``;
     * ``n_iter``: the estimator's iteration count (``n_iter_`` is the largest).
 
-    Optional hooks: ``_convergence_messages(res)`` (the ``ConvergenceWarning``
-    messages of a result), ``_store_extra(results)`` (more fitted
-    attributes) and ``_checked_results`` (name in the error message -> field
-    of the result that must be finite).
+    On a Dask array the same problem is solved on the cluster's row blocks
+    by :meth:`_solve_dask` (or, for the built-in estimators, the block solver
+    named by ``_dask_solver``). Optional hooks: ``_convergence_messages(res)``
+    (the ``ConvergenceWarning`` messages of a result), ``_store_extra(results)``
+    (more fitted attributes), ``_resolve_from_data(rows, fractions)``
+    (parameters resolved from the data before the solve, on either backend)
+    and ``_checked_results`` (name in the error message -> field of the
+    result that must be finite). Every hook is declared here with its
+    docstring; a variant without ``_solve`` (or, on a Dask array, without a
+    Dask solve) fails at ``fit`` with a ``NotImplementedError`` naming it.
 
     :class:`~skssl.svm.PottsDeterministicAnnealingSVC` does not follow this
     contract: its classes share the unlabeled rows' distributions, so its fit
@@ -798,11 +853,15 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     #: Fields of a result that must be finite, by the name used in the error message.
     _checked_results = {"w": "w", "b": "b", "objective": "objective", "outputs": "outputs"}
 
-    def _fit(self, X, y, sample_weight=None, handed=None):
-        if is_dask_array(X):  # on the cluster of the current distributed.Client (skssl.svm.dask._dask_fit)
+    def _fit(self, X, y, sample_weight=None):
+        on_dask = is_dask_array(X)
+        self._check_hooks(on_dask)
+        if on_dask:  # on the cluster of the current distributed.Client (skssl.svm.dask._dask_fit)
             return _backend_fit("dask._dask_fit")(self, X, y, sample_weight)
-        data = self._prepare_fit(X, y, sample_weight, handed)
-        self._resolve_from_data(data, sample_weight)
+        data = self._prepare_fit(X, y, sample_weight)
+        self._resolve_from_data(
+            _RowsInMemory(data.X, data.y_enc, data.mask, sample_weight, data.clusters), data.fractions
+        )
         self._store_class_fractions(data.fractions)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
         n_classes = self.classes_.shape[0]
@@ -837,8 +896,61 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
             raise _safeguard_error(self, error) from error
         return self
 
-    def _resolve_from_data(self, data, sample_weight):
-        """Resolve the parameters that depend on the validated data before the solve (none by default)."""
+    def _check_hooks(self, on_dask):
+        """Raise a ``NotImplementedError`` that says which hook this variant lacks for a fit on this backend."""
+        name = type(self).__name__
+        if type(self)._solve is _BaseLinearSVC._solve:
+            raise NotImplementedError(
+                f"{name} gives no _solve(X, y, labeled, positive_fraction, n_threads, sample_weight=None), the solve "
+                "of one binary problem that every variant of _BaseLinearSVC defines (CONTRIBUTING.md, 'Adding a "
+                "linear S3VM variant')."
+            )
+        if on_dask and self._dask_solver is None and type(self)._solve_dask is _BaseLinearSVC._solve_dask:
+            raise NotImplementedError(
+                f"{name} does not fit on Dask arrays: it gives no _solve_dask(rows, spec, positive_fraction), the "
+                "solve of one binary problem on the cluster's row blocks (CONTRIBUTING.md, 'Adding a linear S3VM "
+                "variant'). Fit it on an in-memory array (e.g. X.compute())."
+            )
+
+    def _solve(self, X, y, labeled, positive_fraction, n_threads, sample_weight=None):
+        """Solve one binary problem in memory; returns the solver's result (see the class docstring).
+
+        Every variant defines it; the base raises a ``NotImplementedError`` at ``fit`` where one does not.
+        """
+        raise NotImplementedError  # (never reached: _check_hooks names the missing hook first)
+
+    #: The name of a built-in estimator's block solver in :mod:`skssl.svm.dask._dask_fit`'s table; a variant of
+    #: one's own gives :meth:`_solve_dask` instead (None: no solver named).
+    _dask_solver = None
+
+    def _solve_dask(self, rows, spec, positive_fraction):
+        """Solve one binary problem on a Dask cluster's row blocks, for a fit on a Dask array.
+
+        Parameters
+        ----------
+        rows : skssl.svm.dask._dask_rows.DaskRows
+            The fit's row blocks, on the workers.
+        spec : skssl.svm.dask._dask_problem.ProblemSpec
+            The binary problem: its classes, positive class, class weights and totals.
+        positive_fraction : float
+            The fraction of the unlabeled rows in the positive class.
+
+        Returns
+        -------
+        result
+            As :meth:`_solve`'s, with ``outputs`` left on the workers (the blocks' states).
+
+        A variant without it (and without ``_dask_solver``) fails at ``fit`` on a Dask array with a
+        ``NotImplementedError`` that says so; ``CONTRIBUTING.md`` shows one written with the block solvers.
+        """
+        raise NotImplementedError  # (never reached: _check_hooks names the missing hook first)
+
+    def _resolve_from_data(self, rows, fractions):
+        """Resolve the parameters that depend on the validated data before the solve (none by default).
+
+        ``rows``: the fit's rows as the stages see them on either backend (:class:`_RowsInMemory`), ``fractions``
+        the class fractions of the unlabeled rows. Called by the in-memory and the Dask fit alike.
+        """
 
     def _store_results(self, results, columns=None, n_features=None):
         """Check the binary problems' results and store the model, its objectives and counts; warn if capped.
@@ -855,7 +967,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         self.objective_ = np.array([res.objective for res in results])
         self.n_iter_ = int(max(res.n_iter for res in results))
         for res in results:
-            for message in self._convergence_messages(res) if self._warns_on_caps else ():
+            for message in self._convergence_messages(res) if self._warns else ():
                 warnings.warn(f"{type(self).__name__}: {message}", ConvergenceWarning, stacklevel=user_stacklevel())
         self._store_extra(results)
 

@@ -457,17 +457,12 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     #: supervised l2-SVM (user guide, Implementation decisions, "The cross-validated fallback check").
     _check_margin = 1.0
 
-    def _fit(self, X, y, sample_weight=None, handed=None):
-        if is_dask_array(X):  # the label check would be four more fits on the cluster: SVMlin's start
-            self.initial_temperature_ = given_or_hot(self.initial_temperature)
-        return super()._fit(X, y, sample_weight, handed)
-
-    def _resolve_from_data(self, data, sample_weight):
-        handed = data.handed.initial_temperature if data.handed is not None else None
-        if self.initial_temperature == "auto" and handed is not None:
-            self.initial_temperature_ = handed  # the start of the fit that started this one on its rows
+    def _resolve_from_data(self, rows, fractions):
+        # On either backend: the check's fits are fits of clones on the same backend (skssl.svm._base).
+        if self.initial_temperature == "auto" and self._given.initial_temperature is not None:
+            self.initial_temperature_ = self._given.initial_temperature  # the start of the fit that started this one
         elif self.initial_temperature == "auto":
-            self.initial_temperature_ = choose_initial_temperature(self, data, sample_weight)
+            self.initial_temperature_ = choose_initial_temperature(self, rows, fractions)
         else:
             self.initial_temperature_ = given_or_hot(self.initial_temperature)
 
@@ -627,13 +622,13 @@ class PottsDeterministicAnnealingSVC(
 
     _binary_fraction_pair = True
 
-    def _fit(self, X, y, sample_weight=None, handed=None):
+    def _fit(self, X, y, sample_weight=None):
         if is_dask_array(X):
             raise ValueError(
                 "PottsDeterministicAnnealingSVC does not fit on Dask arrays (its transport problem couples every "
                 "unlabeled row); use DeterministicAnnealingSVC (one-vs-rest) or compute X first."
             )
-        data = self._prepare_fit(X, y, sample_weight, handed)
+        data = self._prepare_fit(X, y, sample_weight)
         # "auto": SVMlin's hot start; the label check of the binary DA is not run for a multi-class problem.
         self.initial_temperature_ = given_or_hot(self.initial_temperature)
         X, y_enc, mask = data.X, data.y_enc, data.mask

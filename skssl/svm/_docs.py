@@ -59,7 +59,7 @@ initial_temperature : float or "auto", default="auto"
     more of the labeled rows right when their labels are hidden half by half
     (the cold one must label at least two more right; four more fits
     without the safeguard); SVMlin's 10 otherwise (a given ``alpha``,
-    multi-class problems, Potts DA, Dask arrays). It costs about twice the
+    multi-class problems, Potts DA). It costs about twice the
     CPU of a fit. The start used is ``initial_temperature_``."""
 
 _SAFEGUARD = """\
@@ -97,7 +97,7 @@ safeguard : {"auto", "agreement", "cross_validation"} or None, default="auto"
     ``"agreement"`` otherwise (text and other data with more features
     than labels, where a linear model fits any labeling of the labeled
     rows and a few dozen held-out labels are a noisy judge of a large
-    gain); on Dask arrays it is ``"agreement"``. The safeguard acts only
+    gain), on Dask arrays as in memory. The safeguard acts only
     when ``positive_fraction`` is estimated (``None``): a given fraction
     is taken as known. ``None`` returns the semi-supervised fit itself, as
     SVMlin does."""
@@ -166,7 +166,7 @@ safeguard_scores_ : ndarray of shape (2,) or None
     the rows behind it). ``None`` when the check did not run:
     ``safeguard="agreement"`` or ``None``, ``"auto"`` with no more distinct
     labeled rows than features, a given ``positive_fraction``, no
-    unlabeled rows, labeled rows too few for two folds, or a Dask array.
+    unlabeled rows, or labeled rows too few for two folds.
 safeguard_fell_back_ : bool or None
     Whether that check returned the supervised l2-SVM fitted on the
     labeled rows (``True``: ``coef_`` and ``intercept_`` are that model's)

@@ -3,10 +3,16 @@
 The variant, defined here and nowhere else, labels the unlabeled rows once with
 the supervised l2-SVM and then solves the l2-SVM with those labels fixed (one
 round of self-training). It is one class with ``_parameter_constraints``,
-``__init__`` and ``_solve``; everything else comes from the base class, and its
-``class_weight`` text is the family's shared block (``skssl.svm._docs``). If the
-base class's contract changes, these tests say so.
+``__init__``, ``_solve`` and, for Dask arrays, ``_solve_dask`` (the same two
+solves with the block solvers of ``skssl.svm.dask``); everything else comes from
+the base class, and its ``class_weight`` text is the family's shared block
+(``skssl.svm._docs``). It fits in memory and on a Dask cluster to the same
+model, and a variant without one of the hooks fails at ``fit`` with a sentence
+naming it. If the base class's contract changes, these tests say so.
 """
+
+import logging
+import warnings
 
 from dataclasses import replace
 from numbers import Real
@@ -21,6 +27,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skssl.svm import LinearL2SVC, TransductiveSVC
 from skssl.svm._base import _BaseLinearSVC
 from skssl.svm._docs import fill_doc
+from skssl.svm.dask._dask_mfn import dask_mfn
+from skssl.svm.dask._dask_problem import new_states, s3vm_objective, solve_norm
 from skssl.svm.solvers._mfn import l2_svm_mfn
 from skssl.svm.solvers._problem import S3VMProblem
 from skssl.svm.kernels._rowblocks import fit_threads
@@ -105,6 +113,29 @@ class OneRoundSelfLabeledSVC(_BaseLinearSVC):
         outputs = X @ res.w + res.b
         return replace(res, outputs=outputs, objective=problem.objective(res.w, res.b, outputs))
 
+    def _solve_dask(self, rows, spec, positive_fraction):
+        options = {"alpha": self.alpha_, "alpha_b": self._alpha_b, "rel_tol": self.tol, "max_iter": self.max_iter}
+        supervised = dask_mfn(
+            rows, new_states(rows, spec, supervised=True), x_norm=solve_norm(rows, supervised=True), **options
+        )
+        if spec.totals.n_unl == 0:
+            return supervised
+        # On each block's worker: the unlabeled rows take the supervised model's labels and their costs.
+        states = rows.submit(_self_labeled, new_states(rows, spec), supervised.w, supervised.b)
+        res = dask_mfn(rows, states, x_norm=solve_norm(rows), **options)
+        return replace(res, objective=s3vm_objective(rows, res.outputs, self.alpha_, res.w, res.b, self._alpha_b))
+
+
+def _self_labeled(state, w, b):
+    """A block's state with its unlabeled rows labeled by ``(w, b)`` and costed as in ``_solve``."""
+    problem = state.problem
+    targets = state.targets.copy()
+    targets[problem.unl] = np.where(state.X[problem.unl] @ w + b >= 0, 1.0, -1.0)
+    cost = np.empty(targets.shape[0])
+    cost[problem.lab] = problem.lab_cost
+    cost[problem.unl] = problem.unlabeled_cost()
+    return replace(state, targets=targets, cost=cost, reply=None)
+
 
 # The family's expected failures, whose reasons tests/test_common.py gives for the exported estimators.
 _SAME_AS_THE_FAMILY = "expected to fail for every linear S3VM; reason in tests/test_common.py (_LINEAR_EXPECTED)"
@@ -188,3 +219,63 @@ def test_the_variant_documents_class_weight_with_the_familys_block():
     assert "%(" not in doc
     assert doc.count('class_weight : dict, "balanced" or None') == 1
     assert "    class_weight : dict" in doc and "        Weights of the classes of the labeled rows" in doc
+
+
+class _WithoutSolve(_BaseLinearSVC):
+    def __init__(self, alpha="auto", *, intercept_scaling="auto", tol=1e-6, max_iter=50, n_jobs=None, verbose=0):
+        self.alpha = alpha
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+
+def test_a_variant_without_its_solve_fails_at_fit_with_a_sentence():
+    X, _, y_semi = _problem(0)
+    with pytest.raises(NotImplementedError, match=r"_WithoutSolve gives no _solve\(X, y, labeled"):
+        _WithoutSolve().fit(X, y_semi)
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # port-in-use and similar start-up chatter
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=logging.ERROR
+        )
+    with cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def _on_dask(X, y_semi):
+    da = pytest.importorskip("dask.array")
+    chunks = (X.shape[0] // 2, X.shape[0] - X.shape[0] // 2)
+    return da.from_array(X, chunks=(chunks, (X.shape[1],)), asarray=False), da.from_array(y_semi, chunks=(chunks,))
+
+
+@pytest.mark.filterwarnings("ignore:.*k-means clusters of all rows:UserWarning")  # the fractions: unused here
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_variant_fits_on_dask_to_its_in_memory_model(client, n_classes):
+    """The variant as written above, on a Dask array: the in-memory model, its objective included."""
+    X, _, y_semi = _problem(0, n=120, n_labeled=24)
+    if n_classes == 3:
+        y_semi = np.where(y_semi == -1, -1, y_semi + (X[:, 1] > 0.8))
+    in_memory = OneRoundSelfLabeledSVC(alpha=0.05).fit(X, y_semi)
+    on_dask = OneRoundSelfLabeledSVC(alpha=0.05).fit(*_on_dask(X, y_semi))
+    np.testing.assert_allclose(on_dask.coef_, in_memory.coef_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(on_dask.objective_, in_memory.objective_, rtol=1e-9)
+    np.testing.assert_array_equal(on_dask.transduction_.compute(), in_memory.transduction_)
+
+
+class _InMemoryOnly(OneRoundSelfLabeledSVC):
+    _solve_dask = _BaseLinearSVC._solve_dask
+
+
+def test_a_variant_without_a_dask_solve_says_so_on_a_dask_array(client):
+    X, _, y_semi = _problem(0)
+    with pytest.raises(
+        NotImplementedError, match=r"_InMemoryOnly does not fit on Dask arrays: it gives no _solve_dask"
+    ):
+        _InMemoryOnly().fit(*_on_dask(X, y_semi))

@@ -17,13 +17,15 @@ numbers are not supported.
 Design decisions: user guide, Implementation decisions: linear S3VMs, "Dask fits".
 """
 
+import copy
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
-from functools import partial
+from functools import cached_property, partial
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..defaults._annealing_start import given_or_hot
 from .._base import (
     ALPHA_MIN,
     FIT_BACKENDS,
@@ -32,11 +34,14 @@ from .._base import (
     check_every_class_weighted,
     checked_class_weight,
 )
+from ...utils._fit_state import publish_fitted, working_copy
+from ...utils._warnings import user_stacklevel
 from .._callback import current_callback
+from ..defaults._cluster_fractions import MIN_LABELED
 from ._dask_da import dask_deterministic_annealing
 from ._dask_mfn import dask_mfn
 from ._dask_problem import ProblemSpec, new_states, solve_norm
-from ._dask_rows import BlockLost, DaskRows
+from ._dask_rows import BlockLost, DaskRows, _check_block, _reply_of
 from ._dask_tsvm import DaskTSVMRows
 from ..solvers._mfn import CGTolerance
 from ..solvers._problem import ProblemTotals
@@ -107,8 +112,8 @@ def _solve_da(estimator, rows, spec, positive_fraction):
         "tol": estimator.tol,
         "max_iter": estimator.max_iter,
         "max_inner_iter": estimator.max_inner_iter,
-        # On Dask "auto" is always the hot start (no label check), for the fit and its safeguard's clones alike.
-        "initial_temperature": given_or_hot(estimator.initial_temperature),
+        # Resolved before the solve, on the cluster as in memory (skssl.svm.defaults._annealing_start).
+        "initial_temperature": estimator.initial_temperature_,
     }
     return dask_deterministic_annealing(
         rows,
@@ -147,6 +152,109 @@ def fit_on_dask(estimator, X, y, sample_weight=None):
     return estimator
 
 
+def _labeled_part(block):
+    """The block's labeled rows of positive weight: their rows, labels, weights and indices in the block."""
+    keep = np.flatnonzero((block.y != -1) & (block.sw > 0))
+    return block.X[keep], block.y[keep], block.sw[keep], keep
+
+
+def _hiding_in_block(block, classes, where):
+    """The block with its labels as class indices and those of its rows ``where[1]`` hidden, checked again."""
+    index, hidden = where
+    y = np.full(block.y.shape[0], -1, dtype=np.int64)
+    labeled = block.y != -1
+    y[labeled] = np.searchsorted(classes, block.y[labeled])
+    y[hidden] = -1
+    return _check_block(block.X, y, block.sw, index)
+
+
+class _LabeledRowsOnClient:
+    """A Dask fit's rows as the stages that refit on them see them (as ``skssl.svm._base._RowsInMemory``).
+
+    The stages read the labeled rows: they are few, so they are gathered to the client as an in-memory array
+    (once, at the first stage that reads them, in the order of the rows of ``X``). Their fits with some labels
+    hidden are Dask fits of the clone on the same blocks, with the labels as class indices (as the in-memory
+    stages fit on the encoded labels), the hidden ones -1.
+    """
+
+    def __init__(self, rows, classes):
+        self.rows, self.classes = rows, classes
+        self.n_unlabeled = int(rows.sums("n_unlabeled"))
+        self.clusters = None  # no k-means of a Dask fit's rows (the fractions stay the labels')
+
+    @cached_property
+    def _gathered(self):
+        parts = self.rows.query(_labeled_part, self.rows.blocks)
+        Xs = [p[0] for p in parts]
+        X = sp.vstack(Xs, format="csr") if sp.issparse(Xs[0]) else np.concatenate(Xs)
+        y = np.concatenate([p[1] for p in parts])
+        weights = np.concatenate([p[2] for p in parts])
+        # Where each labeled row is: (position in rows.blocks, row in that block).
+        where = [(k, p[3]) for k, p in enumerate(parts)]
+        return X, np.searchsorted(self.classes, y), weights, where
+
+    @property
+    def X(self):
+        return self._gathered[0]
+
+    @property
+    def y_enc(self):
+        return self._gathered[1]
+
+    @property
+    def weights(self):
+        return self._gathered[2]
+
+    @property
+    def labeled(self):
+        return np.arange(self.X.shape[0])
+
+    @property
+    def mask(self):
+        return np.ones(self.X.shape[0], dtype=bool)
+
+    def fit_hiding(self, estimator, hidden, given):
+        """``estimator`` fitted on the cluster's blocks with the labels of the gathered rows ``hidden`` hidden."""
+        rows = self.rows
+        hide = np.zeros(self.X.shape[0], dtype=bool)
+        hide[hidden] = True
+        each, at = [], 0
+        for k, local in self._gathered[3]:
+            each.append((rows.block_rows[k][0], local[hide[at : at + local.size]]))
+            at += local.size
+        # A store on the same blocks (as DaskRows.derived makes one), its blocks checked again where they are.
+        hiding = copy.copy(rows)
+        hiding.n_rounds = hiding.bytes_sent = hiding.bytes_received = 0
+        hiding.blocks = rows.submit(_hiding_in_block, rows.blocks, self.classes, each=each)
+        hiding.stats = rows.query(_reply_of, hiding.blocks)
+        return _fit_for_parent(estimator, hiding, given)
+
+
+def _fit_for_parent(estimator, rows, given):
+    """``estimator`` fitted on ``rows`` as a fit started by another one, handed ``given`` (as in memory)."""
+    work = working_copy(estimator, fit_state=estimator._fit_state)
+    work._given = given
+    _fit_rows(work, rows)
+    return publish_fitted(estimator, work)
+
+
+def _warn_without_clusters(estimator, fractions, class_sums, rows):
+    """Say that the class fractions are the labels' where the in-memory fit would also ask k-means clusters."""
+    n_classes = fractions.shape[0]
+    labeled_weight = float(class_sums.sum())
+    unlabeled_weight = rows.sums("sw_unlabeled")
+    if labeled_weight < max(MIN_LABELED, 2 * n_classes) or unlabeled_weight < 2 * n_classes:
+        return  # too few rows: the in-memory fit keeps the labels' fractions too
+    warnings.warn(
+        f"{type(estimator).__name__} on a Dask array: the class fractions of the unlabeled rows are the labeled "
+        f"rows' ({np.round(fractions, 3).tolist()}). An in-memory fit also compares them with the sizes of k-means "
+        "clusters of all rows (skssl.svm.defaults._cluster_fractions), which a Dask fit does not run; give "
+        "positive_fraction to set them.",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
 def _fit_rows(estimator, rows):
     """The fit on a :class:`~skssl.svm.dask._dask_rows.DaskRows` (its labels and weights as they are)."""
     stats = rows.stats
@@ -167,12 +275,20 @@ def _fit_rows(estimator, rows):
         fractions = (class_sums if rows.sample_weight_given else counts) / (
             class_sums.sum() if rows.sample_weight_given else counts.sum()
         )
+    if estimator._uses_unlabeled_rows and getattr(estimator, "positive_fraction", None) is None:
+        if estimator._given.fractions is not None:
+            fractions = estimator._given.fractions  # a safeguard candidate: its parent's fractions
+        elif estimator._given.warns_on_caps:
+            _warn_without_clusters(estimator, fractions, class_sums if rows.sample_weight_given else counts, rows)
+    estimator._store_class_fractions(fractions)
+    # The labeled rows, gathered to the client where a stage reads them (few: see _LabeledRowsOnClient).
+    view = _LabeledRowsOnClient(rows, classes)
     lam_u = getattr(estimator, "unlabeled_weight", 1.0) if estimator._uses_unlabeled_rows else 0.0
     n_lab_w, n_unl_w = rows.sums("sw_labeled"), (rows.sums("sw_unlabeled") if lam_u else 0.0)
     scaling = estimator.intercept_scaling
-    # As resolve_regularization does in memory, without the labeled rows' check of skssl.svm.defaults._penalty_check (no
-    # fold pass runs over the blocks): the rule's value.
-    estimator._penalty_factor = 1.0
+    # As resolve_regularization does in memory, from the blocks' sums; then the labeled rows' check of
+    # skssl.svm.defaults._penalty_check, on the labeled rows gathered to the client.
+    estimator._penalty_factor = None
     if isinstance(estimator.alpha, str):
         norms = rows.sums("norms_labeled") + (rows.sums("norms_unlabeled") if lam_u else 0.0)
         estimator.alpha_ = auto_alpha_from_sums(norms, n_lab_w + n_unl_w, n_lab_w, n_unl_w, lam_u)
@@ -181,6 +297,8 @@ def _fit_rows(estimator, rows):
     else:
         estimator.alpha_, auto_scaling = float(estimator.alpha), 1.0
     estimator.intercept_scaling_ = auto_scaling if isinstance(scaling, str) else float(scaling)
+    if isinstance(estimator.alpha, str):
+        estimator._check_penalty_on_labeled_rows(view)
     _check_alpha(estimator)
     loss_lab = class_sums if cw is None else class_sums * cw
     n_lab = int(positive.sum() if cw is None else positive[cw > 0].sum())
@@ -194,10 +312,16 @@ def _fit_rows(estimator, rows):
     positives = [1] if n_classes == 2 else list(range(n_classes))
     problem_fractions = fractions[1:] if n_classes == 2 else fractions
     specs = [ProblemSpec(classes, k, cw, weighted, lam_u, totals) for k in positives]
+    # The parameters resolved from the data (DA's start), on the cluster as in memory.
+    estimator._resolve_from_data(view, fractions)
+    if estimator._dask_solver is None:
+        solve = type(estimator)._solve_dask  # a variant's own solve on the blocks
+    else:
+        solve = _SOLVERS[estimator._dask_solver]
     try:
         with ThreadPoolExecutor(max_workers=len(specs)) as pool:
             jobs = [
-                pool.submit(copy_context().run, _SOLVERS[estimator._dask_solver], estimator, rows, spec, float(r))
+                pool.submit(copy_context().run, solve, estimator, rows, spec, float(r))
                 for spec, r in zip(specs, problem_fractions)
             ]
             results = [job.result() for job in jobs]
@@ -206,10 +330,12 @@ def _fit_rows(estimator, rows):
     estimator._store_results(results)
     if estimator._has_safeguard:
         estimator.safeguard_agreement_ = None
-        estimator.safeguard_scores_ = None  # the cross-validated check runs in memory only
+        estimator.safeguard_scores_ = None
         estimator.safeguard_fell_back_ = None
         if estimator.safeguard is not None and estimator.positive_fraction is None and n_unl:
             _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
+            # The cross-validated check: supervised fits on the gathered labeled rows, Dask fits with a fold hidden.
+            estimator._check_with_held_out_labels(view)
     estimator.dask_rounds_ = rows.n_rounds
     return estimator
 
@@ -287,10 +413,13 @@ def _safeguard(estimator, rows, fractions, n_labeled_weight, cw, lab_sum):
     User guide, Implementation decisions.
     """
     n_classes = estimator.classes_.size
-    candidates = estimator._safeguard_candidates(fractions, n_labeled_weight, estimator.class_weight, {})
+    candidates = estimator._safeguard_candidates(
+        fractions, n_labeled_weight, estimator.class_weight, estimator._resolved_parameters()
+    )
+    given = estimator._candidates_given(fractions)
     with ThreadPoolExecutor(max_workers=len(candidates)) as pool:
-        for job in [pool.submit(copy_context().run, _fit_rows, c, rows) for c in candidates]:
-            job.result()
+        jobs = [pool.submit(copy_context().run, _fit_for_parent, c, rows, given) for c in candidates]
+        candidates = [job.result() for job in jobs]
     models = [(estimator.coef_, estimator.intercept_)] + [(c.coef_, c.intercept_) for c in candidates]
     sums = rows.query(_agreement_sums, rows.blocks, models)
     n_unl, n_agree, agreed_sum = (sum(s[k] for s in sums) for k in range(3))

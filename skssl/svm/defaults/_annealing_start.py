@@ -22,9 +22,7 @@ from sklearn.base import clone
 
 from ...utils._labeled_folds import fold_splits, stratified_fold_ids
 from ..solvers._annealing import DA_INIT_TEMP
-from ._handed_down import HandedDown
 from ..kernels._row_order import distinct_rows
-from ..kernels._validation import rows_of_positive_weight
 
 __all__ = [
     "COLD_START",
@@ -95,30 +93,28 @@ def label_check_halves(y_enc, labeled, X=None):
     return [np.sort(labeled[held]) for _, held in fold_splits(half)]
 
 
-def count_correct_on_hidden_halves(estimator, data, sample_weight):
+def count_correct_on_hidden_halves(estimator, rows, fractions):
     """Hidden labeled rows labeled right from each start: ``{HOT_START: n, COLD_START: n}``, or ``None``.
 
-    ``estimator`` (its ``classes_`` set) is cloned, ``data`` is the fit's
-    validated data. ``None`` where the check is skipped: a multi-class problem,
-    no unlabeled row of positive weight, or a class with fewer than two
-    labeled rows of positive weight.
+    ``estimator`` (its ``classes_`` set) is cloned; ``rows`` is the fit's view of its rows on its backend
+    (``skssl.svm._base._RowsInMemory`` or the Dask fit's), which fits the clones with a half's labels hidden;
+    ``fractions`` the fit's class fractions. ``None`` where the check is skipped: a multi-class problem, no
+    unlabeled row of positive weight, or a class with fewer than two labeled rows of positive weight.
     """
-    y_enc, mask = data.y_enc, data.mask
     if estimator.classes_.shape[0] != 2 or not isinstance(estimator.alpha, str):
         return None
-    _, labeled, unlabeled = rows_of_positive_weight(data.X, mask, sample_weight)
-    if unlabeled.size == 0:
+    if rows.n_unlabeled == 0:
         return None
-    halves = label_check_halves(y_enc, labeled, data.X)
+    y_enc, X = rows.y_enc, rows.X
+    halves = label_check_halves(y_enc, rows.labeled, X)
     if not halves:
         return None
-    fraction = estimator.positive_fraction if estimator.positive_fraction is not None else float(data.fractions[1])
+    fraction = estimator.positive_fraction if estimator.positive_fraction is not None else float(fractions[1])
+    # Fitted on the estimator's rows: its factor of alpha="auto" and the k-means of its rows are not worked out
+    # again, and the checks' caps say nothing of the model the user gets.
+    given = estimator._label_check_given(rows.clusters)
     correct = {HOT_START: 0, COLD_START: 0}
-    # Fitted on the estimator's rows: its factor of alpha="auto" and the k-means of its rows, not worked out again.
-    handed = HandedDown(penalty_factor=getattr(estimator, "_penalty_factor", None), clusters=data.clusters)
     for held in halves:
-        y_check = y_enc.copy()
-        y_check[held] = -1
         for start in correct:
             check = clone(estimator).set_params(
                 initial_temperature=start,
@@ -127,9 +123,8 @@ def count_correct_on_hidden_halves(estimator, data, sample_weight):
                 safeguard=None,
                 verbose=0,
             )
-            check._warns_on_caps = False
-            check._fit_given(data.X, y_check, sample_weight, handed=handed)
-            correct[start] += int(np.count_nonzero(check._predicted_indices(data.X[held]) == y_enc[held]))
+            check = rows.fit_hiding(check, held, given)
+            correct[start] += int(np.count_nonzero(check._predicted_indices(X[held]) == y_enc[held]))
     return correct
 
 
@@ -160,19 +155,19 @@ def start_from_counts(correct):
     return COLD_START
 
 
-def choose_initial_temperature(estimator, data, sample_weight):
+def choose_initial_temperature(estimator, rows, fractions):
     """``HOT_START`` or ``COLD_START`` for a DA fit with ``initial_temperature="auto"`` (see the module).
 
     Parameters
     ----------
-    estimator, data, sample_weight
+    estimator, rows, fractions
         As for :func:`count_correct_on_hidden_halves`.
 
     Returns
     -------
     initial_temperature : float
     """
-    correct = count_correct_on_hidden_halves(estimator, data, sample_weight)
+    correct = count_correct_on_hidden_halves(estimator, rows, fractions)
     start = start_from_counts(correct)
     if estimator.verbose and correct is not None:
         print(

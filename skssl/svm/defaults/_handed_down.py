@@ -10,7 +10,7 @@ starts on the same rows -- the safeguard's candidates, the folds of its
 cross-validated check, the halves of the annealing start -- differ from it
 only in a class fraction or in which labels are hidden. They are handed
 the parent's answers in a :class:`HandedDown` (through the estimators'
-``_fit_given``, never as attributes set on a clone), so that no answer is
+``_fit_for_parent``, never as attributes set on a clone), so that no answer is
 worked out twice on the same rows.
 """
 
@@ -37,9 +37,12 @@ class HandedDown:
         The start the parent's annealing took with ``initial_temperature="auto"``.
     clusters : RowClusters or None
         The k-means clusters of the parent's rows and weights, shared with every fit on those rows.
+    warns_on_caps : bool
+        False where the fit's caps say nothing of the model the user gets (the fits of a check).
     """
 
     fractions: np.ndarray | None = None
     penalty_factor: float | None = None
     initial_temperature: float | None = None
     clusters: RowClusters | None = None
+    warns_on_caps: bool = True
