@@ -60,6 +60,7 @@ def _corpus(name, seed):
     return Bunch(name=name, X=X, y=y, X_test=X_test, y_test=y_test)
 
 
+@pytest.mark.slow  # a whole run of the script on a tiny problem, in child processes
 def test_a_run_without_svmlin_writes_the_skssl_columns_to_a_partial_table(dvs, tmp_path, monkeypatch):
     as_repository(tmp_path, monkeypatch)
     results = tmp_path / "benchmarks" / "results" / "defaults_vs_svmlin.md"
@@ -82,6 +83,7 @@ def test_a_run_without_svmlin_writes_the_skssl_columns_to_a_partial_table(dvs, t
     assert "tiny DA: the defaults cost" in text
 
 
+@pytest.mark.slow  # builds SVMlin and runs both programs in child processes
 def test_rows_beside_svmlin(dvs, lsp, tmp_path):
     svmlin, how = lsp.build_svmlin(lsp.DEFAULT_SVMLIN_SRC, tmp_path)
     if svmlin is None:

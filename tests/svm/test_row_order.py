@@ -136,7 +136,10 @@ def test_dense_and_csr_rows_give_the_same_alpha_and_model(seed, form):
     [(TransductiveSVC, 2), (DeterministicAnnealingSVC, 2), (PottsDeterministicAnnealingSVC, 3)],
 )
 @pytest.mark.parametrize("form", CSR_FORMS)
-@pytest.mark.parametrize("seed", [32, 33, 34])
+# Seed 32 in the fast suite, all three in the whole suite.
+@pytest.mark.parametrize(
+    "seed", [32, pytest.param(33, marks=pytest.mark.slow), pytest.param(34, marks=pytest.mark.slow)]
+)
 def test_dense_and_csr_rows_give_the_same_semi_supervised_model(Estimator, n_classes, seed, form):
     """The safeguard's check, the annealing start's halves and the k-means start order rows the same way too."""
     X, y_semi = _overlapping_problem(seed, n_classes)
