@@ -1,23 +1,10 @@
 """Calibrated class probabilities for semi-supervised classifiers.
 
-The linear S3VMs of :mod:`skssl.svm` give decision values, not probabilities.
-scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV` cannot add
-them: it splits ``y`` with a plain splitter and takes ``-1`` for a class.
-:class:`SemiSupervisedCalibratedClassifierCV` does what it does -- Platt's
-sigmoid (Platt, "Probabilistic outputs for support vector machines", 1999) or
-isotonic regression (Zadrozny and Elkan, KDD 2002) fitted on held-out decision
-values, one class against the rest and normalised for several classes -- with
-folds over the labeled rows only.
-
-Each fold's estimator is fitted on every row with the held-out labeled rows
-turned into ``-1``; ``ensemble=False`` (the default, unlike scikit-learn)
-fits one calibrator on all out-of-fold decision values. On the same folds a
-supervised model fitted on the labeled rows only (``fallback``) is
-calibrated too, and replaces the semi-supervised one where its
-cross-validated Brier score (Brier, Monthly Weather Review 1950) on the
-held-out labels is lower, so that the unlabeled rows cannot make the
-probabilities worse than the labels alone would, as far as the labels can
-tell.
+scikit-learn's :class:`~sklearn.calibration.CalibratedClassifierCV` takes ``-1``
+for a class. :class:`SemiSupervisedCalibratedClassifierCV` fits Platt's sigmoid
+(Platt, 1999) or isotonic regression (Zadrozny and Elkan, KDD 2002) on held-out
+decision values with folds over the labeled rows only, and keeps a calibrated
+supervised ``fallback`` where its cross-validated Brier score (Brier, 1950) is lower.
 
 Design decisions and measurements: user guide, "Probabilities".
 """
@@ -167,12 +154,10 @@ class SemiSupervisedCalibratedClassifierCV(
 ):
     """Probability calibration of a semi-supervised classifier, cross-validated on the labeled rows.
 
-    The counterpart of :class:`sklearn.calibration.CalibratedClassifierCV` for
-    a ``y`` where ``-1`` marks unlabeled rows. The labeled rows are split in
-    ``cv`` folds; for each, a clone of ``estimator`` is fitted on all rows
-    with the held-out labeled rows turned into ``-1``, and its decision values
-    on those rows fit a calibrator of each class against the rest (one for two
-    classes). The probabilities of several classes are normalised to sum to 1.
+    The counterpart of :class:`sklearn.calibration.CalibratedClassifierCV` for a
+    ``y`` where ``-1`` marks unlabeled rows: per fold of the labeled rows, a clone
+    is fitted with the held-out labels turned into ``-1``, and its decision values
+    there fit one calibrator per class against the rest (normalised to sum to 1).
 
     Parameters
     ----------
@@ -189,54 +174,37 @@ class SemiSupervisedCalibratedClassifierCV(
         ``StratifiedKFold`` over the labeled classes). Every labeled class
         needs at least ``cv`` rows when ``cv`` is an int.
     ensemble : bool, default=False
-        False: fit the calibrators on the out-of-fold decision values of all
-        folds and apply them to one estimator fitted on the whole ``y``.
-        True: keep each fold's estimator with calibrators fitted on its own
-        held-out rows and average their probabilities, as scikit-learn's
-        default does; with few labels each calibrator then sees a handful of
-        rows and the probabilities come out too timid (the user guide,
-        "Probabilities").
+        False: calibrators fitted on all out-of-fold decision values, applied
+        to one estimator fitted on the whole ``y``. True: scikit-learn's
+        default, each fold's estimator and calibrators, probabilities averaged
+        (too timid with few labels).
     fallback : estimator object, "auto" or None, default="auto"
-        A supervised classifier with ``decision_function`` or
-        ``predict_proba``, fitted on the labeled rows only (with the class
-        codes ``0 .. n_classes - 1`` as labels); it is cloned. On the same
-        folds its out-of-fold decision values are calibrated like the
-        estimator's, and each candidate's Brier score is computed on every
-        fold's held-out rows with calibrators fitted on the other folds. The
-        fallback replaces the estimator when its score is strictly lower
-        (ties keep the semi-supervised model). ``"auto"`` is
-        :class:`~skssl.svm.LinearL2SVC`, the S3VMs' supervised counterpart;
-        ``None`` keeps the estimator without the check. The check needs at
-        least two folds; with one it does not run. It costs ``cv + 1`` fits
-        on the labeled rows only.
+        A supervised classifier with ``decision_function`` or ``predict_proba``,
+        cloned and fitted on the labeled rows (class codes as labels) and
+        calibrated on the same folds. It replaces the estimator when its
+        cross-validated Brier score is strictly lower. ``"auto"`` is
+        :class:`~skssl.svm.LinearL2SVC`; ``None`` skips the check (as does a
+        single fold). It costs ``cv + 1`` fits on the labeled rows.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         The labeled classes; ``-1`` is never one of them.
     calibrated_classifiers_ : list
-        The fitted pairs of estimator and calibrators: one per fold
-        (``ensemble=True``) or one (``ensemble=False``). Each has
-        ``estimator`` and ``predict_proba``. Where the fallback was kept,
-        the estimators are the fitted fallbacks.
+        Fitted estimator-calibrator pairs (``estimator``, ``predict_proba``):
+        one per fold with ``ensemble=True``, else one; fallbacks where kept.
     fell_back_ : bool or None
-        Whether the calibrated ``fallback`` replaced the semi-supervised
-        estimator. ``None`` when the check did not run (``fallback=None`` or
-        a single fold).
+        Whether the calibrated ``fallback`` replaced the estimator; ``None``
+        when the check did not run.
     fallback_scores_ : ndarray of shape (2,) or None
-        The cross-validated Brier scores (halved sum of squares over the
-        classes; lower is better) of the calibrated fallback and of the
-        calibrated estimator, in that order; ``None`` when the check did
-        not run.
+        Cross-validated Brier scores (halved sum of squares; lower is better)
+        of the calibrated fallback and estimator; ``None`` without the check.
     transduction_ : ndarray of shape (n_samples,)
-        Labels of the training rows: the given label for labeled rows, the
-        most probable class for unlabeled ones.
+        Labels of the training rows (the most probable class where unlabeled).
     n_features_in_ : int
-        Number of features seen during ``fit``, read from the first fitted
-        estimator.
+        Number of features seen during ``fit`` (of the first fitted estimator).
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during ``fit``, when ``X`` has string column
-        names, read from the first fitted estimator.
+        Names of features seen during ``fit``, when ``X`` has string column names.
 
     See Also
     --------

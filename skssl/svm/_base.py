@@ -1,17 +1,10 @@
 """What the linear estimators share: data, weights and class fractions, the one-vs-rest fit, the checks.
 
-:class:`_LinearFitMixin` is the base of every estimator of
-:mod:`skssl.svm._classes`: its parameters, ``fit``, the validation of the
-data, ``sample_weight``, ``class_weight`` and ``positive_fraction``, the
-checks of ``alpha`` and of the fitted model, and the safeguard.
-:class:`_BaseLinearSVC` adds the one-vs-rest fit (SVMlin is binary only) of
-:class:`~skssl.svm.LinearL2SVC`, :class:`~skssl.svm.TransductiveSVC` and
-:class:`~skssl.svm.DeterministicAnnealingSVC`, whose ``_solve`` solves one
-binary problem; ``n_jobs`` threads are shared between the problems and the
-row blocks of each.
+:class:`_LinearFitMixin` is the base of every estimator of :mod:`skssl.svm._classes`
+(parameters, ``fit``, validation, weights, the ``alpha`` checks, the safeguard);
+:class:`_BaseLinearSVC` adds the one-vs-rest fit (SVMlin is binary only).
 
-Design decisions (one-vs-rest, ``n_jobs``, ``positive_fraction``, weights,
-the smallest ``alpha``): user guide, "Mathematical formulation of the linear
+Design decisions: user guide, "Mathematical formulation of the linear
 S3VMs", Implementation decisions, "Shared by the estimators".
 """
 
@@ -484,25 +477,8 @@ class _LinearFitMixin:
         return bool(fall_back)
 
     def _safeguard_candidates(self, fractions, n_labeled_weight, class_weight, resolved):
-        """The safeguard's extra candidates, unfitted: this estimator at moved class fractions, a second opinion.
-
-        Parameters
-        ----------
-        fractions : ndarray of shape (n_classes,)
-            The class fractions of this fit (estimated from the labeled rows).
-        n_labeled_weight : float
-            Number (or total weight) of the labeled rows behind them.
-        class_weight : dict, "balanced" or None
-            The candidates' ``class_weight`` (keyed as the labels they are fitted on).
-        resolved : dict
-            Parameters this fit resolved from the data (:meth:`_resolved_parameters`).
-
-        Returns
-        -------
-        candidates : list of estimators
-            Two of this estimator's kind and its :meth:`_second_opinion`, if
-            any; none with a safeguard of its own.
-        """
+        """The safeguard's extra candidates, unfitted: two of this kind at moved ``fractions``, and
+        :meth:`_second_opinion` if any; ``resolved`` holds the parameters resolved from the data."""
         candidates = [
             clone(self).set_params(
                 positive_fraction=as_positive_fraction(moved),
@@ -816,38 +792,16 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
 
         _solve(X, y, labeled, positive_fraction, n_threads, sample_weight=None) -> result
 
-    with ``X`` the float64 rows of the fit (zero-weight rows already
-    dropped), ``y`` the +1 / -1 targets of the problem (entries of unlabeled
-    rows ignored), ``labeled`` a boolean mask, ``positive_fraction`` the
-    fraction of the unlabeled rows in the positive class, ``n_threads`` the
-    threads for its row-block products and ``sample_weight`` the positive row
-    weights (``None``: unit weights). It builds the problem's costs and
-    objective with :class:`~skssl.svm.solvers._problem.S3VMProblem` and returns its
-    solver's result dataclass (``MFNResult``, ``TSVMResult``, ``DAResult``),
-    of which the base reads:
-
-    * ``w`` (n_features,) and ``b``: the weights and the bias;
-    * ``outputs`` (n_rows,): ``X @ w + b`` (the base recomputes them on all
-      rows, dropped ones included, by assigning the attribute);
-    * ``objective``: SVMlin's ``transductive_cost`` of the problem at ``(w, b)``;
-    * ``n_iter``: the estimator's iteration count (``n_iter_`` is the largest).
-
-    On a Dask array the same problem is solved on the cluster's row blocks
-    by :meth:`_solve_dask` (or, for the built-in estimators, the block solver
-    named by ``_dask_solver``). Optional hooks: ``_convergence_messages(res)``
-    (the ``ConvergenceWarning`` messages of a result), ``_store_extra(results)``
-    (more fitted attributes), ``_resolve_from_data(rows, fractions)``
-    (parameters resolved from the data before the solve, on either backend)
-    and ``_checked_results`` (name in the error message -> field of the
-    result that must be finite). Every hook is declared here with its
-    docstring; a variant without ``_solve`` (or, on a Dask array, without a
-    Dask solve) fails at ``fit`` with a ``NotImplementedError`` naming it.
-
-    :class:`~skssl.svm.PottsDeterministicAnnealingSVC` does not follow this
-    contract: its classes share the unlabeled rows' distributions, so its fit
-    is one joint solve, not one binary problem per class; it gives
-    ``_fit`` of :class:`_LinearFitMixin` itself, and each class's w-step uses
-    the same :class:`~skssl.svm.solvers._problem.S3VMProblem`.
+    on the float64 rows (zero-weight rows dropped), +1 / -1 targets, a boolean
+    ``labeled`` mask and positive row weights (``None``: unit). It returns its
+    solver's result (``MFNResult``, ``TSVMResult``, ``DAResult``) with ``w``,
+    ``b``, ``outputs`` (``X @ w + b``, reassigned on all rows), ``objective``
+    and ``n_iter``. On a Dask array :meth:`_solve_dask` (or ``_dask_solver``)
+    solves it on the row blocks. Optional hooks, declared below:
+    ``_convergence_messages``, ``_store_extra``, ``_resolve_from_data`` and
+    ``_checked_results``; a missing solve fails at ``fit`` with a
+    ``NotImplementedError`` naming it. :class:`~skssl.svm.PottsDeterministicAnnealingSVC`
+    solves its classes jointly and gives ``_fit`` itself.
     """
 
     #: Fields of a result that must be finite, by the name used in the error message.
@@ -924,24 +878,9 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
     _dask_solver = None
 
     def _solve_dask(self, rows, spec, positive_fraction):
-        """Solve one binary problem on a Dask cluster's row blocks, for a fit on a Dask array.
+        """Solve one binary problem (``spec``, a ``ProblemSpec``) on the Dask row blocks ``rows``.
 
-        Parameters
-        ----------
-        rows : skssl.svm.dask._dask_rows.DaskRows
-            The fit's row blocks, on the workers.
-        spec : skssl.svm.dask._dask_problem.ProblemSpec
-            The binary problem: its classes, positive class, class weights and totals.
-        positive_fraction : float
-            The fraction of the unlabeled rows in the positive class.
-
-        Returns
-        -------
-        result
-            As :meth:`_solve`'s, with ``outputs`` left on the workers (the blocks' states).
-
-        A variant without it (and without ``_dask_solver``) fails at ``fit`` on a Dask array with a
-        ``NotImplementedError`` that says so; ``CONTRIBUTING.md`` shows one written with the block solvers.
+        Returns :meth:`_solve`'s result with ``outputs`` left on the workers; ``CONTRIBUTING.md`` has an example.
         """
         raise NotImplementedError  # (never reached: _check_hooks names the missing hook first)
 

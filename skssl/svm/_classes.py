@@ -1,16 +1,10 @@
 """The scikit-learn estimators of the linear family: thin wrappers around the solvers.
 
-* :class:`LinearL2SVC` -- supervised l2-SVM-MFN on the labeled rows;
-* :class:`TransductiveSVC` -- TSVM with multiple switching;
-* :class:`DeterministicAnnealingSVC` -- the DA S3VM;
-* :class:`PottsDeterministicAnnealingSVC` -- the multi-class DA S3VM with
-  the Potts glass (see :mod:`skssl.svm.solvers._potts`).
-
-The first three solve SVMlin's binary problems (Sindhwani & Keerthi, SIGIR
-2006) with the bias regularized like a weight; a binary model's
-``X @ coef_.T + intercept_`` is SVMlin's output, ``classes_[1]`` the
-positive class. What the four share is in :mod:`skssl.svm._base`; shared
-parameter and attribute text is in :mod:`skssl.svm._docs`.
+:class:`LinearL2SVC` (supervised l2-SVM-MFN), :class:`TransductiveSVC` (TSVM),
+:class:`DeterministicAnnealingSVC` (DA S3VM) and :class:`PottsDeterministicAnnealingSVC`
+(multi-class DA with the Potts glass). The binary problems are SVMlin's (Sindhwani &
+Keerthi, SIGIR 2006), the bias regularized like a weight. Shared fit: :mod:`skssl.svm._base`;
+shared parameter text: :mod:`skssl.svm._docs`.
 
 Design decisions: user guide, "Mathematical formulation of the linear
 S3VMs", Implementation decisions, "Shared by the estimators".
@@ -68,20 +62,14 @@ class LinearL2SVC(_BaseLinearSVC):
     alpha : float or "auto", default="auto"
         Regularization ``lambda``.
         %(alpha_auto_labeled)s
-        The loss is averaged over the ``l`` labeled rows here, and SVMlin's
-        supervised mode (``-A 1``) sums it, so SVMlin's ``-W W`` is
-        ``alpha = W / l`` (its semi-supervised modes average, and there
-        ``alpha`` is ``-W``). scikit-learn's ``LinearSVC(C=C,
-        loss="squared_hinge")``, whose bias is regularized like a weight at
-        the default ``intercept_scaling=1``, fits the same model at
-        ``C = 1 / (2 alpha l)`` (and ``intercept_scaling`` equal to this
-        estimator's ``intercept_scaling_``).
+        SVMlin's supervised ``-W W`` is ``alpha = W / l`` (it sums the loss);
+        ``LinearSVC(C=C, loss="squared_hinge")`` fits the same model at
+        ``C = 1 / (2 alpha l)`` and ``intercept_scaling=intercept_scaling_``.
     %(intercept_scaling_labeled)s
     tol : float, default=1e-9
         Stop when the objective changes by less than ``tol`` times its value.
     max_iter : int, default=50
-        Maximum number of Newton steps, as counted by ``n_iter_``; reaching
-        it before the stopping rule gives a ``ConvergenceWarning``.
+        Maximum number of Newton steps (``n_iter_``); reaching it warns.
     %(class_weight)s
     %(n_jobs_one_vs_rest)s
     verbose : int, default=0
@@ -193,13 +181,10 @@ def _semi_supervised_args(estimator, positive_fraction, n_threads, sample_weight
 class TransductiveSVC(_BaseLinearSVC):
     """Transductive linear l2-SVM with multiple label switching (TSVM).
 
-    Sindhwani & Keerthi's large-scale TSVM (SIGIR 2006), SVMlin's algorithm 2:
-    minimizes, over ``w``, ``b`` and +1 / -1 labels of the unlabeled rows
-    with a fraction ``positive_fraction`` of them positive,
-    ``1/2 (alpha (|w|^2 + b^2) + (1/l) sum_labeled max(0, 1 - y o)^2
-    + (unlabeled_weight/u) sum_unlabeled max(0, 1 - y o)^2)``, raising the
-    weight of the unlabeled rows from 1e-5 to ``unlabeled_weight`` and
-    switching up to ``max_switches`` pairs of labels per round.
+    Sindhwani & Keerthi (SIGIR 2006), SVMlin's algorithm 2: minimizes SVMlin's
+    transductive objective over ``w``, ``b`` and the unlabeled rows' labels (a
+    fraction ``positive_fraction`` positive), raising their weight from 1e-5
+    to ``unlabeled_weight`` and switching up to ``max_switches`` pairs a round.
 
     Parameters
     ----------
@@ -213,10 +198,8 @@ class TransductiveSVC(_BaseLinearSVC):
         ``r`` (SVMlin ``-R``): fraction of unlabeled rows labeled positive.
         ``None`` estimates it from the labeled rows; a multi-class model
         takes one fraction per class.
-        With ``None``, where the rows form one cluster per class (k-means,
-        90% of the labeled weight in its class's cluster) and the labels'
-        fractions lie over one standard error from the clusters' sizes, the
-        clusters' sizes are used instead.
+        With ``None``, the k-means clusters' sizes replace the labels'
+        fractions where the rows form one cluster per class.
     %(safeguard)s
     max_switches : int, default=10000
         ``S`` (SVMlin ``-S``): pairs switched per round at most; 1 gives
@@ -224,10 +207,8 @@ class TransductiveSVC(_BaseLinearSVC):
     tol : float, default=1e-9
         Relative stopping rule of each l2-SVM-MFN solve.
     max_iter : int, default=10000
-        Maximum number of l2-SVM-MFN solves (the iterations of TSVM: one per
-        switching round and one per level of ``lambda_0``), as counted by
-        ``n_iter_``. Reaching it stops the fit with a ``ConvergenceWarning``.
-        Each solve takes at most 50 Newton steps (SVMlin's cap).
+        Maximum number of l2-SVM-MFN solves (``n_iter_``; each of at most 50
+        Newton steps); reaching it stops the fit with a ``ConvergenceWarning``.
     %(class_weight)s
     %(n_jobs_one_vs_rest)s
     verbose : int, default=0
@@ -323,12 +304,7 @@ class TransductiveSVC(_BaseLinearSVC):
 
 
 class _AnnealingParameters:
-    """The parameters of both annealing estimators: one ``__init__``, one constraints dict.
-
-    :class:`DeterministicAnnealingSVC` and :class:`PottsDeterministicAnnealingSVC`
-    take the same parameters with the same defaults; scikit-learn reads them
-    from the signature of ``type(self).__init__``, which may be inherited.
-    """
+    """The parameters of both annealing estimators: one ``__init__``, one constraints dict."""
 
     _parameter_constraints: dict = _ANNEALING_CONSTRAINTS
 
@@ -382,12 +358,11 @@ class _AnnealingParameters:
 class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     """Semi-supervised linear l2-SVM by deterministic annealing (DA S3VM).
 
-    Sindhwani & Keerthi (SIGIR 2006), SVMlin's algorithm 3: the labels of the
-    unlabeled rows are relaxed to probabilities ``p`` with ``mean(p)`` equal
-    to ``positive_fraction``, an entropy term at temperature ``T`` is added,
-    and ``T`` is lowered from ``initial_temperature * unlabeled_weight`` by a factor 1.5 while
-    ``w`` and ``p`` are optimized alternately. The model with the lowest
-    transductive objective seen along the path is returned.
+    Sindhwani & Keerthi (SIGIR 2006), SVMlin's algorithm 3: the unlabeled
+    labels are relaxed to probabilities ``p`` (``mean(p) = positive_fraction``)
+    with an entropy term at temperature ``T``, lowered by 1.5 from
+    ``initial_temperature * unlabeled_weight`` while ``w`` and ``p`` alternate.
+    The model with the lowest transductive objective on the path is returned.
 
     Parameters
     ----------
@@ -400,30 +375,23 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     positive_fraction : float or array-like of shape (n_classes,), default=None
         ``r`` (SVMlin ``-R``): the mean of ``p``. ``None`` estimates it from
         the labeled rows; a multi-class model takes one fraction per class.
-        With ``None``, where the rows form one cluster per class (k-means,
-        90% of the labeled weight in its class's cluster) and the labels'
-        fractions lie over one standard error from the clusters' sizes, the
-        clusters' sizes are used instead.
+        With ``None``, the k-means clusters' sizes replace the labels'
+        fractions where the rows form one cluster per class.
     %(safeguard)s
     %(initial_temperature)s
     tol : float, default=1e-6
-        Threshold, in bits, of the mean KL divergence between successive
-        ``p`` (ends a temperature) and of the mean entropy of ``p`` (ends the
-        annealing).
+        Threshold in bits of the mean KL divergence between successive ``p``
+        (ends a temperature) and of the mean entropy of ``p`` (ends the annealing).
     max_iter : int, default=30
-        Maximum number of temperatures (outer iterations, SVMlin's
-        ``DA_OUTER_ITERMAX``), as counted by ``n_iter_``. Stopping there with
-        the mean entropy still above ``tol`` gives a ``ConvergenceWarning``.
+        Maximum number of temperatures (``n_iter_``, SVMlin's ``DA_OUTER_ITERMAX``);
+        stopping there above ``tol`` gives a ``ConvergenceWarning``.
     max_inner_iter : int, default=100
-        Maximum alternations of the ``p`` and ``w`` steps at one temperature
-        (SVMlin's ``DA_INNER_ITERMAX``); a temperature that reaches it with
-        the mean KL divergence above ``tol`` gives a ``ConvergenceWarning``.
-        Each ``w`` step takes at most 50 Newton steps (SVMlin's cap).
+        Maximum ``p``/``w`` alternations at one temperature (``DA_INNER_ITERMAX``;
+        each ``w`` step at most 50 Newton steps); reaching it warns.
     %(class_weight)s
     %(n_jobs_one_vs_rest)s
     verbose : int, default=0
-        Print the annealing progress (temperature, KL, entropy, objective)
-        when > 0.
+        Print the annealing progress when > 0.
 
     Attributes
     ----------
@@ -432,14 +400,11 @@ class DeterministicAnnealingSVC(_AnnealingParameters, _BaseLinearSVC):
     %(initial_temperature_used)s
     %(class_fractions_one_vs_rest)s
     objective_ : ndarray of shape (n_problems,)
-        SVMlin's ``transductive_cost`` of each binary problem (the lowest
-        seen along the annealing path).
+        SVMlin's ``transductive_cost`` of each binary problem (the lowest on the path).
     %(transduction)s
     n_iter_ : int
-        Largest number of temperatures visited (outer iterations, the count
-        ``max_iter`` caps) over the binary problems; 1 when there are no
-        unlabeled rows. It does not count the weight solves (w-steps), of
-        which each temperature takes up to ``max_inner_iter``.
+        Largest number of temperatures over the binary problems (1 without
+        unlabeled rows); the w-steps are not counted.
     %(n_features_in)s
 
     See Also
@@ -491,23 +456,14 @@ class PottsDeterministicAnnealingSVC(
 ):
     """Multi-class semi-supervised linear l2-SVM by Potts-glass deterministic annealing.
 
-    The multi-class extension of the deterministic annealing S3VM that
-    Sindhwani & Keerthi sketch ("Large Scale Semi-supervised Linear SVMs",
-    SIGIR 2006, footnote 4): every unlabeled row carries one distribution
-    over the classes, the K one-vs-rest l2-SVM losses are coupled through it,
-    its entropy at temperature ``T`` is added, and the class fractions of the
-    unlabeled rows are constraints. ``T`` is lowered from
-    ``initial_temperature * unlabeled_weight`` by a factor 1.5 while the weights (K weighted
-    l2-SVM-MFN problems) and the distributions (an entropy-regularised
-    transport problem, solved exactly) are optimized alternately; the model
-    with the lowest objective seen along the path is returned.
-
-    Where :class:`DeterministicAnnealingSVC` fits one-vs-rest, its K binary
-    problems guess the labels of the unlabeled rows independently (a row may
-    be "positive" for several classes or for none, and each balance
-    constraint ignores the others); here the guesses form one consistent
-    labeling. For two classes the model is exactly
-    :class:`DeterministicAnnealingSVC`'s.
+    The multi-class DA S3VM that Sindhwani & Keerthi sketch (SIGIR 2006,
+    footnote 4): each unlabeled row carries one distribution over the classes
+    that couples the K one-vs-rest l2-SVM losses, with its entropy at
+    temperature ``T`` and the class fractions as constraints. The weights and
+    the distributions (an entropy-regularised transport problem) alternate as
+    ``T`` falls; the model with the lowest objective on the path is returned.
+    Unlike one-vs-rest DA, the guesses form one consistent labeling; for two
+    classes the model is :class:`DeterministicAnnealingSVC`'s.
 
     Parameters
     ----------
@@ -522,32 +478,23 @@ class PottsDeterministicAnnealingSVC(
         (positive, summing to 1). ``None`` estimates them from the labeled
         rows; a binary problem also takes one float, the fraction of
         ``classes_[1]``.
-        With ``None``, where the rows form one cluster per class (k-means,
-        90% of the labeled weight in its class's cluster) and the labels'
-        fractions lie over one standard error from the clusters' sizes, the
-        clusters' sizes are used instead.
+        With ``None``, the k-means clusters' sizes replace the labels'
+        fractions where the rows form one cluster per class.
     %(safeguard)s
     %(initial_temperature)s
     tol : float, default=1e-6
-        Threshold, in bits, of the mean KL divergence between successive
-        distributions (ends a temperature) and of their mean entropy (ends
-        the annealing).
+        Threshold in bits of the mean KL divergence between successive
+        distributions (ends a temperature) and of their mean entropy.
     max_iter : int, default=30
-        Maximum number of temperatures, as counted by ``n_iter_``. Stopping
-        there with the mean entropy still above ``tol`` gives a
-        ``ConvergenceWarning``.
+        Maximum number of temperatures (``n_iter_``); stopping there above
+        ``tol`` gives a ``ConvergenceWarning``.
     max_inner_iter : int, default=100
-        Maximum alternations of the distribution and weight steps at one
-        temperature; a temperature that reaches it with the mean KL
-        divergence above ``tol`` gives a ``ConvergenceWarning``. Each weight
-        step takes at most 50 Newton steps per class.
+        Maximum distribution/weight alternations at one temperature (each
+        weight step at most 50 Newton steps per class); reaching it warns.
     %(class_weight)s
     n_jobs : int, default=None
-        Threads for the fit (``None`` means 1, ``-1`` all cores; joblib's
-        convention). Up to ``n_jobs`` classes have their weights solved at
-        once, each with ``n_jobs // (classes at once)`` threads for its
-        sparse products over row blocks. The result is the same up to
-        rounding.
+        Threads for the fit (``None`` means 1, ``-1`` all cores), shared
+        between the classes' weight solves; the result is the same up to rounding.
         %(busy_cores)s
     verbose : int, default=0
         Print the annealing progress when > 0.
@@ -561,24 +508,18 @@ class PottsDeterministicAnnealingSVC(
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Biases.
     label_distributions_ : ndarray of shape (n_samples, n_classes)
-        The final distribution over classes of every training row (one-hot
-        on the labeled rows), as in
-        :class:`sklearn.semi_supervised.LabelSpreading`.
+        Final distribution over classes of every training row (one-hot on
+        the labeled rows), as in :class:`sklearn.semi_supervised.LabelSpreading`.
     transduction_ : ndarray of shape (n_samples,)
-        Labels of the training rows: the label of a labeled row, the most
-        probable class of ``label_distributions_`` for an unlabeled one.
+        Labels of the training rows (the most probable class where unlabeled).
     %(safeguard_agreement)s
     %(initial_temperature_used)s
     %(class_fractions_joint)s
     objective_ : float
-        The zero-temperature multi-class objective of the returned model
-        (for two classes, SVMlin's ``transductive_cost``).
+        Zero-temperature objective of the returned model (SVMlin's
+        ``transductive_cost`` for two classes).
     n_iter_ : int
-        Number of temperatures visited (outer iterations, the count
-        ``max_iter`` caps); 1 when there are no unlabeled rows. As
-        :class:`DeterministicAnnealingSVC`'s, it does not count the weight
-        solves (w-steps), of which each temperature takes up to
-        ``max_inner_iter``.
+        Number of temperatures (1 without unlabeled rows); weight solves are not counted.
     %(n_features_in)s
 
     See Also
@@ -588,26 +529,9 @@ class PottsDeterministicAnnealingSVC(
 
     Notes
     -----
-    This is a separate class rather than a ``multi_class`` parameter of
-    :class:`DeterministicAnnealingSVC`: the two fit different models with
-    different fitted attributes (``label_distributions_``, a scalar
-    ``objective_``), scikit-learn deprecated ``LogisticRegression``'s
-    ``multi_class`` switch (version 1.5) for the same reason, and
-    one-vs-rest remains available by wrapping or by the binary class.
-
-    Neither model replaces the other. Measured with the defaults (gain in
-    accuracy points over the better of ``LogisticRegression()`` and
-    ``LinearSVC()`` fitted on the labeled rows, mean over the data sets,
-    five label draws; ``benchmarks/user_value.py`` in the repository):
-    Potts DA leads one-vs-rest DA on the 7 multi-class development sets
-    (+3.31 against +1.91) and on the 6 held-out ones (+1.46 against
-    +1.28): by 3.1 points on iris, 2.7 on 20 Newsgroups with 20 groups,
-    2.2 on wheat seeds, and ahead on each of the four text and image sets
-    (Reuters +1.1, handwritten digits +1.0, MNIST +0.8). On 33 multi-class
-    tabular sets added after the defaults were chosen (three draws) it is
-    behind (+0.57 against +0.75), better by more than a point on 2 of them
-    and worse on 9. Prefer Potts DA on text and images with several
-    classes; on tabular data neither is ahead throughout.
+    A separate class rather than a ``multi_class`` option: the models and
+    fitted attributes differ. Prefer it to one-vs-rest DA on text and images
+    with several classes; the user guide's "When to use which" has the figures.
 
     Examples
     --------

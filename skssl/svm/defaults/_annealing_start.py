@@ -1,18 +1,10 @@
 """``initial_temperature="auto"``: start the binary annealing hot, as SVMlin does, or cold, by a check on the labels.
 
-Deterministic annealing (Sindhwani, Keerthi & Chapelle, ICML 2006) starts
-hot, where the path can reach the lowest objective anywhere; a cold start
-(``0.1`` in units of ``unlabeled_weight``) stays near the supervised
-weights. The labeled rows decide between them:
-
-1. the labeled rows of positive weight are split into two stratified halves
-   (in the content order of :mod:`skssl.svm.kernels._row_order`);
-2. for each half, its labels are hidden and the estimator, without
-   safeguard, is fitted from both starts; each fit labels the hidden half;
-3. the cold start is kept when it labels at least ``MIN_MORE_CORRECT`` (2)
-   more hidden rows correctly, otherwise SVMlin's hot start.
-
-Binary problems with ``alpha="auto"`` only; a number skips the check.
+Deterministic annealing (Sindhwani, Keerthi & Chapelle, ICML 2006) starts hot;
+a cold start (``0.1``) stays near the supervised weights. The labeled rows are
+split into two stratified halves; each half's labels are hidden and the
+estimator is fitted from both starts. The cold start is kept when it labels
+at least ``MIN_MORE_CORRECT`` more hidden rows right. Binary, ``alpha="auto"`` only.
 
 Design decisions: user guide, Implementation decisions: linear S3VMs, "The annealing start".
 """
@@ -44,33 +36,15 @@ MIN_MORE_CORRECT = 2
 
 
 def _content_order(X, rows):
-    """``rows`` in an order of their values (:func:`skssl.svm.kernels._row_order.distinct_rows`).
-
-    It depends neither on where the rows are nor on the scale of ``X`` (a positive factor keeps the order).
-    """
+    """``rows`` in an order of their values, independent of row position and of the scale of ``X``."""
     _, group = distinct_rows(X[rows])
     return rows[np.argsort(group, kind="stable")]
 
 
 def label_check_halves(y_enc, labeled, X=None):
-    """The two stratified halves of the labeled rows whose labels the check hides in turn.
+    """Two stratified halves of ``labeled`` (empty when a class has fewer than two rows).
 
-    Parameters
-    ----------
-    y_enc : ndarray of shape (n_samples,)
-        Encoded labels (class indices) of the labeled rows.
-    labeled : ndarray of int
-        The labeled rows (of positive weight) that take part.
-    X : {ndarray, CSR matrix} of shape (n_samples, n_features), default=None
-        The rows: when given, the halves are drawn over the labeled rows in
-        an order of their values, so that the same rows in another order, or
-        all multiplied by one positive number, get the same halves (and the
-        fit the same model).
-
-    Returns
-    -------
-    halves : list of ndarrays of int
-        Two arrays of row indices; empty when some class has fewer than two labeled rows.
+    With ``X`` the halves are drawn in the rows' content order, so that reordered or rescaled rows get the same.
 
     Examples
     --------
@@ -96,10 +70,7 @@ def label_check_halves(y_enc, labeled, X=None):
 def count_correct_on_hidden_halves(estimator, rows, fractions):
     """Hidden labeled rows labeled right from each start: ``{HOT_START: n, COLD_START: n}``, or ``None``.
 
-    ``estimator`` (its ``classes_`` set) is cloned; ``rows`` is the fit's view of its rows on its backend
-    (``skssl.svm._base._RowsInMemory`` or the Dask fit's), which fits the clones with a half's labels hidden;
-    ``fractions`` the fit's class fractions. ``None`` where the check is skipped: a multi-class problem, no
-    unlabeled row of positive weight, or a class with fewer than two labeled rows of positive weight.
+    ``rows`` is the fit's backend view that fits the clones; ``None`` where the check is skipped.
     """
     if estimator.classes_.shape[0] != 2 or not isinstance(estimator.alpha, str):
         return None
@@ -110,8 +81,7 @@ def count_correct_on_hidden_halves(estimator, rows, fractions):
     if not halves:
         return None
     fraction = estimator.positive_fraction if estimator.positive_fraction is not None else float(fractions[1])
-    # Fitted on the estimator's rows: its factor of alpha="auto" and the k-means of its rows are not worked out
-    # again, and the checks' caps say nothing of the model the user gets.
+    # The parent's alpha factor and k-means are handed down, not worked out again.
     given = estimator._label_check_given(rows.clusters)
     correct = {HOT_START: 0, COLD_START: 0}
     for held in halves:
@@ -131,15 +101,6 @@ def count_correct_on_hidden_halves(estimator, rows, fractions):
 def start_from_counts(correct):
     """The start the counts choose: the cold one only with ``MIN_MORE_CORRECT`` more rows right.
 
-    Parameters
-    ----------
-    correct : dict or None
-        As returned by :func:`count_correct_on_hidden_halves`.
-
-    Returns
-    -------
-    initial_temperature : float
-
     Examples
     --------
     >>> from skssl.svm.defaults._annealing_start import COLD_START, HOT_START, start_from_counts
@@ -156,17 +117,7 @@ def start_from_counts(correct):
 
 
 def choose_initial_temperature(estimator, rows, fractions):
-    """``HOT_START`` or ``COLD_START`` for a DA fit with ``initial_temperature="auto"`` (see the module).
-
-    Parameters
-    ----------
-    estimator, rows, fractions
-        As for :func:`count_correct_on_hidden_halves`.
-
-    Returns
-    -------
-    initial_temperature : float
-    """
+    """``HOT_START`` or ``COLD_START`` for a DA fit with ``initial_temperature="auto"`` (see the module)."""
     correct = count_correct_on_hidden_halves(estimator, rows, fractions)
     start = start_from_counts(correct)
     if estimator.verbose and correct is not None:

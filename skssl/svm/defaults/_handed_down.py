@@ -1,17 +1,9 @@
 """What a fit decided from its rows, handed explicitly to the fits it starts on the same rows.
 
-A fit with the defaults decides several things from its rows before it
-solves: the class fractions of the unlabeled rows (with the k-means of
-:mod:`skssl.svm.defaults._cluster_fractions`), the factor of
-``alpha="auto"`` that the labeled rows support
-(:mod:`skssl.svm.defaults._penalty_check`) and, for the binary annealing,
-its start (:mod:`skssl.svm.defaults._annealing_start`). The fits it then
-starts on the same rows -- the safeguard's candidates, the folds of its
-cross-validated check, the halves of the annealing start -- differ from it
-only in a class fraction or in which labels are hidden. They are handed
-the parent's answers in a :class:`HandedDown` (through the estimators'
-``_fit_for_parent``, never as attributes set on a clone), so that no answer is
-worked out twice on the same rows.
+The class fractions, the factor of ``alpha="auto"`` and the annealing start
+are handed in a :class:`HandedDown` (through ``_fit_for_parent``) to the
+safeguard's candidates, the check's folds and the annealing start's halves,
+so that no answer is worked out twice on the same rows.
 """
 
 from dataclasses import dataclass

@@ -1,18 +1,9 @@
 """The data-aware defaults of the regularization: ``alpha="auto"`` and ``intercept_scaling="auto"``.
 
-``alpha="auto"`` sets the penalty from the data's scale and the number of
-rows that inform the fit::
-
-    alpha_ = mean_i |x_i|^2 * (1 + unlabeled_weight) / (n_labeled + unlabeled_weight * n_unlabeled)
-
-with the mean over every row of the fit (the labeled rows only, and
-``unlabeled_weight = 0``, for :class:`~skssl.svm.LinearL2SVC`), rows counted
-by their ``sample_weight``. ``intercept_scaling="auto"`` makes the bias
-practically free on centred rows (:func:`rows_are_centred`:
-``s = 10 sqrt(mean |x|^2)``) and keeps SVMlin's ``s = 1`` elsewhere. A
-number given for ``alpha`` is used as it is, with ``s = 1`` unless
-``intercept_scaling`` is given too. The formulas are derived in the user
-guide's "Mathematical formulation of the linear S3VMs".
+``alpha_ = mean_i |x_i|^2 * (1 + unlabeled_weight) / (n_labeled + unlabeled_weight * n_unlabeled)``
+over the fit's rows, counted by ``sample_weight``. ``intercept_scaling="auto"``
+frees the bias on centred rows (``s = 10 sqrt(mean |x|^2)``), else SVMlin's ``s = 1``.
+Derivation: user guide, "Mathematical formulation of the linear S3VMs".
 
 Design decisions: user guide, Implementation decisions: linear S3VMs, "Regularization defaults".
 """
@@ -36,9 +27,7 @@ __all__ = [
 
 #: ``intercept_scaling="auto"`` with ``alpha="auto"`` on centred rows: this many times their root mean squared norm.
 AUTO_INTERCEPT_FACTOR = 10.0
-#: Rows are centred when ``|mean_i x_i|^2 <= (CENTRED_TOLERANCE + 1 / n) mean_i |x_i|^2`` over ``n`` rows: the mean
-#: within a tenth of the rows' root mean squared norm of the origin, once the ``1 / n`` that the mean of ``n`` rows
-#: drawn around the origin has on average is allowed for.
+#: Rows are centred when ``|mean_i x_i|^2 <= (CENTRED_TOLERANCE + 1 / n) mean_i |x_i|^2`` (``1 / n``: sampling noise).
 CENTRED_TOLERANCE = 0.01
 
 
@@ -49,27 +38,9 @@ def _squared_row_norms(X):
 
 
 def auto_alpha(X, labeled, sample_weight=None, *, unlabeled_weight=1.0):
-    """``alpha="auto"``: ``mean_i |x_i|^2 (1 + w_u) / (n_labeled + w_u n_unlabeled)``.
+    """``alpha="auto"``: ``mean_i |x_i|^2 (1 + w_u) / (n_labeled + w_u n_unlabeled)``, rows weighted.
 
-    Parameters
-    ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        The rows of the fit (float64; CSR when sparse).
-    labeled : ndarray of bool of shape (n_samples,)
-        Labeled rows.
-    sample_weight : ndarray of shape (n_samples,), default=None
-        Row weights (counts): the mean is weighted and the rows count by
-        their weights.
-    unlabeled_weight : float, default=1.0
-        ``w_u``, the weight of the unlabeled rows' mean loss against the
-        labeled rows' (the estimator's ``unlabeled_weight``). ``0`` is the
-        supervised :class:`~skssl.svm.LinearL2SVC`: the unlabeled rows
-        take no part, in the mean either.
-
-    Returns
-    -------
-    alpha : float
-        A positive regularization.
+    ``unlabeled_weight=0`` (:class:`~skssl.svm.LinearL2SVC`) leaves the unlabeled rows out of the mean too.
 
     Examples
     --------
@@ -105,11 +76,7 @@ def weighted_column_sum(X, weights):
 
 
 def _used_column_sum(X, weights):
-    """:func:`weighted_column_sum` over the columns that hold an entry of ``X`` only (the others' sums are 0).
-
-    What the centring test reads, the squared norm of the mean row, is the same without the zeros, and a wide
-    sparse ``X`` is not summed into a dense vector of all its columns.
-    """
+    """:func:`weighted_column_sum` over the used columns only (a wide sparse ``X`` stays cheap)."""
     return weighted_column_sum(on_used_columns(X)[0], weights)
 
 
@@ -119,12 +86,7 @@ def _mean_squared_norm(norm_sum, weight_sum):
 
 
 def auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled_weight):
-    """:func:`auto_alpha` from sums over the rows (what a Dask fit sums over its row blocks).
-
-    ``norm_sum`` and ``weight_sum`` are ``sum_i s_i |x_i|^2`` and ``sum_i s_i``
-    over the rows of the mean (without the unlabeled ones when
-    ``unlabeled_weight`` is 0); ``n_labeled``, ``n_unlabeled`` the weight sums.
-    """
+    """:func:`auto_alpha` from ``sum_i s_i |x_i|^2``, ``sum_i s_i`` and the two weight sums (a Dask fit's sums)."""
     mean_norm = _mean_squared_norm(norm_sum, weight_sum)
     if not n_unlabeled > 0:
         return mean_norm / n_labeled
@@ -132,21 +94,9 @@ def auto_alpha_from_sums(norm_sum, weight_sum, n_labeled, n_unlabeled, unlabeled
 
 
 def auto_intercept_scaling(norm_sum, weight_sum, column_sum):
-    """``intercept_scaling="auto"`` with ``alpha="auto"``: free the bias of centred rows, else SVMlin's 1.
+    """``intercept_scaling="auto"``: ``AUTO_INTERCEPT_FACTOR sqrt(mean_i |x_i|^2)`` on centred rows, else 1.
 
-    Parameters
-    ----------
-    norm_sum, weight_sum : float
-        As for :func:`auto_alpha_from_sums`: the mean runs over the same rows.
-    column_sum : ndarray of shape (n_features,)
-        ``sum_i s_i x_i`` over those rows.
-
-    Returns
-    -------
-    intercept_scaling : float
-        ``AUTO_INTERCEPT_FACTOR sqrt(mean_i |x_i|^2)`` when the rows' mean is within a tenth of their root mean
-        squared norm of the origin (``CENTRED_TOLERANCE``, plus ``1 / weight_sum`` for the sampling noise of the
-        mean), else 1.
+    ``column_sum`` is ``sum_i s_i x_i`` over the rows of :func:`auto_alpha_from_sums`.
 
     Examples
     --------
@@ -163,10 +113,7 @@ def auto_intercept_scaling(norm_sum, weight_sum, column_sum):
 
 
 def rows_are_centred(norm_sum, weight_sum, column_sum):
-    """Whether the rows' mean lies within a tenth of their root mean squared norm of the origin (standardized rows).
-
-    ``|mean_i x_i|^2 <= (CENTRED_TOLERANCE + 1 / weight_sum) mean_i |x_i|^2``, the means weighted; the arguments
-    are those of :func:`auto_intercept_scaling`. No row of positive weight: not centred.
+    """Whether ``|mean_i x_i|^2 <= (CENTRED_TOLERANCE + 1 / weight_sum) mean_i |x_i|^2`` (no weight: False).
 
     Examples
     --------
@@ -190,16 +137,7 @@ def fit_rows_are_centred(X, sample_weight=None):
 
 
 def resolve_regularization(alpha, intercept_scaling, X, labeled, sample_weight=None, *, unlabeled_weight=1.0):
-    """The ``alpha_`` and ``intercept_scaling_`` a fit uses.
-
-    ``alpha="auto"`` is :func:`auto_alpha`; with it, ``intercept_scaling="auto"`` is
-    :func:`auto_intercept_scaling` over the same rows. With a given ``alpha``, ``intercept_scaling="auto"``
-    is 1: SVMlin's objective, the bias regularized like a weight. Numbers are used as they are.
-
-    Returns
-    -------
-    alpha_, intercept_scaling_ : float
-    """
+    """``(alpha_, intercept_scaling_)``; with a given ``alpha``, ``intercept_scaling="auto"`` is SVMlin's 1."""
     if not isinstance(alpha, str):  # "auto" is the only string the parameter constraints let through
         return float(alpha), (1.0 if isinstance(intercept_scaling, str) else float(intercept_scaling))
     weights = _row_weights(X, labeled, sample_weight, unlabeled_weight)

@@ -1,18 +1,11 @@
 """The safeguard's cross-validated check: keep the supervised l2-SVM where the held-out labels prefer it.
 
-The agreement of the safeguard's candidates (:mod:`skssl.svm.safeguard._safeguard`)
-cannot see a low-density separator that every candidate shares and that
-the labels contradict. ``safeguard="cross_validation"`` asks the labels, as
-the safeguard of :class:`~skssl.self_training.CurriculumLabelingClassifier`
-does: the labeled rows are split into folds (as :mod:`skssl.svm.defaults._penalty_check`
-makes them); for each fold the estimator without safeguard is fitted with
-that fold's labels hidden, and :class:`~skssl.svm.LinearL2SVC` on the other
-folds' labeled rows. When the supervised model classifies more held-out
-rows correctly, it is refitted on all labeled rows and replaces the
-semi-supervised model; :class:`~skssl.svm.DeterministicAnnealingSVC` keeps
-its model only with a lead of one standard error of the paired difference
-(McNemar's). ``safeguard="auto"`` runs the check where the distinct labeled
-rows outnumber the features.
+With ``safeguard="cross_validation"`` the labeled rows are split into folds (as
+:mod:`skssl.svm.defaults._penalty_check` makes them); per fold the estimator
+without safeguard is fitted with that fold's labels hidden, and
+:class:`~skssl.svm.LinearL2SVC` on the other folds. The supervised model wins
+when it classifies more held-out rows right (for deterministic annealing: unless
+the semi-supervised lead exceeds one standard error, McNemar's).
 
 Design decisions: user guide, Implementation decisions: linear S3VMs, "The cross-validated fallback check".
 """
@@ -28,32 +21,15 @@ __all__ = ["FoldComparison", "asks_held_out_labels", "compare_on_folds", "prefer
 
 
 class FoldComparison(NamedTuple):
-    """What the check's folds found: the two held-out accuracies and the rows on which only one model is right."""
+    """Held-out accuracies (supervised, semi-supervised) and McNemar's discordant weights ``(b, c)``."""
 
-    #: The weighted accuracy on the held-out labeled rows of the supervised and of the semi-supervised fit.
     scores: np.ndarray
-    #: The weights of the held-out rows that only the supervised (``b``) and only the semi-supervised fit (``c``)
-    #: classify right, McNemar's discordant pairs.
     discordant: np.ndarray
 
 
 def asks_held_out_labels(safeguard, X, labeled):
-    """Whether the safeguard ends with the cross-validated check.
-
-    Parameters
-    ----------
-    safeguard : {"auto", "agreement", "cross_validation"} or None
-        The estimator's ``safeguard``.
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        The rows of the fit.
-    labeled : ndarray of int
-        The labeled rows of positive weight.
-
-    Returns
-    -------
-    bool
-        ``True`` for ``"cross_validation"``, and for ``"auto"`` when the distinct labeled rows outnumber the
-        features (repeats of a row count once, so that a weight and repeats give the same answer).
+    """Whether the safeguard runs the check: always for ``"cross_validation"``; for ``"auto"`` when the
+    distinct labeled rows (repeats count once) outnumber the features.
 
     Examples
     --------
@@ -72,31 +48,10 @@ def asks_held_out_labels(safeguard, X, labeled):
 
 
 def compare_on_folds(X, y_enc, labeled, weights, predict_semi, predict_supervised):
-    """Cross-validated accuracies of the supervised and the semi-supervised fit on the labeled rows.
+    """Cross-validated :class:`FoldComparison` of the two fits, or ``None`` when there are too few labels for two folds.
 
-    Parameters
-    ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        The rows of the fit.
-    y_enc : ndarray of shape (n_samples,)
-        Class indices of the labeled rows (anything on the others).
-    labeled : ndarray of int
-        The labeled rows of positive weight.
-    weights : ndarray of shape (n_samples,)
-        Row weights.
-    predict_semi : callable
-        ``predict_semi(hidden, test_rows)``: the class indices of ``test_rows`` predicted by the
-        semi-supervised fit with the labels of the rows ``hidden`` hidden.
-    predict_supervised : callable
-        ``predict_supervised(train_rows, test_rows)``: those of the supervised fit on the labeled rows
-        ``train_rows``.
-
-    Returns
-    -------
-    comparison : FoldComparison or None
-        The weighted accuracy on the held-out labeled rows of the supervised and of the semi-supervised fit
-        (``scores``) and the weights of the held-out rows that only one of them classifies right
-        (``discordant``); ``None`` when the labeled rows are too few for two folds.
+    ``predict_semi(hidden, test_rows)`` predicts with the labels of ``hidden`` hidden;
+    ``predict_supervised(train_rows, test_rows)`` fits on the labeled ``train_rows``.
 
     Examples
     --------
@@ -128,19 +83,8 @@ def compare_on_folds(X, y_enc, labeled, weights, predict_semi, predict_supervise
 def prefers_supervised(comparison, margin=None):
     """Whether the check returns the supervised model.
 
-    Parameters
-    ----------
-    comparison : FoldComparison
-        What :func:`compare_on_folds` found.
-    margin : float or None, default=None
-        ``None``: the supervised model when it classifies more held-out rows right (``TransductiveSVC``,
-        ``PottsDeterministicAnnealingSVC``). A number: the supervised model unless the semi-supervised one
-        classifies more right by more than ``margin`` standard errors of the difference, ``c - b > margin *
-        sqrt(b + c)`` with ``b``, ``c`` the discordant weights (McNemar's; ``DeterministicAnnealingSVC``: 1).
-
-    Returns
-    -------
-    bool
+    ``margin=None``: when it has the higher held-out accuracy. A number: unless
+    ``c - b > margin * sqrt(b + c)`` for the discordant weights (McNemar's).
 
     Examples
     --------

@@ -1,20 +1,10 @@
 """The safeguard of the semi-supervised SVMs: follow the unlabeled rows only where their answer is stable.
 
-After Li & Zhou, "Towards Making Unlabeled Data Never Hurt" (S4VM, IEEE
-TPAMI 2015), with candidates that differ in what the labeled rows know
-least, the class fractions (``safeguard="agreement"``):
-
-1. the semi-supervised fit at the estimated class fractions ``f``, two more
-   at ``f`` moved by one standard error ``sqrt(f (1 - f) / l)`` (clipped and
-   renormalized for several classes), and a fourth by a second optimizer of
-   the same objective (the estimator's ``_second_opinion``: TSVM for the
-   annealing estimators, TSVM without SVMlin's annealing of ``lam_u`` for TSVM);
-2. the unlabeled rows on which all candidates predict the same class keep
-   that label, the disputed ones are left out;
-3. the model is the l2-SVM refitted on the labeled and the agreed rows
-   (jointly over the classes on centred rows, :mod:`skssl.svm.solvers._weston_watkins`).
-
-It costs about three fits; ``safeguard=None`` returns SVMlin's fit.
+After Li & Zhou, "Towards Making Unlabeled Data Never Hurt" (S4VM, TPAMI 2015)
+(``safeguard="agreement"``): candidates at the estimated class fractions, at
+those moved by one standard error each way, and by a second optimizer
+(``_second_opinion``); the l2-SVM is refitted on the labeled rows and the
+unlabeled rows on which all candidates agree.
 
 Design decisions: user guide, Implementation decisions: linear S3VMs, "The agreement safeguard".
 """
@@ -28,10 +18,7 @@ FRACTION_FLOOR = 1e-3
 
 
 def candidate_fractions(fractions, n_labeled):
-    """The class fractions of the two extra candidates: ``f`` moved by one standard error each way.
-
-    ``n_labeled`` is the number (or weight) of labeled rows behind ``fractions``;
-    both candidates are positive and sum to 1.
+    """``f`` moved by one standard error ``sqrt(f (1 - f) / n_labeled)`` each way, kept positive and summing to 1.
 
     Examples
     --------

@@ -1,16 +1,12 @@
 """The modified finite Newton solver for the linear l2-SVM (l2-SVM-MFN).
 
 Minimizes ``F(w, b) = 1/2 (alpha |w|^2 + alpha_b b^2 + sum_t c_t max(0, 1 - y_t o_t)^2)``
-(``alpha_b = alpha`` in SVMlin, whose bias is a weight of a constant feature)
 over loss terms ``t`` that may share a row of ``X`` (SVMlin's ``L2_SVM_MFN``;
-Keerthi & DeCoste 2005): Newton steps on the active terms, each solved by
-CGLS, followed by an exact line search. The Newton loop, :func:`newton_solve`,
-is written once over the row backend of :mod:`skssl.svm.solvers._rows`;
-:class:`MemoryRows` is the in-memory backend, whose CGLS and line search are
-each one call of the compiled kernels, and :func:`l2_svm_mfn` the loop on
-it. The algorithm and the implementation decisions are in the user guide,
-"Mathematical formulation of the linear S3VMs": its section "l2-SVM-MFN"
-and the l2-SVM-MFN part of "Implementation decisions".
+Keerthi & DeCoste 2005): Newton steps on the active terms solved by CGLS, then an
+exact line search. :func:`newton_solve` is the loop over the row backend of
+:mod:`skssl.svm.solvers._rows`; :class:`MemoryRows` is the in-memory backend and
+:func:`l2_svm_mfn` the loop on it. Decisions: user guide, "Mathematical
+formulation of the linear S3VMs", "l2-SVM-MFN" and "Implementation decisions".
 """
 
 import time
@@ -197,43 +193,11 @@ def mfn_objective(w, b, outputs, y, cost, alpha, rows=None, alpha_b=None):
 def cgls(XJ, cost, target, outputs, w, b, alpha, eps, max_iter, alpha_b=None):
     """Solve ``(D + X^T C X) [w; b] = X^T C target`` by CGLS, seeded at ``(w, b)``.
 
-    ``X`` here is ``XJ`` with a column of ones appended (the bias), which is
-    never built, and ``D = diag(alpha, ..., alpha, alpha_b)``. The iteration
-    stops when ``|r|^2 < eps^2 |z|^2`` with
-    ``z = C (target - o)`` and ``r = X^T z - D [w; b]`` (SVMlin's relative
-    rule) or after ``max_iter`` iterations. ``w`` and ``outputs`` are
-    updated in place.
-
-    Parameters
-    ----------
-    XJ : {csr sparse matrix, RowBlocks, DenseRows, ndarray} of shape (n_rows, n_features)
-        Rows of the system: float64 CSR (or its row blocks), the listed rows of a
-        C-contiguous float64 ndarray, or such an ndarray.
-    cost, target : ndarray of shape (n_rows,)
-        Diagonal of ``C`` and the least-squares targets.
-    outputs : ndarray of shape (n_rows,)
-        ``XJ @ w + b`` at the seed; updated in place.
-    w : ndarray of shape (n_features,)
-        Seed; updated in place.
-    b : float
-        Seed of the bias.
-    alpha : float
-        Regularization of ``w``.
-    eps : float
-        Relative tolerance.
-    max_iter : int
-        Iteration cap.
-    alpha_b : float, default=None
-        Regularization of the bias; ``None`` takes ``alpha`` (SVMlin's).
-
-    Returns
-    -------
-    b : float
-        The bias at the solution.
-    converged : bool
-        Whether the relative rule was met.
-    n_iter : int
-        Iterations taken.
+    ``X`` is ``XJ`` (CSR, row blocks or dense rows) with an implicit column of
+    ones, ``D = diag(alpha, ..., alpha, alpha_b)`` (``alpha_b=None``: ``alpha``).
+    Stops when ``|r|^2 < eps^2 |z|^2``, ``z = C (target - o)``, ``r = X^T z - D [w; b]``
+    (SVMlin's rule), or after ``max_iter``. ``w`` and ``outputs`` (``XJ @ w + b``)
+    are updated in place; returns ``(b, converged, n_iter)``.
     """
     if XJ.shape[0] == 0:
         # No rows: the system is alpha [w; b] = 0 (see the user guide's implementation decisions).
@@ -555,17 +519,11 @@ def l2_svm_mfn(
         :class:`~skssl.svm._callback.SolverEvent` (``None``: the one
         :func:`~skssl.svm._callback.solver_callback` installed, if any):
 
-        - ``"cgls"`` after each CGLS solve (one per Newton step):
-          ``newton_step`` (1-based), ``n_rows`` (rows of the system),
-          ``n_iter`` (its CGLS iterations), ``converged`` (it met its relative
-          rule), ``eps`` (its tolerance) and ``cpu_time`` (its process time in
-          seconds);
-        - ``"line_search"`` after each line search: ``newton_step``,
-          ``n_breakpoints`` (terms entering or leaving the active set along
-          the step), ``step`` (the step ``delta``) and ``objective`` (``F``
-          after the step);
-        - ``"mfn"`` once, on return: ``n_iter``, ``n_cg_iter``,
-          ``n_empty_steps``, ``converged`` and ``objective``, as in the result.
+        ``"cgls"`` after each CGLS solve (``newton_step``, ``n_rows``, ``n_iter``,
+        ``converged``, ``eps``, ``cpu_time``), ``"line_search"`` after each line
+        search (``newton_step``, ``n_breakpoints``, ``step``, ``objective``) and
+        ``"mfn"`` on return (``n_iter``, ``n_cg_iter``, ``n_empty_steps``,
+        ``converged``, ``objective``).
 
     Returns
     -------
