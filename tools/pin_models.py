@@ -2,6 +2,7 @@
 
     python tools/pin_models.py save PATH      # fit every case, write the fitted attributes to PATH (.npz)
     python tools/pin_models.py compare PATH   # fit again, compare with PATH; exit 1 if a model moved
+    python tools/pin_models.py backends       # fit in memory and on Dask; exit 1 where the two differ
 
 The cases are the four linear S3VMs with their defaults and with ``safeguard=None``, on dense, CSR, standardized
 tabular and 3-class rows, in memory; with ``--dask`` the same estimators also fit on a Dask array of the same rows
@@ -127,11 +128,21 @@ def compare(pinned, fitted):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=("save", "compare"))
-    parser.add_argument("path")
+    parser.add_argument("action", choices=("save", "compare", "backends"))
+    parser.add_argument("path", nargs="?")
     parser.add_argument("--dask", action="store_true", help="also fit on a Dask array of the same rows")
     args = parser.parse_args(argv)
-    fitted = fit_all(args.dask)
+    if args.action != "backends" and args.path is None:
+        parser.error(f"{args.action} needs a PATH")
+    fitted = fit_all(args.dask or args.action == "backends")
+    if args.action == "backends":
+        in_memory = {key: rec for key, rec in fitted.items() if not key.endswith("@dask")}
+        on_dask = {key[: -len("@dask")]: rec for key, rec in fitted.items() if key.endswith("@dask")}
+        moved = compare(in_memory, on_dask)
+        for line in moved:
+            print(line)
+        print(f"{len(on_dask)} Dask fits compared with their in-memory fits, {len(moved)} differences")
+        return 1 if moved else 0
     if args.action == "save":
         flat = {f"{key}|{name}": value for key, rec in fitted.items() for name, value in rec.items()}
         np.savez(args.path, **flat)
