@@ -54,7 +54,7 @@ def stratified_fold_ids(classes, n_folds, *, dealt=True, seed=None):
     >>> stratified_fold_ids(y, 3).tolist()
     [0, 1, 2, 0, 1, 2]
     >>> stratified_fold_ids(y, 2, dealt=False).tolist()
-    [0, 0, 1, 0, 0, 1]
+    [0, 0, 1, 0, 1, 1]
     """
     classes = np.asarray(classes)
     n_folds = int(n_folds)

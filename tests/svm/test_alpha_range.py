@@ -35,7 +35,7 @@ class WorkBudget:
         self.limit = limit
         self.cgls = 0
         self.dual = 0
-        cgls, evaluate, excess = _mfn.cgls, _potts_beliefs._DualRows.evaluate, _da._belief_excess
+        cgls, evaluate, sums = _mfn.cgls, _potts_beliefs._DualRows.evaluate, _da.MemoryBeliefSums.__call__
 
         def counted_cgls(*args):
             out = cgls(*args)
@@ -48,14 +48,14 @@ class WorkBudget:
             self._check()
             return evaluate(rows, nu)
 
-        def counted_excess(*args):
-            self.dual += 1
+        def counted_sums(belief_sums, xs):
+            self.dual += len(xs)  # one evaluation per threshold of the round
             self._check()
-            return excess(*args)
+            return sums(belief_sums, xs)
 
         monkeypatch.setattr(_mfn, "cgls", counted_cgls)
         monkeypatch.setattr(_potts_beliefs._DualRows, "evaluate", counted_evaluate)
-        monkeypatch.setattr(_da, "_belief_excess", counted_excess)
+        monkeypatch.setattr(_da.MemoryBeliefSums, "__call__", counted_sums)
 
     def _check(self):
         if self.cgls + self.dual > self.limit:

@@ -605,7 +605,7 @@ def test_unit_weights_are_no_weights_bitwise(data):
 def test_weights_change_the_model_and_the_estimated_fractions(monkeypatch):
     # The labels' estimate: these blobs cluster by class, so the clusters' shares
     # (skssl.svm.defaults._cluster_fractions, tested on its own) would replace the 3:1:1 that the weights give.
-    monkeypatch.setattr(svm_base, "fractions_from_clusters", lambda X, y, mask, fractions, weights: fractions)
+    monkeypatch.setattr(svm_base, "fractions_from_clusters", lambda X, y, mask, fractions, weights, **kw: fractions)
     X, _, y_semi = _blobs(n_classes=3, seed=7)
     lab = y_semi != -1
     sw = np.where(lab & (y_semi == 0), 3.0, 1.0)
