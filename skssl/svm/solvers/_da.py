@@ -41,6 +41,7 @@ __all__ = [
     "DA_OUTER_ITERMAX",
     "GUESS_OFFSETS",
     "ROUND_THRESHOLDS",
+    "BeliefSteps",
     "DAResult",
     "MemoryBeliefSums",
     "belief_gaps",
@@ -105,6 +106,19 @@ def belief_threshold(g, T, r, weight=None, n_threads=1, guess=None):
     g = np.ascontiguousarray(g, dtype=np.float64)
     weight = _NO_WEIGHT if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
     return belief_root(MemoryBeliefSums(g, T, r, weight, n_threads), g.min(), g.max(), T, r, guess=guess)
+
+
+class BeliefSteps:
+    """DA's p-steps along the temperatures: each search for ``nu`` starts around the last one found (as on Dask)."""
+
+    def __init__(self, r, weight=None, n_threads=1):
+        self.r, self.weight, self.n_threads = r, weight, n_threads
+        self.nu = None
+
+    def __call__(self, g, T):
+        """The beliefs of :func:`optimize_p` for gaps ``g`` at temperature ``T``."""
+        self.nu = belief_threshold(g, T, self.r, self.weight, self.n_threads, guess=self.nu)
+        return expit((self.nu - g) / T)
 
 
 class MemoryBeliefSums:
@@ -369,13 +383,10 @@ def deterministic_annealing(
             best.offer(F, res.w, res.b, res.outputs)
             return F
 
-        # Each p-step's search starts around the previous temperature's threshold, as on Dask.
-        threshold = [None]
+        beliefs = BeliefSteps(r, w_unl, n_threads)
 
         def p_step(T):
-            g = belief_gaps(step.outputs[unl], unlabeled_weight)
-            threshold[0] = belief_threshold(g, T, r, w_unl, n_threads, guess=threshold[0])
-            return expit((threshold[0] - g) / T)
+            return beliefs(belief_gaps(step.outputs[unl], unlabeled_weight), T)
 
         measures = partial(kl_bits, weight=w_unl), partial(entropy_bits, weight=w_unl)
         steps = AnnealingSteps("DA", w_step, p_step, *measures)

@@ -17,11 +17,10 @@ from functools import partial
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.special import expit
 
 from ._annealing import DA_INIT_TEMP, DA_INNER_ITERMAX, DA_OUTER_ITERMAX, BestPoint, anneal
 from ._annealing import AnnealingCounts, AnnealingSchedule, AnnealingSteps
-from ._da import belief_threshold
+from ._da import BeliefSteps
 from ._mfn import MFNITERMAX
 from ._potts_beliefs import potts_p_step
 from ._problem import BeliefWStep, S3VMProblem
@@ -318,15 +317,13 @@ def potts_annealing(
             outputs = np.column_stack([problems[k].outputs for k in range(K)])
         return W, b, outputs
 
-    binary_threshold = [None]  # K = 2: the binary DA's threshold, each search started from the last
+    binary_beliefs = BeliefSteps(r[1], unl_weight)  # K = 2: the binary DA's p-steps
 
     def p_step(E, T, nu):
         if K == 2:
             # The binary DA's own belief update: K = 2 costs what the binary DA costs
             # (see the user guide's implementation decisions).
-            g = E[:, 1] - E[:, 0]
-            binary_threshold[0] = belief_threshold(g, T, r[1], unl_weight, guess=binary_threshold[0])
-            p1 = expit((binary_threshold[0] - g) / T)
+            p1 = binary_beliefs(E[:, 1] - E[:, 0], T)
             return np.column_stack([1.0 - p1, p1]), nu
         return potts_p_step(E, T, r, nu, unl_weight)
 
