@@ -1069,6 +1069,8 @@ def belief_mean(double nu, const double[::1] g, double T, const double[::1] weig
     """
     cdef Py_ssize_t n = g.shape[0], blk, i, lo, hi
     cdef bint weighted = weight.shape[0] > 0
+    if weighted and weight.shape[0] != g.shape[0]:
+        raise ValueError(f"weight has {weight.shape[0]} entries for {g.shape[0]} gaps; give one per gap, or none.")
     cdef int n_blocks = max(1, min(n_threads, <int>(n // 4096)))
     cdef int n_run = _threads_for(n_blocks)
     cdef double[:, ::1] parts = np.zeros((n_blocks, _N_PARTS))
@@ -1105,6 +1107,8 @@ def belief_sums(const double[::1] xs, const double[::1] g, double T, const doubl
     """
     cdef Py_ssize_t n = g.shape[0], K = xs.shape[0], blk, i, k, lo, hi
     cdef bint weighted = weight.shape[0] > 0
+    if weighted and weight.shape[0] != g.shape[0]:
+        raise ValueError(f"weight has {weight.shape[0]} entries for {g.shape[0]} gaps; give one per gap, or none.")
     cdef int n_blocks = max(1, min(n_threads, <int>(n // 4096)))
     cdef int n_run = _threads_for(n_blocks)
     cdef double[:, :, ::1] parts = np.zeros((n_blocks, max(K, 1), 2))

@@ -152,6 +152,20 @@ def test_belief_mean_is_the_mean_of_the_expit(seed):
         assert belief_mean(nu, g, T, weight, n_threads) == pytest.approx(want, abs=1e-13)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_belief_kernels_refuse_weights_of_another_length(seed):
+    # The kernels read weight[i] for every gap i: a shorter array would be read past its end.
+    rng = np.random.RandomState(seed)
+    n = rng.randint(1, 9000)
+    g = rng.randn(n)
+    wrong = rng.choice([m for m in (1, n - 1, n + 1, 2 * n) if m > 0 and m != n])
+    weight = rng.rand(wrong)
+    with pytest.raises(ValueError, match="entries for"):
+        belief_sums(rng.randn(3), g, 0.5, weight, 2)
+    with pytest.raises(ValueError, match="entries for"):
+        belief_mean(0.0, g, 0.5, weight, 2)
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_belief_sums_are_the_sums_of_the_expit_at_each_threshold(seed):
     rng = np.random.RandomState(seed)
