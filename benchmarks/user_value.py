@@ -88,6 +88,7 @@ A complete run writes ``results/user_value.md`` and its ``.jsonl`` (``benchmarks
 
 import argparse
 import json
+import re
 import shlex
 import warnings
 from collections import namedtuple
@@ -649,6 +650,12 @@ def run_lines(table):
     return runs
 
 
+def run_command(line):
+    """The command of a :func:`run_lines` line without its ``--out``: two runs of one command make the same cells."""
+    command = line.split("`")[1] if "`" in line else line
+    return re.sub(r" --out (<[^>]*>|\S+)", "", command)
+
+
 def merge_logs(args, argv=None):
     """``--merge``: one table from the logs of several runs; complete only when they cover the full run."""
     logs = [shown_path(log) for log in args.merge]
@@ -677,7 +684,9 @@ def merge_logs(args, argv=None):
     reduced = [f"the logs lack {len(missing)} (data set, method, draw) cells"] if missing else []
     runs = []
     for log in args.merge:
-        runs += [line for line in run_lines(Path(log).with_suffix(".md")) if line not in runs]
+        for line in run_lines(Path(log).with_suffix(".md")):
+            # a later run of the same command made the same cells again, and they replaced the earlier run's
+            runs = [run for run in runs if run_command(run) != run_command(line)] + [line]
     rebuild = ["python", "benchmarks/user_value.py", "--merge", *logs]
     rebuild += ["--out", shown_path(args.out)] if args.out else []
     header = (
