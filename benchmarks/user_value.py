@@ -643,7 +643,7 @@ def run_lines(table):
     text = "\n".join(paragraphs[1:3] if paragraphs[1].startswith("The logs of") else paragraphs[1:2])
     runs = []
     for line in (line.strip() for line in text.splitlines()):
-        if line.startswith("- Command:"):
+        if line.startswith(("- Command:", "- An earlier merge:")):
             runs.append(line)
         elif line.startswith("- The logs of") and "`" in line:  # an older merge: the command it was made by
             runs.append(f"- An earlier merge: `{line.split('`')[1]}`")

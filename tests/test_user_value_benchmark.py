@@ -407,6 +407,8 @@ def test_the_runs_of_an_older_nested_merge_are_read_flat(uv, tmp_path):
         "- Command: `three`",
     ]
     assert uv.run_lines(tmp_path / "missing.md") == []
+    table.write_text("# t\n\nMerged from `x`:\n- An earlier merge: `cmd2`\n- Command: `one`\n\nprotocol\n")
+    assert uv.run_lines(table) == ["- An earlier merge: `cmd2`", "- Command: `one`"]  # a merge of a merge keeps them
 
 
 def test_a_merge_refuses_logs_outside_the_repository(uv, results_root, tmp_path_factory, monkeypatch):
