@@ -12,6 +12,7 @@ from skssl.svm.safeguard._fallback_check import (
     prefers_supervised,
 )
 
+from .._tiers import fast_first
 from ._problems import bars_along_the_labels
 
 ESTIMATORS = [TransductiveSVC, DeterministicAnnealingSVC]
@@ -150,7 +151,7 @@ def _spying_on_the_check(monkeypatch):
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS)
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", fast_first(range(3)))
 def test_the_model_is_the_agreement_model_or_the_supervised_l2_svm(Est, seed, monkeypatch):
     X, y, y_semi = _gap_across_the_labels(seed)
     found = _spying_on_the_check(monkeypatch)

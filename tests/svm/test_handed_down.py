@@ -12,6 +12,7 @@ from skssl.svm import _classes
 from skssl.svm.defaults import _cluster_fractions
 from skssl.utils._labeled_folds import fold_splits, stratified_fold_ids
 
+from .._tiers import fast_first
 from ._problems import bars_along_the_labels
 
 
@@ -36,7 +37,7 @@ def _one_solve(est):
 
 
 @pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC])
-@pytest.mark.parametrize("problem", ["bars", "wine"])
+@pytest.mark.parametrize("problem", fast_first(["bars", "wine"]))
 def test_one_solve_at_what_the_defaults_chose_reproduces_their_model(Est, problem):
     X, y_semi = _wine() if problem == "wine" else bars_along_the_labels(0)[::2]
     solved = Est(safeguard=None).fit(X, y_semi)

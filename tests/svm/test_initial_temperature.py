@@ -16,6 +16,8 @@ from skssl.svm._callback import solver_callback
 from skssl.svm.defaults._cluster_fractions import fractions_from_clusters
 from skssl.svm.defaults._regularization import auto_alpha
 
+from .._tiers import fast_first
+
 ANNEALING = [DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
 
 
@@ -81,7 +83,7 @@ def test_auto_is_svmlins_hot_start_without_the_check_for_multi_class_and_potts(E
     np.testing.assert_array_equal(auto.coef_, Est(alpha=0.05, initial_temperature=10.0).fit(X, y_semi).coef_)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", fast_first(range(8), 3))
 def test_auto_fits_the_model_of_the_start_it_chose_with_the_safeguard_at_that_start(seed):
     X, y_semi = _problem(seed, n=90)
     X[:, 0] *= np.random.default_rng(seed).uniform(0.5, 4.0)  # clusters of several shapes

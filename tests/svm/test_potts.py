@@ -22,6 +22,8 @@ from skssl.svm.solvers._potts import (
 )
 from skssl.svm.solvers._potts_beliefs import P_TOL, potts_p_step
 
+from .._tiers import fast_first
+
 
 def _blobs(n_per_class=12, n_classes=3, n_labeled=2, seed=0, n_features=5):
     rng = np.random.RandomState(seed)
@@ -269,7 +271,7 @@ def test_two_classes_equal_the_binary_da_on_pcmac():
     assert potts.n_iter_ == binary.n_iter_
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", fast_first(range(3)))
 def test_two_classes_equal_the_binary_da_and_both_problems_agree(seed):
     X, _, y_semi = _blobs(n_classes=2, seed=seed, n_per_class=15)
     labeled = y_semi != -1
@@ -548,7 +550,7 @@ def test_weighted_objective_never_increases_within_a_temperature(seed):
 # --- the estimator -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", fast_first(range(3)))
 @pytest.mark.parametrize("data", ["blobs4", "sparse3"])
 def test_integer_weights_equal_duplicated_rows(seed, data):
     # The annealing alone: the safeguard's TSVM candidate moves rows, not weights (skssl.svm.safeguard._safeguard).

@@ -167,8 +167,8 @@ def test_fits_on_the_numpy_oracle_cgls_give_the_same_model(monkeypatch, Est, spa
     # fit: the same model, up to the order of the sums.
     X, y_semi = _blocked_problem(monkeypatch, 2)
     X = X if sparse else X.toarray()
-    compiled = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
+    compiled = Est(alpha=1e-2, safeguard=None, n_jobs=2).fit(X, y_semi)
     monkeypatch.setattr(_mfn, "cgls", _oracle_cgls)
-    oracle = Est(alpha=1e-2, n_jobs=2).fit(X, y_semi)
+    oracle = Est(alpha=1e-2, safeguard=None, n_jobs=2).fit(X, y_semi)
     np.testing.assert_allclose(oracle.objective_, compiled.objective_, rtol=1e-9)
     np.testing.assert_array_equal(oracle.predict(X), compiled.predict(X))

@@ -8,6 +8,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 from skssl.utils.estimator_checks import _duplicate_entries
 
+from .._tiers import fast_first
+
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 ESTIMATORS = [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC]
@@ -52,7 +54,7 @@ def _variants(X):
     yield "unsorted indices", Y
 
 
-@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("Est", fast_first(ESTIMATORS, 2))
 def test_unusual_but_valid_sparse_input_fits_the_same_model(Est):
     """The same model, with the defaults: ``alpha="auto"``'s check and the safeguard read the rows too.
 
