@@ -8,8 +8,9 @@ What a complete run writes can be committed, so it must be reproducible from the
 :func:`check_publishable` refuses a table that names an absolute path outside the repository (a scratch
 log nobody else has; ``../shared/...``, the documented data location beside the repository, is fine) or that
 was measured on a tree with uncommitted changes (:func:`git_state`; changes under ``benchmarks/results/``
-do not count). ``--allow-dirty`` (:func:`add_allow_dirty`) lets a development run write anyway, and the
-table then carries :data:`DIRTY_MARK`, which no committed results file may hold.
+do not count) or on a skssl imported from another tree (:func:`imported_skssl`). ``--allow-dirty``
+(:func:`add_allow_dirty`) lets a development run write anyway, and the table then carries
+:data:`DIRTY_MARK`, which no committed results file may hold.
 """
 
 import contextlib
@@ -35,6 +36,7 @@ __all__ = [
     "check_publishable",
     "foreign_paths",
     "git_state",
+    "imported_skssl",
     "partial_path",
     "shown_path",
 ]
@@ -91,11 +93,18 @@ def foreign_paths(text, root=None):
     return out
 
 
+def imported_skssl():
+    """The file of the ``skssl`` package this process imported, or ``None`` before any import of it."""
+    module = sys.modules.get("skssl")
+    return Path(module.__file__).resolve() if module is not None and module.__file__ else None
+
+
 def check_publishable(text, *, allow_dirty=False, root=None):
     """Return ``text`` as it may be written to a results file, or raise :class:`ResultsRefused`.
 
-    Refused: an absolute path outside the repository (always), and a tree with uncommitted changes (now or
-    when the provenance was written, :data:`DIRTY_MARK`) unless ``allow_dirty``, which marks the text.
+    Refused: an absolute path outside the repository (always); for this repository (``root`` None), a run that
+    imported skssl from another tree; and a tree with uncommitted changes (now or when the provenance was
+    written, :data:`DIRTY_MARK`) unless ``allow_dirty``, which marks the text.
     """
     foreign = foreign_paths(text, root)
     if foreign:
@@ -103,6 +112,13 @@ def check_publishable(text, *, allow_dirty=False, root=None):
             "the table names paths outside the repository, which nobody else can read: "
             + ", ".join(sorted(set(foreign)))
             + ". Write logs and --out files inside the repository (benchmarks/results/) and merge committed logs."
+        )
+    imported = imported_skssl()
+    if root is None and imported is not None and not imported.is_relative_to(ROOT):
+        raise ResultsRefused(
+            f"the run measured the skssl at {imported.parent}, not this repository's ({ROOT / 'skssl'}): its "
+            "figures belong to another tree. Run from the repository root with PYTHONPATH=. (or install this "
+            "checkout with pip install -e .)."
         )
     rev, dirty = git_state(root)
     if (dirty or DIRTY_MARK in text) and not allow_dirty:

@@ -28,4 +28,6 @@ def as_repository(path, monkeypatch):
     checkout, so never dirty, and holding the logs and tables a test writes there. Returns ``path``."""
     load_benchmark("_harness")
     monkeypatch.setattr(sys.modules["_results"], "ROOT", path)
+    # and the skssl a run there measures is that repository's own
+    monkeypatch.setattr(sys.modules["_results"], "imported_skssl", lambda: path / "skssl" / "__init__.py")
     return path

@@ -20,6 +20,7 @@ def rf(tmp_path, monkeypatch):
     """The results writer, checking ``tmp_path`` (no git checkout: never dirty) as its repository."""
     module = load_benchmark("_results")
     monkeypatch.setattr(module, "ROOT", tmp_path)
+    monkeypatch.setattr(module, "imported_skssl", lambda: tmp_path / "skssl" / "__init__.py")  # its own skssl
     return module
 
 
@@ -229,3 +230,13 @@ def test_committed_results_and_docs_name_nothing_outside_the_repository(rf, path
     dirty = [where(m) for m in DIRTY.finditer(text)]
     dirty += [where(m) for m in re.finditer(re.escape(rf.DIRTY_MARK), text)]
     assert not dirty, f"{path.name} holds results of a tree with uncommitted changes:\n" + "\n".join(dirty)
+
+
+def test_a_run_that_imported_skssl_from_another_tree_is_refused(rf, committed, monkeypatch, tmp_path):
+    """The commit a table names is this repository's: figures of an skssl installed from elsewhere are not."""
+    elsewhere = tmp_path.parent / "other-checkout" / "skssl" / "__init__.py"  # outside the repository (tmp_path)
+    monkeypatch.setattr(rf, "imported_skssl", lambda: elsewhere)
+    with pytest.raises(rf.ResultsRefused, match="other-checkout"):
+        rf.ResultsFile(committed).finish("Command: `python benchmarks/x.py`\n")
+    monkeypatch.setattr(rf, "imported_skssl", lambda: rf.ROOT / "skssl" / "__init__.py")
+    assert rf.ResultsFile(committed).finish("Command: `python benchmarks/x.py`\n") == committed
