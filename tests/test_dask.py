@@ -46,8 +46,9 @@ def client():
         yield client
 
 
-def _search():
-    return GridSearchCV(TransductiveSVC(), GRID, cv=SemiSupervisedKFold(3), n_jobs=-1)
+def _search(n_jobs=-1):
+    # The search's distribution is tested, not the safeguard: its checks would multiply every candidate's fits.
+    return GridSearchCV(TransductiveSVC(safeguard=None), GRID, cv=SemiSupervisedKFold(3), n_jobs=n_jobs)
 
 
 def test_grid_search_on_a_local_cluster_matches_one_process(client, pcmac_subset):
@@ -56,7 +57,7 @@ def test_grid_search_on_a_local_cluster_matches_one_process(client, pcmac_subset
         on_cluster = _search().fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoUnlabeledDataWarning)
-        local = GridSearchCV(TransductiveSVC(), GRID, cv=SemiSupervisedKFold(3), n_jobs=1).fit(X, y)
+        local = _search(n_jobs=1).fit(X, y)
     # 6 candidates x 3 folds ran as tasks on the workers (joblib may batch several fits per task).
     workers = {task["worker"] for task in stream.data}
     assert stream.data and workers <= set(client.scheduler_info()["workers"])
