@@ -12,7 +12,6 @@ and the Potts part of "Implementation decisions".
 import warnings
 
 import numpy as np
-from scipy.optimize import brentq
 from sklearn.exceptions import ConvergenceWarning
 
 from ...utils._warnings import user_stacklevel
@@ -30,6 +29,11 @@ _DRIFT_MARGIN = 20.0
 #: Continuation levels below this multiple of the energies' spread are skipped:
 #: there a unit of score ``(nu_k - e_jk) / T`` is below the rounding of the energies.
 _UNRESOLVED = float(np.finfo(np.float64).eps)
+_EPS = float(np.finfo(np.float64).eps)
+#: The line search's derivative ``(means - r) @ d`` counts as zero below this
+#: multiple of ``|d| @ (means + r)``: the rounding of the class fractions.
+_ROUNDING = 4.0 * _EPS
+_MAX_LINE_STEPS = 200
 
 
 def _softmax(nu, E, T):
@@ -105,6 +109,98 @@ class _DualRows:
         return self.committed_mass + means, P, self.a_free
 
 
+def _line_values(means, P, a, d, r, T, u):
+    """``(dphi, dphi', rounding)`` of the line search along ``d`` from one dual evaluation.
+
+    ``dphi = (means - r) @ d`` is the dual's directional derivative and
+    ``dphi' = d^T H d`` its own, the beliefs' (weighted) variance of ``d``
+    over ``T`` (``a``: the free rows' weights, None for ``1/u`` each;
+    committed rows add nothing to it). ``rounding`` bounds the rounding
+    error of ``dphi``.
+    """
+    scale = float(np.abs(d).max())
+    if scale > 0:
+        dn = d / scale  # no overflow in d * d where the energies are huge
+        Pd = P @ dn
+        var = P @ (dn * dn) - Pd * Pd
+        curv = (float(var.sum()) / u if a is None else float(a @ var)) / T * scale * scale
+    else:
+        curv = 0.0
+    if not np.isfinite(curv):
+        curv = 0.0  # no use to Newton: the root search bisects
+    return float((means - r) @ d), curv, _ROUNDING * float(np.abs(d) @ (means + r))
+
+
+def _grown_end(t, f, df):
+    """The next trial end of a bracket past ``t``, where ``f < 0``: twice Newton's step, ``2 t`` to ``16 t``."""
+    if -2.0 * f >= 15.0 * t * df:  # also where df <= 0: no Newton step
+        return 16.0 * t
+    return max(2.0 * t, t - 2.0 * f / df)
+
+
+def _bracketed_root(f, lo, hi, xtol):
+    """Root of the increasing ``f`` in ``[lo, hi]``, where ``f(lo) < 0 < f(hi)``: safeguarded Newton.
+
+    ``f(t)`` returns ``(value, derivative, rounding)``, the last the size of
+    the value's rounding error. A Newton step from the last point is taken
+    when it lands inside the bracket and is at most half the step before it
+    (Numerical Recipes' ``rtsafe``), unless the last Newton step did not
+    halve ``|f|``. Otherwise the step is a false position between the
+    bracket's ends (Illinois: an end kept twice has its value halved), or a
+    bisection (geometric across a wide bracket) after a false position that
+    did not halve the bracket: at low temperature ``f`` can be a staircase on
+    which neither Newton nor the secant tells much. The bracket shrinks to
+    the signs of the values seen. It stops when a Newton step is below
+    ``xtol + 4 eps |t|`` (brentq's tolerance), or the bracket below twice it
+    (its midpoint is returned), or at a point whose value is zero to its
+    rounding.
+    """
+    rtol = 4.0 * _EPS
+    f_lo, f_hi = f(lo)[0], f(hi)[0]
+    t = lo if -f_lo < f_hi else hi
+    ft, dft, _ = f(t)
+    step_old = step = hi - lo
+    newton_ok = True  # False after a Newton step that did not halve |f|
+    secant_ok = True  # False after a false position that did not halve the bracket
+    kept = 0  # +1: lo was kept at the last evaluation, -1: hi was
+    for _ in range(_MAX_LINE_STEPS):
+        width = hi - lo
+        # The Newton point t - ft / dft lies in (lo, hi), tested without dividing.
+        newton = newton_ok and (t - hi) * dft < ft < (t - lo) * dft and abs(2.0 * ft) <= abs(step_old * dft)
+        secant = False
+        if newton:
+            t_new = t - ft / dft
+            if abs(ft / dft) <= xtol + rtol * abs(t_new):
+                return t_new
+        else:
+            if width <= 2.0 * (xtol + rtol * max(abs(lo), abs(hi))):
+                return lo + 0.5 * width
+            t_new = lo + width * (-f_lo / (f_hi - f_lo))
+            secant = (secant_ok or lo == 0.0) and lo < t_new < hi
+            if not secant:
+                t_new = (lo * hi) ** 0.5 if lo > 0 and hi > 4.0 * lo else lo + 0.5 * width
+        step_old, step = step, abs(t_new - t)
+        f_old = ft
+        t = t_new
+        ft, dft, rounding = f(t)
+        if abs(ft) <= rounding:
+            return t
+        if ft < 0:
+            lo, f_lo = t, ft
+            if kept == -1:
+                f_hi *= 0.5
+            kept = -1
+        else:
+            hi, f_hi = t, ft
+            if kept == 1:
+                f_lo *= 0.5
+            kept = 1
+        newton_ok = not newton or abs(ft) <= 0.5 * abs(f_old)
+        if secant:
+            secant_ok = hi - lo <= 0.5 * width
+    return t
+
+
 def _newton(E, T, r, nu, max_newton, weight=None):
     """Newton with exact line search on the dual; returns (P, nu, converged).
 
@@ -138,28 +234,36 @@ def _newton(E, T, r, nu, max_newton, weight=None):
             d[1:] = -T * grad[1:]
             slope0 = grad @ d
 
-        seen = {}
+        # (dphi, dphi', rounding) along d, remembered per t: the free rows may
+        # be sorted again between two evaluations (a change of
+        # ~exp(-_COMMITTED_GAP)), and the bracket's ends must keep the signs
+        # the bracketing saw. t = 0 is the point just evaluated.
+        seen = {0.0: _line_values(means, P, a, d, r, T, u)}
 
         def dphi(t, d=d, nu=nu, seen=seen):
-            # Remembered per t: the free rows may be sorted again between two
-            # evaluations (a change of ~exp(-_COMMITTED_GAP)), and brentq must
-            # see at the bracket's ends the signs the bracketing saw.
             if t not in seen:
-                seen[t] = float((rows.evaluate(nu + t * d)[0] - r) @ d)
+                seen[t] = _line_values(*rows.evaluate(nu + t * d), d, r, T, u)
             return seen[t]
 
-        # Bracket the root of the increasing directional derivative, then brentq.
+        # Bracket the root of the increasing directional derivative, then a
+        # safeguarded Newton on it. A point where the derivative is zero to
+        # its rounding is the line's minimum; where it is so at t = 0, no
+        # descent is left.
         lo, hi = 0.0, 1.0
-        s_hi = dphi(hi)
-        while s_hi < 0 and hi < 1e30:
-            lo, hi = hi, 2.0 * hi
-            s_hi = dphi(hi)
+        s_hi, ds_hi, noise_hi = dphi(hi)
+        while s_hi < -noise_hi and hi < 1e30:
+            # Past the root that Newton predicts from hi, by a factor 2 to 16.
+            lo, hi = hi, min(_grown_end(hi, s_hi, ds_hi), 2.0**100)
+            s_hi, ds_hi, noise_hi = dphi(hi)
         if s_hi <= 0:
             t = hi
-        elif lo == 0.0 and dphi(0.0) >= 0:
+        elif lo == 0.0 and seen[0.0][0] >= -seen[0.0][2]:
             break  # no descent left at float precision
+        elif s_hi <= noise_hi:
+            t = hi
         else:
-            t = brentq(dphi, lo, hi, xtol=1e-14 * hi, rtol=4 * np.finfo(float).eps, maxiter=200)
+            # brentq's tolerance of the doubling bracket [lo, 2 lo] (or [0, 1]).
+            t = _bracketed_root(dphi, lo, hi, xtol=1e-14 * (2.0 * lo if lo > 0 else hi))
         nu = nu + t * d
         means, P, a = rows.evaluate(nu)
     P = _softmax(nu, E, T)
