@@ -99,8 +99,7 @@ def test_data_curvature_is_the_change_of_the_gradient(seed, sparse):
     np.testing.assert_allclose((g1i - g0i) / step, hi, rtol=1e-5, atol=1e-6)
 
 
-# Seeds 0-2 in the fast suite, all 15 in the whole suite.
-@pytest.mark.parametrize("seed", [s if s < 3 else pytest.param(s, marks=pytest.mark.slow) for s in range(15)])
+@pytest.mark.parametrize("seed", fast_first(range(15)))
 def test_the_fit_reaches_an_independent_minimum(seed):
     X, y, costs = _problem(seed, n=30, d=3, n_classes=3 + seed % 3)
     n_classes, d = int(y.max()) + 1, X.shape[1]

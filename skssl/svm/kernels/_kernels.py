@@ -82,6 +82,11 @@ def dot(a, b):
     return float(np.einsum("i,i->", a, b))
 
 
+def squared_norm(a):
+    """The sum of squares of a 1-D or 2-D float64 array, without BLAS (as :func:`dot`) and without a copy."""
+    return float(np.einsum("i,i->", a, a) if a.ndim == 1 else np.einsum("ij,ij->", a, a))
+
+
 __all__ = [
     "OPENMP",
     "ThreadSchedule",
@@ -96,5 +101,6 @@ __all__ = [
     "dense_cgls",
     "dense_matvec_subset",
     "line_search_terms",
+    "squared_norm",
     "warn_if_no_openmp",
 ]

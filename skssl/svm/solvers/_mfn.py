@@ -16,7 +16,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._callback import current_callback, notify
-from ..kernels._kernels import csr_cgls, csr_matvec_subset, dense_cgls, dense_matvec_subset, dot, line_search_terms
+from ..kernels._kernels import (
+    csr_cgls,
+    csr_matvec_subset,
+    dense_cgls,
+    dense_matvec_subset,
+    dot,
+    line_search_terms,
+    squared_norm,
+)
 from ..kernels._rowblocks import DenseRows, RowSlicer, indptr_like_indices, kernel_rows, row_blocks
 from ..kernels._validation import as_float64_design
 from ._rows import NewtonRows
@@ -312,7 +320,7 @@ class MemoryRows(NewtonRows):
         self._row_nnz = np.diff(X.indptr) if sp.issparse(X) else np.full(n_rows, self.n_features)
         self._nnz = self._row_nnz.sum()
         values = X.data if sp.issparse(X) else X
-        self.x_norm = float(np.sqrt(np.vdot(values, values)))
+        self.x_norm = float(np.sqrt(squared_norm(values)))
         self._slicer = RowSlicer() if slicer is None else slicer
         if outputs is not None:
             self.outputs = np.array(outputs, dtype=np.float64)
