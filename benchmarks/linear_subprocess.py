@@ -96,7 +96,7 @@ def build_svmlin(src, workdir):
     if proc.returncode != 0:
         return None, "SVMlin build failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]
     where = shown_path(src)
-    if Path(where).is_absolute():  # outside the repository and not ../shared beside it: named by its option
+    if Path(where).is_absolute() or where.startswith("../"):  # not in the repository: named by its option
         where = "SVMlin 1.0's source (`--svmlin-src`, not part of the repository)"
     return build / "svmlinear", f"built from {where} with {Path(cxx).name} -O3 -std=c++11 (Read() bounds guard)"
 

@@ -88,6 +88,7 @@ def test_rows_beside_svmlin(dvs, lsp, tmp_path):
     svmlin, how = lsp.build_svmlin(lsp.DEFAULT_SVMLIN_SRC, tmp_path)
     if svmlin is None:
         pytest.skip(f"SVMlin cannot be built here: {how}")
+    assert "not part of the repository" in how and "../shared" not in how  # the GPL source is named by its option
     lines = []
     rows = dvs.run_corpus(_corpus("tiny", 3), [(20, 0)], ["TSVM"], svmlin, tmp_path, 1, lines.append)
     (row,) = rows
