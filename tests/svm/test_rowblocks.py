@@ -10,6 +10,7 @@ from skssl.svm.solvers import _mfn
 from skssl.svm.kernels._kernels import csr_cgls
 from skssl.svm.kernels._rowblocks import RowBlocks, fit_threads, row_blocks, share_threads
 
+from .._tiers import fast_first
 from ._oracle import cgls as oracle_cgls
 from ._oracle import gram_product
 
@@ -161,7 +162,7 @@ def _oracle_cgls(XJ, *args):
 
 
 @pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
+@pytest.mark.parametrize("Est", fast_first([TransductiveSVC, DeterministicAnnealingSVC]))
 def test_fits_on_the_numpy_oracle_cgls_give_the_same_model(monkeypatch, Est, sparse):
     # The compiled CGLS (on two row blocks with n_jobs=2) against the plain numpy loop it replaced, over a whole
     # fit: the same model, up to the order of the sums.

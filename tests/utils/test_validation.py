@@ -216,7 +216,8 @@ _CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
+# Two threads in the whole suite: the input checks come before the kernels, whatever their threads.
+@pytest.mark.parametrize("n_jobs", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_malformed_input_never_crashes_an_entry_point(n_jobs, tmp_path):
     import os
 
