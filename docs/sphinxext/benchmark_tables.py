@@ -19,7 +19,6 @@ RESULTS = (
     "dask_scaling",
     "linear_scaling_memory",
     "linear_scaling_memory_njobs2",
-    "linear_scaling_memory_804k",
     "potts_newsgroups",
     "potts_time",
     "potts_time_20_1",
