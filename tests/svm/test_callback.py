@@ -145,7 +145,9 @@ def _context_cases():
     for make in (TransductiveSVC, DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC):
         for n_jobs in (None, 2):
             for params, tag in (({}, "defaults"), ({"safeguard": None}, "no-safeguard")):
-                marks = [pytest.mark.slow] if params == {} and make is not TransductiveSVC else []
+                # The annealers' two-thread fits without the safeguard are in the whole suite only, too.
+                slow = make is not TransductiveSVC and (params == {} or n_jobs == 2)
+                marks = [pytest.mark.slow] if slow else []
                 cases.append(pytest.param(make, n_jobs, params, marks=marks, id=f"{n_jobs}-{make.__name__}-{tag}"))
     return cases
 

@@ -180,7 +180,7 @@ def test_a_given_alpha_keeps_svmlins_start_without_the_check(monkeypatch):
     assert DeterministicAnnealingSVC().fit(X, y_semi).initial_temperature_ == COLD_START
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse", fast_first([False, True]))
 # Seed 0 in the fast suite, all three in the whole suite.
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_auto_gives_the_same_halves_and_model_for_the_rows_in_any_order(monkeypatch, sparse, seed):

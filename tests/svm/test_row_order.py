@@ -9,6 +9,8 @@ from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministic
 from skssl.svm.kernels._row_order import distinct_rows
 from skssl.utils.estimator_checks import _duplicate_entries
 
+from .._tiers import fast_first
+
 
 def _random_rows(seed):
     """Rows of few distinct values (negative, zero, ``-0.0``, positive), often repeated: many ties to break."""
@@ -135,7 +137,7 @@ def test_dense_and_csr_rows_give_the_same_alpha_and_model(seed, form):
     "Estimator, n_classes",
     [(TransductiveSVC, 2), (DeterministicAnnealingSVC, 2), (PottsDeterministicAnnealingSVC, 3)],
 )
-@pytest.mark.parametrize("form", CSR_FORMS)
+@pytest.mark.parametrize("form", fast_first(CSR_FORMS))
 # Seed 32 in the fast suite, all three in the whole suite.
 @pytest.mark.parametrize(
     "seed", [32, pytest.param(33, marks=pytest.mark.slow), pytest.param(34, marks=pytest.mark.slow)]
