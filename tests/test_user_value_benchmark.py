@@ -337,8 +337,9 @@ def test_merge_renders_the_logs_of_runs_side_by_side_as_one_table(uv, results_ro
         uv.main(["--merge", str(empty)])
 
 
-def test_a_merged_table_names_its_logs_the_command_that_rebuilds_it_and_every_run_flat(uv, results_root, monkeypatch):
-    """Re-merging the committed table keeps the provenance of every run behind it, in one flat list."""
+def _one_toy_set_and_runs(uv, results_root, monkeypatch, commands):
+    """One toy data set, and for each ``name: command`` a complete log ``name.jsonl`` beside its table ``name.md``
+    (whose provenance paragraph is ``Command: `command``), in the results folder; returns ``user_value.md``."""
     toys = [uv.Dataset("toy1", "tabular", "dev", lambda: _tabular(2), uv.tabular_split)]
     monkeypatch.setattr(uv, "DATASETS", toys)
     monkeypatch.setattr(uv, "BY_NAME", {d.name: d for d in toys})
@@ -349,10 +350,17 @@ def test_a_merged_table_names_its_logs_the_command_that_rebuilds_it_and_every_ru
          "n_test": 30, "n_classes": 2, "method": method, "status": "ok", "accuracy": 0.5, "fit_cpu_s": 0.1}
         for draw in range(uv.DRAWS) for method in uv.METHODS
     ]  # fmt: skip
-    for name, command in (("a", "first run"), ("b", "second run"), ("c", "third run")):
-        (results.parent / f"{name}.jsonl").parent.mkdir(parents=True, exist_ok=True)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    for name, command in commands.items():
         (results.parent / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (results.parent / f"{name}.md").write_text(f"# title\n\nCommand: `{command}`\n\nprotocol\n")
+        (results.parent / f"{name}.md").write_text(f"# title\n\nCommand: `{command}\n\nprotocol\n")
+    return results
+
+
+def test_a_merged_table_names_its_logs_the_command_that_rebuilds_it_and_every_run_flat(uv, results_root, monkeypatch):
+    """Re-merging the committed table keeps the provenance of every run behind it, in one flat list."""
+    commands = {"a": "first run`", "b": "second run`", "c": "third run`"}
+    results = _one_toy_set_and_runs(uv, results_root, monkeypatch, commands)
     uv.main(["--merge", str(results.parent / "a.jsonl"), str(results.parent / "b.jsonl")])
     uv.main(["--merge", str(results.with_suffix(".jsonl")), str(results.parent / "c.jsonl")])
     paragraphs = results.read_text().split("\n\n")
@@ -368,25 +376,12 @@ def test_a_merged_table_names_its_logs_the_command_that_rebuilds_it_and_every_ru
 
 def test_a_later_run_of_the_same_command_replaces_the_earlier_runs_line(uv, results_root, monkeypatch):
     """Rerunning one command (say from a clean tree) remakes all of its cells, so the older line goes."""
-    toys = [uv.Dataset("toy1", "tabular", "dev", lambda: _tabular(2), uv.tabular_split)]
-    monkeypatch.setattr(uv, "DATASETS", toys)
-    monkeypatch.setattr(uv, "BY_NAME", {d.name: d for d in toys})
-    results = results_root / "benchmarks" / "results" / "user_value.md"
-    monkeypatch.setattr(uv, "RESULTS", results)
-    rows = [
-        {"dataset": "toy1", "kind": "tabular", "group": "dev", "draw": draw, "n_train": 70, "n_labeled": 7,
-         "n_test": 30, "n_classes": 2, "method": method, "status": "ok", "accuracy": 0.5, "fit_cpu_s": 0.1}
-        for draw in range(uv.DRAWS) for method in uv.METHODS
-    ]  # fmt: skip
     commands = {
         "old": "python benchmarks/user_value.py --only toy1 --out <t.md: log not kept>`; skssl at commit 1 (dirty)",
         "other": "python benchmarks/user_value.py --only toy1 --methods tsvm --out o.md`; skssl at git 2",
         "new": "python benchmarks/user_value.py --only toy1 --out benchmarks/results/n.md`; skssl at git 3",
     }
-    results.parent.mkdir(parents=True, exist_ok=True)
-    for name, command in commands.items():
-        (results.parent / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (results.parent / f"{name}.md").write_text(f"# title\n\nCommand: `{command}\n\nprotocol\n")
+    results = _one_toy_set_and_runs(uv, results_root, monkeypatch, commands)
     uv.main(["--merge", *(str(results.parent / f"{name}.jsonl") for name in commands)])
     lines = results.read_text().split("\n\n")[1].splitlines()
     assert lines[1:] == [f"- Command: `{commands['other']}", f"- Command: `{commands['new']}"]

@@ -26,10 +26,10 @@ _COMMITTED_GAP = 40.0
 #: Extra gap (in units of T) a committed row must have when it is set aside; the
 #: multipliers may move by half of it before the rows are sorted again.
 _DRIFT_MARGIN = 20.0
+_EPS = float(np.finfo(np.float64).eps)
 #: Continuation levels below this multiple of the energies' spread are skipped:
 #: there a unit of score ``(nu_k - e_jk) / T`` is below the rounding of the energies.
-_UNRESOLVED = float(np.finfo(np.float64).eps)
-_EPS = float(np.finfo(np.float64).eps)
+_UNRESOLVED = _EPS
 #: The line search's derivative ``(means - r) @ d`` counts as zero below this
 #: multiple of ``|d| @ (means + r)``: the rounding of the class fractions.
 _ROUNDING = 4.0 * _EPS
