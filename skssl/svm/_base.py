@@ -11,7 +11,7 @@ S3VMs", Implementation decisions, "Shared by the estimators".
 import importlib
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from numbers import Integral, Real
 
@@ -23,9 +23,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import _check_sample_weight
 
-from ..base import SemiSupervisedClassifierMixin
+from ..base import UNLABELED, SemiSupervisedClassifierMixin
 from ..utils._dask import is_dask_array, map_row_blocks
 from ..utils._fit_state import publish_fitted, working_copy
 from ..utils._weights import check_weight_total
@@ -271,14 +272,16 @@ class _LinearFitMixin:
             work._fit(X, y, sample_weight)
         return publish_fitted(self, work)
 
-    def _fit_for_parent(self, X, y, sample_weight, given):
+    def _fit_for_parent(self, X, y, sample_weight, given=None):
         """``fit`` as a fit started by another one, which hands it ``given``
-        (:class:`~skssl.svm.defaults._handed_down.HandedDown`).
+        (:class:`~skssl.svm.defaults._handed_down.HandedDown`; None: nothing).
 
-        No parameter validation (the parent's parameters were validated); the fit's working copy holds ``given``.
+        ``X`` holds rows of the parent's validated ones and ``y`` their class indices (``-1``: unlabeled); neither
+        they nor the parameters (set by the parent from validated ones) are validated again. The fit's working
+        copy holds ``given``.
         """
         work = working_copy(self, fit_state=self._fit_state)
-        work._given = given
+        work._given = replace(HandedDown() if given is None else given, rows_validated=True)
         with fit_scope():
             work._fit(X, y, sample_weight)
         return publish_fitted(self, work)
@@ -383,10 +386,14 @@ class _LinearFitMixin:
             self._refit_jointly(joint.terms, joint.curvature, refit_alpha, columns)
             del joint
         else:
-            refit = self._supervised_estimator(
-                alpha=refit_alpha, intercept_scaling=self.intercept_scaling_, n_jobs=self.n_jobs
+            refit = self._fit_supervised(
+                X,
+                y_refit,
+                refit_weights,
+                alpha=refit_alpha,
+                intercept_scaling=self.intercept_scaling_,
+                n_jobs=self.n_jobs,
             )
-            refit.fit(X, y_refit, sample_weight=refit_weights)
             self.coef_ = refit.coef_
             self.intercept_ = refit.intercept_
         self._set_transduction(y_enc, self._predicted_indices(X))
@@ -431,13 +438,15 @@ class _LinearFitMixin:
         class_weight = self._encoded_class_weight()
 
         def supervised(train_rows):
-            model = self._supervised_estimator(
+            return self._fit_supervised(
+                X[train_rows],
+                y_enc[train_rows],
+                weights[train_rows],
                 alpha=self.alpha,
                 intercept_scaling=self.intercept_scaling,
                 class_weight=class_weight,
                 n_jobs=self.n_jobs,
             )
-            return model.fit(X[train_rows], y_enc[train_rows], sample_weight=weights[train_rows])
 
         handed = HandedDown(
             initial_temperature=getattr(self, "initial_temperature_", None), clusters=rows.clusters, warns_on_caps=False
@@ -451,7 +460,12 @@ class _LinearFitMixin:
             return fold_fit._predicted_indices(X[test_rows])
 
         comparison = compare_on_folds(
-            X, y_enc, rows.labeled, weights, predict_semi, lambda train, test: supervised(train).predict(X[test])
+            X,
+            y_enc,
+            rows.labeled,
+            weights,
+            predict_semi,
+            lambda train, test: supervised(train)._predict_validated(X[test]),
         )
         if comparison is None:
             return False
@@ -565,6 +579,20 @@ class _LinearFitMixin:
             scores = X @ self.coef_.T + self.intercept_
         return (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(axis=1)
 
+    def _predict_validated(self, X):
+        """``predict`` on rows of a fit's validated ones, without validating them again: the same products."""
+        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        indices = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(axis=1)
+        return self.classes_[indices]
+
+    def _fit_supervised(self, X, y, sample_weight, **params):
+        """The supervised l2-SVM with ``params``, fitted on rows and class indices that this fit validated."""
+        return self._supervised_estimator(**params)._fit_for_parent(X, y, sample_weight)
+
+    def _supervised_predict(self, X, y, sample_weight, **params):
+        """The ``predict`` of :meth:`_fit_supervised`'s model, for rows of this fit's validated ones."""
+        return self._fit_supervised(X, y, sample_weight, **params)._predict_validated
+
     def _class_fractions(self, y_enc, mask, sample_weight=None):
         """Fraction of every class among the unlabeled rows, in ``classes_`` order (shape (n_classes,)).
 
@@ -664,7 +692,7 @@ class _LinearFitMixin:
                 self.intercept_scaling_,
                 self._encoded_class_weight(),
                 self.n_jobs,
-                supervised=self._supervised_estimator,
+                supervised=self._supervised_predict,
             )
         self._penalty_factor = factor
         if factor != 1.0:
@@ -675,10 +703,29 @@ class _LinearFitMixin:
                     "labeled rows classify better with it in cross-validation by more than a standard error"
                 )
 
+    def _adopt_validated_rows(self, X, y):
+        """``_validate_semi_supervised_data`` for rows and class indices that the parent fit validated.
+
+        Only ``classes_`` and ``n_features_in_`` are set; where the full validation would raise or warn (fewer
+        than two classes labeled, no unlabeled row for an estimator that uses them) it runs, for its message.
+        """
+        mask = y != UNLABELED
+        classes, codes = np.unique(y[mask], return_inverse=True)
+        if y.dtype.kind != "i" or classes.shape[0] < 2 or (self._uses_unlabeled_rows and mask.all()):
+            return self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        self.n_features_in_ = X.shape[1]
+        self.classes_ = classes
+        y_enc = np.full(y.shape[0], UNLABELED, dtype=np.int64)
+        y_enc[mask] = codes.ravel()
+        return X, y_enc, mask
+
     def _prepare_fit(self, X, y, sample_weight):
         """Validate the data and weights; returns a :class:`_FitData` (read ``self._given``, the parent's answers)."""
         handed = self._given
-        X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        if handed.rows_validated:
+            X, y_enc, mask = self._adopt_validated_rows(X, y)
+        else:
+            X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = without_duplicate_entries(as_float64_design(X))  # the sums, as scipy reads them (see _validation)
         check_design_scale(X)
         sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
@@ -830,9 +877,11 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
             # A solver callback installed here goes with each problem to the thread (or worker) that solves it.
             callback = current_callback()
             solve = self._solve if callback is None else partial(_solve_with_callback, callback, self._solve)
-            results = Parallel(n_jobs=n_outer, prefer="threads")(
-                delayed(solve)(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)
-            )
+            problems = [(X_fit, t, mask_fit, r, n_inner, sw) for t, r in zip(targets, fractions)]
+            if n_outer == 1:  # in this thread, as joblib would run them, without its set-up per fit
+                results = [solve(*problem) for problem in problems]
+            else:
+                results = Parallel(n_jobs=n_outer, prefer="threads")(delayed(solve)(*problem) for problem in problems)
         except FloatingPointError as error:
             raise _alpha_error(self, error) from error
         if X_fit is not X_used:

@@ -36,7 +36,12 @@ def _blobs(seed, n=300, n_labeled=30):
 def _factor(X, y, mask, weights=None):
     weights = np.ones(X.shape[0]) if weights is None else weights
     alpha = auto_alpha(X, mask, weights, unlabeled_weight=0.0)
-    return labeled_rows_penalty_factor(X, y, mask, weights, alpha, 10.0, supervised=LinearL2SVC)
+    return labeled_rows_penalty_factor(X, y, mask, weights, alpha, 10.0, supervised=_public_predict)
+
+
+def _public_predict(X, y, sample_weight, **params):
+    """The check's supervised fit through the public API (the estimators hand in one that skips validation)."""
+    return LinearL2SVC(**params).fit(X, y, sample_weight=sample_weight).predict
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -3,7 +3,8 @@
 The class fractions, the factor of ``alpha="auto"`` and the annealing start
 are handed in a :class:`HandedDown` (through ``_fit_for_parent``) to the
 safeguard's candidates, the check's folds and the annealing start's halves,
-so that no answer is worked out twice on the same rows.
+so that no answer is worked out twice on the same rows; and whether the
+rows were validated already, so that no fit on them validates them again.
 """
 
 from dataclasses import dataclass
@@ -31,6 +32,10 @@ class HandedDown:
         The k-means clusters of the parent's rows and weights, shared with every fit on those rows.
     warns_on_caps : bool
         False where the fit's caps say nothing of the model the user gets (the fits of a check).
+    rows_validated : bool
+        True where ``X`` is rows of the parent's validated ones (float64; CSR or C-contiguous) and ``y`` integer
+        class indices with ``-1`` on the unlabeled rows, so that the fit does not validate them again; set by
+        ``_fit_for_parent``, the in-memory entry of every fit that another one starts.
     """
 
     fractions: np.ndarray | None = None
@@ -38,3 +43,4 @@ class HandedDown:
     initial_temperature: float | None = None
     clusters: RowClusters | None = None
     warns_on_caps: bool = True
+    rows_validated: bool = False

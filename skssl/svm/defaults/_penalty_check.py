@@ -102,8 +102,9 @@ def labeled_rows_penalty_factor(
         The fit's class weights, keyed by class index.
     n_jobs : int, default=None
         Threads of the supervised fits.
-    supervised : class
-        The supervised l2-SVM (:class:`~skssl.svm.LinearL2SVC`), handed in by the estimator.
+    supervised : callable
+        ``supervised(X, y, sample_weight, **params)`` returns the ``predict`` of the supervised l2-SVM
+        (:class:`~skssl.svm.LinearL2SVC`) with ``params`` fitted on rows of ``X``; handed in by the estimator.
 
     Returns
     -------
@@ -126,10 +127,15 @@ def labeled_rows_penalty_factor(
             return 1.0
         X_train, X_test = X_rows[np.flatnonzero(train)], X_rows[np.flatnonzero(test)]
         for i, factor in enumerate(PENALTY_FACTORS):
-            model = supervised(
-                alpha=alpha * factor, intercept_scaling=intercept_scaling, class_weight=class_weight, n_jobs=n_jobs
+            predict = supervised(
+                X_train,
+                classes[train],
+                row_weights[train],
+                alpha=alpha * factor,
+                intercept_scaling=intercept_scaling,
+                class_weight=class_weight,
+                n_jobs=n_jobs,
             )
-            model.fit(X_train, classes[train], sample_weight=row_weights[train])
-            hits[i] += np.dot(row_weights[test], model.predict(X_test) == classes[test])
+            hits[i] += np.dot(row_weights[test], predict(X_test) == classes[test])
     total = row_weights.sum()
     return PENALTY_FACTORS[one_standard_error_choice(hits / total, total)]
