@@ -210,7 +210,7 @@ def _published():
 
 
 FOREIGN = re.compile(r"(?<![\w.:/~-])/(?:work|tmp|home|root|scratch|mnt|Users|var)/[^\s`'\")\]]*")
-DIRTY = re.compile(r"\bgit [0-9a-f]{6,40}\+")
+DIRTY = re.compile(r"\bgit [0-9a-f]{6,40}\+|\bcommit [0-9a-f]{6,40} with local edits")
 
 
 @pytest.mark.parametrize("path", _published(), ids=lambda p: str(p.relative_to(REPO)))
