@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+from threadpoolctl import threadpool_limits
 
 from skssl.svm import _base as svm_base
 from skssl.svm import DeterministicAnnealingSVC, PottsDeterministicAnnealingSVC, TransductiveSVC
@@ -267,3 +269,22 @@ def test_the_pcmac_balance_is_no_lucky_draw_of_the_seed(monkeypatch):
     assert len(fired) >= 5
     test_share = found[0][2]
     assert all(abs(out[1] - test_share) < 0.04 for out in fired)
+
+
+@pytest.mark.parametrize("n_features", [4, cluster_fractions.LATENT_DIM + 5])
+def test_k_means_runs_on_one_openmp_thread_whatever_the_machine(n_features, monkeypatch):
+    """With several OpenMP threads scikit-learn's Lloyd adds the threads' partial centres in the order they
+    finish, so the clusters would depend on timing and on the number of cores; one thread sums in row order."""
+    seen = []
+    original = cluster_fractions.KMeans.fit
+
+    def recording_fit(self, *args, **kwargs):
+        seen.append(_openmp_effective_n_threads())
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cluster_fractions.KMeans, "fit", recording_fit)
+    rng = np.random.RandomState(0)
+    X = rng.randn(600, n_features) + 3.0 * (np.arange(600) % 2)[:, None]
+    with threadpool_limits(4):  # as on a machine of 4 cores or more
+        cluster_fractions._kmeans_labels(X, 2, np.ones(600))
+    assert seen and set(seen) == {1}

@@ -164,10 +164,14 @@ def _kmeans_labels(X, n_clusters, weight):
     distinct, distinct_weight = distinct[positive], distinct_weight[positive]
     if distinct.shape[0] < n_clusters:
         return np.zeros(X.shape[0], dtype=np.intp)  # fewer distinct rows than classes: one cluster, no purity
+    # One OpenMP thread. scikit-learn's Lloyd iterations add the threads' partial sums of the centres in the order
+    # the threads finish, so with three threads or more the centres vary in their last digits from run to run (and
+    # with the machine's cores), and with them, rarely, a cluster; and OpenMP threads waiting for work between the
+    # many small iterations cost up to ten times the work on a busy machine (measured on pcmac).
     if X.shape[1] <= LATENT_DIM:
-        return _lloyd_from_sample(X, distinct, distinct_weight, weight, n_clusters, N_INIT)
-    # In the latent space the rows are short and dense: one thread, as OpenMP threads waiting for work between
-    # the many small k-means iterations cost ten times the work on a busy machine (measured on pcmac).
+        with threadpool_limits(1, user_api="openmp"):
+            return _lloyd_from_sample(X, distinct, distinct_weight, weight, n_clusters, N_INIT)
+    # In the latent space the rows are short and dense.
     Z = _latent_directions(X, X[distinct], distinct_weight)
     with threadpool_limits(1):
         return _lloyd_from_sample(Z, distinct, distinct_weight, weight, n_clusters, LATENT_N_INIT)
