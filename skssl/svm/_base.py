@@ -581,6 +581,8 @@ class _LinearFitMixin:
 
     def _predict_validated(self, X):
         """``predict`` on rows of a fit's validated ones, without validating them again: the same products."""
+        # scikit-learn's product, not _predicted_indices' one per class: the checks' predictions stay those of
+        # predict to the last bit on sparse rows too.
         scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
         indices = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 else scores.argmax(axis=1)
         return self.classes_[indices]
@@ -708,11 +710,15 @@ class _LinearFitMixin:
 
         Only ``classes_`` and ``n_features_in_`` are set; where the full validation would raise or warn (fewer
         than two classes labeled, no unlabeled row for an estimator that uses them) it runs, for its message.
+        The sparse structure is checked again all the same (one compiled pass): the kernels read these indices.
         """
+        if y.dtype.kind != "i":
+            return self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         mask = y != UNLABELED
         classes, codes = np.unique(y[mask], return_inverse=True)
-        if y.dtype.kind != "i" or classes.shape[0] < 2 or (self._uses_unlabeled_rows and mask.all()):
+        if classes.shape[0] < 2 or (self._uses_unlabeled_rows and mask.all()):
             return self._validate_semi_supervised_data(X, y, accept_sparse="csr")
+        X = check_sparse_structure(X)
         self.n_features_in_ = X.shape[1]
         self.classes_ = classes
         y_enc = np.full(y.shape[0], UNLABELED, dtype=np.int64)
