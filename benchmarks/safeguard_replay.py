@@ -76,7 +76,8 @@ class _Probe:
             probe.semi = (est.coef_.copy(), est.intercept_.copy())
             return probe._fall_back(est, *args)
 
-        def scores(*args):
+        def scores(*args, **settling):
+            # Every fold, not only those that settle the estimator's rule: the replay judges other rules too.
             result = probe._scores(*args)
             if result is not None:
                 probe.discordant = result.discordant.tolist()

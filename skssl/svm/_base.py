@@ -328,7 +328,7 @@ class _LinearFitMixin:
             return map_row_blocks(self.predict, X, dtype=self.classes_.dtype)
         return super().predict(X)
 
-    def _apply_safeguard(self, data, sample_weight):
+    def _apply_safeguard(self, data):
         """Replace the semi-supervised model by its safe version (:mod:`skssl.svm.safeguard._safeguard`)."""
         if not self._has_safeguard:
             return  # LinearL2SVC: no safeguard, and no attributes of one
@@ -337,7 +337,7 @@ class _LinearFitMixin:
         self.safeguard_fell_back_ = None
         if getattr(self, "safeguard", None) is None or self.positive_fraction is not None:
             return  # given class fractions are known, not estimated: nothing for the candidates to vary
-        X, y_enc, mask = data.X, data.y_enc, data.mask
+        X, y_enc, mask, sample_weight = data.X, data.y_enc, data.mask, data.checked_weight
         weights, labeled, unlabeled = rows_of_positive_weight(X, mask, sample_weight)
         if unlabeled.size == 0:
             return
@@ -466,6 +466,8 @@ class _LinearFitMixin:
             weights,
             predict_semi,
             lambda train, test: supervised(train)._predict_validated(X[test]),
+            until_settled=True,  # the folds left are not fitted once they cannot change the outcome
+            margin=self._check_margin,
         )
         if comparison is None:
             return False
@@ -484,6 +486,8 @@ class _LinearFitMixin:
                     f"{self._check_margin:g} standard error of the difference)"
                 )
             outcome = "the supervised model is returned" if fall_back else "the semi-supervised model stays"
+            if comparison.n_fitted < comparison.n_folds:
+                outcome += f" (on {comparison.n_fitted} of {comparison.n_folds} folds: the others could not change it)"
             print(f"[{type(self).__name__}] safeguard: cross-validated on the labeled rows, {found}; {outcome}")
         if fall_back:
             model = supervised(rows.labeled)
@@ -646,13 +650,26 @@ class _LinearFitMixin:
             )
         return fractions
 
-    def _row_weights(self, X, y_enc, mask, sample_weight):
-        """(loss weights, weights for the class-fraction estimate), or (None, None) for unit weights."""
+    def _checked_sample_weight(self, sample_weight, X):
+        """``sample_weight`` as float64 weights, one per row of ``X`` (None stays None), validated once a user fit.
+
+        A fit on validated rows takes its parent's checked weights (or weights computed from them) as they are.
+        The fit's own copy: the caller's array is never handed on.
+        """
+        if sample_weight is None or self._given.rows_validated:
+            return sample_weight
+        return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
+
+    def _row_weights(self, y_enc, mask, sample_weight):
+        """(loss weights, weights for the class-fraction estimate), or (None, None) for unit weights.
+
+        ``sample_weight``: checked weights (:meth:`_checked_sample_weight`) or None.
+        """
         class_weight = getattr(self, "class_weight", None)
         if sample_weight is None and class_weight is None:
             return None, None
-        # A copy: class_weight is multiplied in below, and the caller's array must not change.
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
+        # A copy: class_weight is multiplied in below, and the checked weights are handed on unchanged.
+        sw = np.ones(y_enc.shape[0]) if sample_weight is None else sample_weight.copy()
         estimate_weights = sw.copy()
         if class_weight is not None:
             labels = self.classes_[y_enc[mask]]
@@ -734,7 +751,8 @@ class _LinearFitMixin:
             X, y_enc, mask = self._validate_semi_supervised_data(X, y, accept_sparse="csr")
         X = without_duplicate_entries(as_float64_design(X))  # the sums, as scipy reads them (see _validation)
         check_design_scale(X)
-        sw, estimate_weights = self._row_weights(X, y_enc, mask, sample_weight)
+        sample_weight = self._checked_sample_weight(sample_weight, X)
+        sw, estimate_weights = self._row_weights(y_enc, mask, sample_weight)
         fractions = self._class_fractions(y_enc, mask, estimate_weights)
         # The k-means of the class fractions runs at most once on these rows, shared with the fits started on them.
         clusters = RowClusters(X, estimate_weights) if handed.clusters is None else handed.clusters
@@ -763,7 +781,7 @@ class _LinearFitMixin:
             sw = sw[keep]
             if np.all(sw == 1.0):
                 sw = None  # the rest is unweighted: the same arithmetic as a fit without those rows
-        return _FitData(X, y_enc, mask, fractions, sw, keep, clusters)
+        return _FitData(X, y_enc, mask, fractions, sw, keep, clusters, sample_weight)
 
 
 def expanded_coef(weights, columns, n_features):
@@ -804,7 +822,8 @@ class _FitData:
     ``X``, ``y_enc`` and ``mask`` cover every row; ``sample_weight`` (None for
     unit weights) covers the rows ``keep`` (None: all rows), those of
     positive weight; ``fractions`` has one entry per class. ``clusters``: the k-means of the rows, shared with
-    the fits started on them.
+    the fits started on them. ``checked_weight``: the user's ``sample_weight`` checked (None for none), every
+    row, what the fits started on these rows are handed.
     """
 
     X: object
@@ -814,6 +833,7 @@ class _FitData:
     sample_weight: np.ndarray | None
     keep: np.ndarray | None
     clusters: RowClusters | None = None
+    checked_weight: np.ndarray | None = None
 
     def rows(self, a):
         """``a`` restricted to the rows in the problem."""
@@ -867,7 +887,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
             return _backend_fit("dask._dask_fit")(self, X, y, sample_weight)
         data = self._prepare_fit(X, y, sample_weight)
         self._resolve_from_data(
-            _RowsInMemory(data.X, data.y_enc, data.mask, sample_weight, data.clusters), data.fractions
+            _RowsInMemory(data.X, data.y_enc, data.mask, data.checked_weight, data.clusters), data.fractions
         )
         self._store_class_fractions(data.fractions)
         X, y_enc, mask, sw = data.X, data.y_enc, data.mask, data.sample_weight
@@ -900,7 +920,7 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
         try:
-            self._apply_safeguard(data, sample_weight)
+            self._apply_safeguard(data)
         except (ValueError, FloatingPointError) as error:
             raise _safeguard_error(self, error) from error
         return self

@@ -610,13 +610,13 @@ class PottsDeterministicAnnealingSVC(
         self.n_iter_ = int(max(res.n_temperatures, 1))
         del X_used, res  # the solve's arrays are not kept through the safeguard's fits
         try:
-            self._apply_safeguard(data, sample_weight)
+            self._apply_safeguard(data)
         except (ValueError, FloatingPointError) as error:
             raise _safeguard_error(self, error) from error
         return self
 
-    def _apply_safeguard(self, data, sample_weight):
-        super()._apply_safeguard(data, sample_weight)
+    def _apply_safeguard(self, data):
+        super()._apply_safeguard(data)
         if self.safeguard_agreement_ is None:
             return
         # Where the safe model predicts another class than the distribution's most probable one, the

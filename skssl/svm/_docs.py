@@ -159,7 +159,8 @@ safeguard_scores_ : ndarray of shape (2,) or None
     When the safeguard's cross-validated check ran (``"cross_validation"``,
     or ``"auto"`` with more distinct labeled rows than features): the
     cross-validated accuracy, on the labeled rows, of the supervised
-    l2-SVM and of this estimator. ``TransductiveSVC`` and
+    l2-SVM and of this estimator, over the folds fitted (the check stops
+    once the folds left could not change its outcome). ``TransductiveSVC`` and
     ``PottsDeterministicAnnealingSVC`` returned the supervised model when
     the first is higher, ``DeterministicAnnealingSVC`` unless the second is
     higher by over one standard error of the difference (``verbose`` prints

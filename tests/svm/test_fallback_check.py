@@ -47,6 +47,60 @@ def test_the_scores_are_the_held_out_accuracies():
     np.testing.assert_allclose(found.discordant, [20.0, 0.0])
 
 
+def _fold_problem(rng):
+    """Rows with repeats, 2 to 4 classes, weights; predictions right with a per-model, per-call probability."""
+    n, n_classes = rng.randint(20, 120), rng.randint(2, 5)
+    X = rng.randint(0, 6, size=(n, 3)).astype(float)
+    y = rng.randint(0, n_classes, n)
+    y[: 5 * n_classes] = np.tile(np.arange(n_classes), 5)
+    weights = rng.choice([1.0, 2.0], n) if rng.rand() < 0.5 else rng.choice([0.3, 1.0, 2.7], n)
+    return X, y, weights, np.arange(n), n_classes
+
+
+@pytest.mark.parametrize("margin", [None, 1.0, 0.5, 3.0])
+@pytest.mark.parametrize("seed", range(60))
+def test_the_folds_stop_only_when_the_rest_cannot_change_the_outcome(seed, margin):
+    # 240 random problems: the check that stops once settled decides what the check of every fold decides, and
+    # it fits every fold while the outcome is open.
+    rng = np.random.RandomState(seed)
+    X, y, weights, labeled, n_classes = _fold_problem(rng)
+    accuracy = {"semi": rng.rand(), "supervised": rng.rand()}
+
+    def model(kind, seed_of_call):
+        def predict(*args):
+            draw = np.random.RandomState(seed_of_call + len(args[0]))
+            rows = args[-1]
+            right = draw.rand(rows.size) < accuracy[kind]
+            return np.where(right, y[rows], (y[rows] + 1) % n_classes)
+
+        return predict
+
+    semi, supervised = model("semi", 1000 * seed), model("supervised", 1000 * seed + 7)
+    full = compare_on_folds(X, y, labeled, weights, semi, supervised)
+    early = compare_on_folds(X, y, labeled, weights, semi, supervised, until_settled=True, margin=margin)
+    assert full.n_fitted == full.n_folds == early.n_folds
+    assert prefers_supervised(early, margin) == prefers_supervised(full, margin)
+    if early.n_fitted == full.n_fitted:
+        np.testing.assert_array_equal(early.scores, full.scores)
+    else:  # stopped early: the rest could not have changed it, so a fold more would not either
+        assert early.n_fitted < full.n_fitted
+
+
+def test_the_folds_stop_on_a_settled_outcome_and_not_on_an_open_one():
+    X = np.arange(40.0).reshape(20, 2)
+    y = np.repeat([0, 1], 10)
+    labeled = np.arange(20)
+    right = lambda h, rows: y[rows]  # noqa: E731
+    always_0 = lambda h, rows: np.zeros_like(rows)  # noqa: E731
+    # Supervised right on all 20, semi-supervised on half: after one fold of 4 rows, the other 16 cannot lift it
+    # from 2 to more than 18 of 20.
+    assert compare_on_folds(X, y, labeled, np.ones(20), always_0, right, until_settled=True).n_fitted == 1
+    # Both right everywhere: a tie stays open until the last fold (ties keep the semi-supervised model).
+    assert compare_on_folds(X, y, labeled, np.ones(20), right, right, until_settled=True).n_fitted == 5
+    # McNemar's margin: a semi-supervised lead of c - b = 4 of 4 discordant rows is not yet > 3 sqrt(4).
+    assert compare_on_folds(X, y, labeled, np.ones(20), right, always_0, until_settled=True, margin=3.0).n_fitted > 1
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_the_discordant_weights_are_the_difference_of_the_scores(seed):
     # Random predictions, weights and repeats: c - b is the semi-supervised lead in weight, b + c at most the total.
@@ -112,7 +166,9 @@ def test_the_folds_hide_every_repeat_of_a_held_out_row_and_train_on_the_others()
 
     def semi(hidden, test_rows):
         seen.append((set(hidden.tolist()), set(test_rows.tolist())))
-        assert not trained[-1] & seen[-1][0] and trained[-1] | seen[-1][0] == set(range(16))
+        # The supervised folds are fitted first, in fold order: the k-th hidden set pairs with the k-th training set.
+        fold_train = trained[len(seen) - 1]
+        assert not fold_train & seen[-1][0] and fold_train | seen[-1][0] == set(range(16))
         return y[test_rows]
 
     compare_on_folds(X, y, labeled, np.ones(16), semi, supervised)
@@ -142,8 +198,8 @@ def _spying_on_the_check(monkeypatch):
 
     found = []
 
-    def spy(*args):
-        found.append(compare_on_folds(*args))
+    def spy(*args, **settling):
+        found.append(compare_on_folds(*args, **settling))
         return found[-1]
 
     monkeypatch.setattr(_base, "compare_on_folds", spy)
@@ -231,7 +287,7 @@ def test_the_fallback_follows_the_fold_comparison(Est, returns_supervised, monke
     cases = (AHEAD, TIE, SMALL_LEAD, CLEAR_LEAD, MODEST_LEAD)
     for (scores, discordant), falls_back in zip(cases, returns_supervised, strict=True):
         found = FoldComparison(np.array(scores), np.array(discordant))
-        monkeypatch.setattr(_base, "compare_on_folds", lambda *args, found=found: found)
+        monkeypatch.setattr(_base, "compare_on_folds", lambda *args, found=found, **settling: found)
         for safeguard in ("cross_validation", "auto"):  # 30 labeled rows, 2 features: "auto" checks too
             fitted = Est(safeguard=safeguard).fit(X, y_semi)
             np.testing.assert_allclose(fitted.coef_, (supervised if falls_back else agreement).coef_)
@@ -331,14 +387,14 @@ def test_potts_distributions_follow_the_fallback(monkeypatch):
     y_semi = np.full(120, -1)
     y_semi[::8] = y[::8]
     found = FoldComparison(np.array([0.9, 0.5]), np.array([12.0, 0.0]))
-    monkeypatch.setattr(_base, "compare_on_folds", lambda *args: found)
+    monkeypatch.setattr(_base, "compare_on_folds", lambda *args, **settling: found)
     est = PottsDeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi)
     np.testing.assert_array_equal(est.classes_[est.label_distributions_.argmax(axis=1)], est.transduction_)
     labeled = y_semi != -1
     np.testing.assert_allclose(est.coef_, LinearL2SVC().fit(X[labeled], y_semi[labeled]).coef_)
     assert est.safeguard_fell_back_ is True
     kept = FoldComparison(np.array([0.5, 0.9]), np.array([0.0, 12.0]))
-    monkeypatch.setattr(_base, "compare_on_folds", lambda *args: kept)
+    monkeypatch.setattr(_base, "compare_on_folds", lambda *args, **settling: kept)
     assert PottsDeterministicAnnealingSVC(safeguard="cross_validation").fit(X, y_semi).safeguard_fell_back_ is False
 
 

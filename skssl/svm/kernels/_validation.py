@@ -18,7 +18,6 @@ from contextvars import ContextVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import _check_sample_weight
 
 __all__ = [
     "DUPLICATE_CHECK_ENTRIES",
@@ -202,9 +201,7 @@ def check_design_scale(X):
 
 def rows_of_positive_weight(X, mask, sample_weight):
     """``(weights, labeled, unlabeled)``: the row weights (ones for ``None``) and the labeled and unlabeled rows of
-    positive weight, the rows that take part in a fit."""
-    weights = np.ones(X.shape[0])
-    if sample_weight is not None:
-        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    positive weight, the rows that take part in a fit. ``sample_weight``: a fit's checked float64 weights."""
+    weights = np.ones(X.shape[0]) if sample_weight is None else sample_weight
     positive = weights > 0
     return weights, np.flatnonzero(mask & positive), np.flatnonzero(~mask & positive)
