@@ -282,9 +282,10 @@ class _LinearFitMixin:
         """
         work = working_copy(self, fit_state=self._fit_state)
         work._given = replace(HandedDown() if given is None else given, rows_validated=True)
+        work._penalty_factor = None  # alpha's factor, where alpha="auto" checks it: read by the fit's parent
         with fit_scope():
             work._fit(X, y, sample_weight)
-        return publish_fitted(self, work)
+        return publish_fitted(self, work, private=("_penalty_factor",))
 
     @property
     def _warns(self):
@@ -431,8 +432,9 @@ class _LinearFitMixin:
         Returns whether it did. The supervised fits are on the labeled rows of ``rows`` (in memory on every
         backend), the semi-supervised ones on all rows with a fold's labels hidden (:meth:`_RowsInMemory.fit_hiding`),
         handed this fit's annealing start and the k-means clusters of its rows, so that no fold works them out
-        again. Each fold checks ``alpha="auto"`` on its own labels, as the supervised side does (the parent's
-        factor, whose labels include the held-out ones, would favour it).
+        again. Each fold's factor of ``alpha="auto"`` is checked once, on the fold's own labels, by its supervised
+        fit, and handed to its semi-supervised fit (the parent's factor, whose labels include the held-out ones,
+        would favour it).
         """
         X, y_enc, weights = rows.X, rows.y_enc, rows.weights
         class_weight = self._encoded_class_weight()
@@ -452,11 +454,19 @@ class _LinearFitMixin:
             initial_temperature=getattr(self, "initial_temperature_", None), clusters=rows.clusters, warns_on_caps=False
         )
 
+        factors = {}  # alpha's factor of each fold's labels, by the fold's held-out rows
+
+        def predict_supervised(train_rows, test_rows):
+            model = supervised(train_rows)
+            factors[test_rows.tobytes()] = model._penalty_factor
+            return model._predict_validated(X[test_rows])
+
         def predict_semi(hidden, test_rows):
             # The folds' fits have no safeguard of their own (user guide, Implementation decisions).
             fold_fit = clone(self).set_params(safeguard=None, class_weight=class_weight, verbose=0)
             # Its caps say nothing of the model the user gets.
-            fold_fit = rows.fit_hiding(fold_fit, hidden, handed)
+            given = replace(handed, penalty_factor=factors[test_rows.tobytes()])
+            fold_fit = rows.fit_hiding(fold_fit, hidden, given)
             return fold_fit._predicted_indices(X[test_rows])
 
         comparison = compare_on_folds(
@@ -465,7 +475,7 @@ class _LinearFitMixin:
             rows.labeled,
             weights,
             predict_semi,
-            lambda train, test: supervised(train)._predict_validated(X[test]),
+            predict_supervised,
             until_settled=True,  # the folds left are not fitted once they cannot change the outcome
             margin=self._check_margin,
         )

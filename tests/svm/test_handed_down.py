@@ -82,6 +82,61 @@ def test_the_check_s_folds_reuse_the_start_and_the_clusters_of_the_fit(monkeypat
     assert counts == {"start": 1, "kmeans": 1}
 
 
+@pytest.mark.parametrize("Est", [TransductiveSVC, DeterministicAnnealingSVC])
+def test_each_fold_checks_alpha_once_and_both_sides_use_its_factor(monkeypatch, Est):
+    # alpha's check ran in each fold's supervised fit and again in its semi-supervised fit: once per fold now,
+    # by the supervised fit, whose factor the semi-supervised fit of the same fold is handed.
+    from skssl.svm import _base
+
+    checked, handed = [], []
+    factor_of = _base.labeled_rows_penalty_factor
+
+    def counting(X, y_enc, mask, *args, **kwargs):
+        factor = factor_of(X, y_enc, mask, *args, **kwargs)
+        checked.append((frozenset(np.flatnonzero(mask).tolist()) if X.shape[0] == mask.sum() else None, factor))
+        return factor
+
+    apply, check = (
+        _base._LinearFitMixin._check_penalty_on_labeled_rows,
+        _base._LinearFitMixin._fall_back_where_held_out_labels_say,
+    )
+    in_check = []
+
+    def recording(self, rows):
+        if in_check and self._uses_unlabeled_rows:  # a fold's semi-supervised fit
+            handed.append(self._given.penalty_factor)
+        return apply(self, rows)
+
+    def checking(self, rows):
+        in_check.append(True)
+        try:
+            return check(self, rows)
+        finally:
+            in_check.pop()
+
+    monkeypatch.setattr(_base, "labeled_rows_penalty_factor", counting)
+    monkeypatch.setattr(_base._LinearFitMixin, "_check_penalty_on_labeled_rows", recording)
+    monkeypatch.setattr(_base._LinearFitMixin, "_fall_back_where_held_out_labels_say", checking)
+    X, y, y_semi = _wine_binary()
+    est = Est(safeguard="cross_validation").fit(X, y_semi)
+    assert est.safeguard_scores_ is not None
+    n_folds = 5
+    supervised_checks = [factor for rows, factor in checked if rows is not None]
+    # The parent's check, one per fold (supervised side), and the fallback's refit if the check fell back.
+    assert len(checked) == 1 + n_folds + int(est.safeguard_fell_back_)
+    assert len(supervised_checks) == n_folds + int(est.safeguard_fell_back_)
+    # The folds' semi-supervised fits (as many as the check needed) are handed the supervised fits' factors,
+    # fold for fold.
+    assert 1 <= len(handed) <= n_folds
+    assert handed == supervised_checks[: len(handed)]
+
+
+def _wine_binary():
+    X, y = load_wine(return_X_y=True)
+    y = (y == 0).astype(int)
+    return StandardScaler().fit_transform(X), y, make_semi_supervised(y, 40, random_state=0)
+
+
 def test_the_safeguard_s_candidates_carry_no_private_answers():
     X, y_semi = bars_along_the_labels(0)[::2]
     est = DeterministicAnnealingSVC(safeguard=None).fit(X, y_semi)
