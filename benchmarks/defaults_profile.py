@@ -17,6 +17,10 @@ threads) between their entries and exits is credited to the stage the outermost 
   final refit of the supervised model where the check falls back;
 * the rest (validation, predictions).
 
+The work is also counted, free of the machine's noise: the Newton steps and CGLS iterations of every
+l2-SVM-MFN solve (``solvers._mfn.newton_solve``, on which every estimator's solves are built) in the default
+fit and in the one solve below.
+
 Then the same estimator is fitted once at the values the default fit chose (``alpha_``,
 ``intercept_scaling_``, ``initial_temperature_``, the class fractions it used, ``safeguard=None``), and the
 ratio of the two CPU times is given. A run writes its section of ``results/defaults_profile.md``; the other
@@ -35,6 +39,7 @@ from _harness import RESULTS_DIR, ResultsFile, add_allow_dirty, finish_sections,
 
 import skssl.svm._base as base
 import skssl.svm._classes as classes
+import skssl.svm.solvers._mfn as mfn
 from skssl.svm import DeterministicAnnealingSVC, LinearL2SVC, PottsDeterministicAnnealingSVC, TransductiveSVC
 
 #: Training rows of the tables (stratified cap, seed 0), so that the run stays within about ten CPU minutes.
@@ -181,28 +186,52 @@ def one_solve(est, fractions):
     return type(est)(**params)
 
 
+class CountedWork:
+    """Newton steps and CGLS iterations of the l2-SVM-MFN solves run inside the ``with`` block."""
+
+    def __enter__(self):
+        self.newton = self.cgls = 0
+        self._original = mfn.newton_solve
+
+        def counting(*args, **kwargs):
+            result = self._original(*args, **kwargs)
+            self.newton += result.n_iter
+            self.cgls += result.n_cg_iter
+            return result
+
+        mfn.newton_solve = counting
+        return self
+
+    def __exit__(self, *exc):
+        mfn.newton_solve = self._original
+
+
 def profile_fit(method, X, y):
     profile = Profile()
     undo = instrument(profile)
     try:
         est = ESTIMATORS[method]()
-        profile.mark = time.process_time()
-        est.fit(X, y)
-        profile._credit()
+        with CountedWork() as work:
+            profile.mark = time.process_time()
+            est.fit(X, y)
+            profile._credit()
     finally:
         for restore in reversed(undo):
             restore()
     total, shares, nested = profile.shares()
     single = one_solve(est, used_fractions(est, profile))
-    start = time.process_time()
-    single.fit(X, y)
-    solve_cpu = time.process_time() - start
+    with CountedWork() as single_work:
+        start = time.process_time()
+        single.fit(X, y)
+        solve_cpu = time.process_time() - start
     return {
         "total": total,
         "shares": dict(shares),
         "nested": dict(nested),
         "solve": solve_cpu,
         "fell_back": getattr(est, "safeguard_fell_back_", None),
+        "cgls": (work.cgls, single_work.cgls),
+        "newton": (work.newton, single_work.newton),
     }
 
 
@@ -219,11 +248,14 @@ def run(lines_out):
             cells += [f"{100 * r['shares'].get(s, 0.0) / r['total']:.0f}" for s in STAGES]
             cells += [f"{100 * r['nested'].get(s, 0.0) / r['total']:.0f}" for s in NESTED]
             cells += [f"{r['solve']:.2f}", f"{r['total'] / r['solve']:.1f}", str(r["fell_back"])]
+            (newton, newton_one), (cgls, cgls_one) = r["newton"], r["cgls"]
+            cells += [f"{newton} / {newton_one}", f"{cgls} / {cgls_one}", f"{cgls / cgls_one:.1f}"]
             print(" | ".join(cells), flush=True)
             rows.append(cells)
     header = ["set", "rows", "estimator", "CPU s", *[f"{s} %" for s in STAGES]]
     header += [f"check's folds: {s} %" for s in NESTED]
     header += ["one solve CPU s", "ratio", "fell back"]
+    header += ["Newton steps: default / one solve", "CGLS iterations: default / one solve", "CGLS ratio"]
     lines_out.append(markdown_table(header, rows))
 
 
@@ -247,7 +279,8 @@ def main():
         "spent in the folds' own alpha check, temperature check and class fractions. `one solve`: the estimator "
         "at `alpha_`, `intercept_scaling_`, `initial_temperature_`, the class fractions used and "
         "`safeguard=None`; `ratio`: the default fit's CPU over it; `fell back`: whether the cross-validated check "
-        "returned the supervised model (None: the check did not run).\n\n"
+        "returned the supervised model (None: the check did not run); the last three columns count the work of "
+        "every l2-SVM-MFN solve in the default fit and in the one solve (the before section predates them).\n\n"
     )
     titles = {"before": "Before (the stages as they were)", "after": "After (nothing computed twice)"}
     body = f"## {titles[args.section]}\n\n{provenance()}\n\n" + lines[0]
