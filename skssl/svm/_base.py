@@ -666,8 +666,15 @@ class _LinearFitMixin:
         A fit on validated rows takes its parent's checked weights (or weights computed from them) as they are.
         The fit's own copy: the caller's array is never handed on.
         """
-        if sample_weight is None or self._given.rows_validated:
-            return sample_weight
+        if sample_weight is None:
+            return None
+        if (
+            self._given.rows_validated
+            and isinstance(sample_weight, np.ndarray)
+            and sample_weight.dtype == np.float64
+            and sample_weight.shape == (X.shape[0],)
+        ):
+            return sample_weight  # the kernels read it by row: its length is checked all the same
         return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True, copy=True)
 
     def _row_weights(self, y_enc, mask, sample_weight):
