@@ -1,6 +1,6 @@
 """Which cases of a parametrized test run in the fast suite.
 
-``pytest -m "not slow"`` is the suite of the edit-test loop; ``pytest`` (what CI runs) runs every case. A test
+``pytest -m "not slow"`` is the suite of the edit-test loop; ``pytest -n 2`` (what CI runs) runs every case. A test
 over many seeds or estimators keeps its first cases in the fast suite and marks the others slow, so the fast
 suite still meets each property once and the whole suite meets it everywhere.
 """
