@@ -343,6 +343,12 @@ class _LinearFitMixin:
         if unlabeled.size == 0:
             return
         n_classes = self.classes_.shape[0]
+        # The held-out labels first: their check compares the supervised model with this estimator's fits on
+        # folds, never with the agreement's model, so where it returns the supervised model the candidates would
+        # only describe a model that is not returned, and they are not fitted.
+        if self._check_with_held_out_labels(_RowsInMemory(X, y_enc, mask, sample_weight, data.clusters)):
+            self._set_transduction(y_enc, self._predicted_indices(X))
+            return
         # Predictions on all rows, then indexed: slicing X by the unlabeled rows would copy most of it.
         predictions = [self._predicted_indices(X)[unlabeled]]
         # The candidates are fitted on the encoded labels 0 .. n_classes - 1, one at a time: each is dropped once
@@ -405,8 +411,6 @@ class _LinearFitMixin:
                 f"{self.safeguard_agreement_:.1%} "
                 f"of the unlabeled rows; the other {np.count_nonzero(~agree)} are left out of the refit"
             )
-        if self._check_with_held_out_labels(_RowsInMemory(X, y_enc, mask, sample_weight, data.clusters)):
-            self._set_transduction(y_enc, self._predicted_indices(X))
 
     def _check_with_held_out_labels(self, rows):
         """The safeguard's last step where it asks the labels: True where the supervised model replaced this one.

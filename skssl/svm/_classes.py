@@ -617,8 +617,8 @@ class PottsDeterministicAnnealingSVC(
 
     def _apply_safeguard(self, data):
         super()._apply_safeguard(data)
-        if self.safeguard_agreement_ is None:
-            return
+        if self.safeguard_agreement_ is None and not self.safeguard_fell_back_:
+            return  # the model was not replaced
         # Where the safe model predicts another class than the distribution's most probable one, the
         # distribution becomes one-hot on the prediction, so that transduction_ is still its argmax.
         final = np.searchsorted(self.classes_, self.transduction_)

@@ -151,7 +151,10 @@ safeguard_agreement_ : float or None
     With the safeguard: the fraction of the unlabeled rows on which the
     four candidates agree (the others were left out of the refit).
     ``None`` when it did not act: ``safeguard=None``, a given
-    ``positive_fraction``, or no unlabeled rows.
+    ``positive_fraction``, or no unlabeled rows; ``None`` also where the
+    cross-validated check returned the supervised l2-SVM
+    (``safeguard_fell_back_``), which runs first: the candidates are not
+    fitted then.
     ``coef_``, ``intercept_`` and ``transduction_`` are those of the
     returned (safe) model, while ``objective_`` and ``n_iter_`` describe
     the semi-supervised solve at the given or estimated class fractions.

@@ -295,6 +295,30 @@ def test_the_fallback_follows_the_fold_comparison(Est, returns_supervised, monke
             assert fitted.safeguard_fell_back_ is falls_back
 
 
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("falls_back", [True, False])
+def test_the_candidates_are_fitted_only_where_the_check_keeps_the_model(Est, falls_back, monkeypatch):
+    # The check runs first: a model it replaces by the supervised one needs no candidates (nor their refit).
+    from skssl.svm import _base
+
+    X, y, y_semi = _gap_across_the_labels(1)
+    scores, discordant = AHEAD if falls_back else CLEAR_LEAD
+    found = FoldComparison(np.array(scores), np.array(discordant))
+    monkeypatch.setattr(_base, "compare_on_folds", lambda *args, **settling: found)
+    asked = []
+    original = _base._LinearFitMixin._safeguard_candidates
+
+    def counting(self, *args):
+        asked.append(type(self).__name__)
+        return original(self, *args)
+
+    monkeypatch.setattr(_base._LinearFitMixin, "_safeguard_candidates", counting)
+    fitted = Est(safeguard="cross_validation").fit(X, y_semi)
+    assert fitted.safeguard_fell_back_ is falls_back
+    assert asked == ([] if falls_back else [Est.__name__])
+    assert (fitted.safeguard_agreement_ is None) is falls_back
+
+
 def test_a_given_fraction_and_no_safeguard_skip_the_fallback():
     X, y, y_semi = _gap_across_the_labels(0)
     for fitted in (

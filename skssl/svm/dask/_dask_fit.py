@@ -333,9 +333,10 @@ def _fit_rows(estimator, rows):
         estimator.safeguard_scores_ = None
         estimator.safeguard_fell_back_ = None
         if estimator.safeguard is not None and estimator.positive_fraction is None and n_unl:
-            _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
-            # The cross-validated check: supervised fits on the gathered labeled rows, Dask fits with a fold hidden.
-            estimator._check_with_held_out_labels(view)
+            # The cross-validated check first, as in memory (supervised fits on the gathered labeled rows, Dask
+            # fits with a fold hidden): where it returns the supervised model, no candidate is fitted.
+            if not estimator._check_with_held_out_labels(view):
+                _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
     estimator.dask_rounds_ = rows.n_rounds
     return estimator
 
