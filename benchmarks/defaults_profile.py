@@ -282,7 +282,10 @@ def main():
         "returned the supervised model (None: the check did not run); the last three columns count the work of "
         "every l2-SVM-MFN solve in the default fit and in the one solve (the before section predates them).\n\n"
     )
-    titles = {"before": "Before (the stages as they were)", "after": "After (nothing computed twice, the check before the candidates)"}
+    titles = {
+        "before": "Before (the stages as they were)",
+        "after": "After (nothing computed twice, the check before the candidates)",
+    }
     body = f"## {titles[args.section]}\n\n{provenance()}\n\n" + lines[0]
     finish_sections(results, header, {args.section: body}, SECTIONS, only=[args.section])
 
