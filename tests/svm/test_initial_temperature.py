@@ -96,7 +96,10 @@ def test_auto_fits_the_model_of_the_start_it_chose_with_the_safeguard_at_that_st
 
 
 def _counts_by_hand(X, y_semi):
-    """The check's counts from the public API alone: hide each half's labels, fit from each start, count."""
+    """The check's counts from the public API alone: hide each half's labels, fit from each start, count.
+
+    ``{start: [count on the first half, count on the second]}``, every fit run.
+    """
     labeled = np.flatnonzero(y_semi != -1)
     said = np.bincount(y_semi[labeled], minlength=2) / labeled.shape[0]
     # The check runs at the fractions of the whole fit: the clusters' where they replace the labels' (these
@@ -106,7 +109,7 @@ def _counts_by_hand(X, y_semi):
     # rule's value for their own labels, and the whole fit's intercept_scaling_ (the same rows).
     whole = DeterministicAnnealingSVC(initial_temperature=HOT_START, safeguard=None).fit(X, y_semi)  # no check
     factor = whole.alpha_ / auto_alpha(X, y_semi != -1)
-    correct = {HOT_START: 0, COLD_START: 0}
+    correct = {HOT_START: [], COLD_START: []}
     for rows in label_check_halves(y_semi, labeled, X):
         y_check = y_semi.copy()
         y_check[rows] = -1
@@ -119,12 +122,12 @@ def _counts_by_hand(X, y_semi):
                 positive_fraction=fraction,
                 safeguard=None,
             )
-            correct[start] += int(np.sum(model.fit(X, y_check).predict(X[rows]) == y_semi[rows]))
+            correct[start].append(int(np.sum(model.fit(X, y_check).predict(X[rows]) == y_semi[rows])))
     return correct
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("more_needed", [-1000, 1000])
+@pytest.mark.parametrize("more_needed", [-1000, 1000, -2, 0, 2])
 def test_auto_takes_the_start_that_the_counts_and_the_margin_give(monkeypatch, seed, more_needed):
     X, y_semi = _problem(seed, n=90)
     recorded = []
@@ -134,8 +137,23 @@ def test_auto_takes_the_start_that_the_counts_and_the_margin_give(monkeypatch, s
     )
     monkeypatch.setattr(_annealing_start, "MIN_MORE_CORRECT", more_needed)
     auto = DeterministicAnnealingSVC(safeguard="agreement").fit(X, y_semi)
-    assert recorded == [_counts_by_hand(X, y_semi)]  # one check, the counts of an independent re-implementation
-    assert auto.initial_temperature_ == (COLD_START if more_needed < 0 else HOT_START)
+    by_hand = _counts_by_hand(X, y_semi)  # an independent re-implementation, every fit run
+    (counted,) = recorded  # one check
+    hot, cold = sum(by_hand[HOT_START]), by_hand[COLD_START]
+    assert counted[HOT_START] == hot
+    # The cold start's fits stop before a half once neither all of the halves left wrong nor all right could
+    # change the start.
+    sizes = [half.size for half in label_check_halves(y_semi, np.flatnonzero(y_semi != -1), X)]
+    needed, expected = hot + more_needed, 0
+    for i in range(2):
+        if expected + sum(sizes[i:]) < needed or expected >= needed:
+            break
+        expected += cold[i]
+    assert counted[COLD_START] == expected
+    full = {HOT_START: hot, COLD_START: sum(cold)}
+    assert auto.initial_temperature_ == start_from_counts(full)  # the start of all four fits
+    if abs(more_needed) == 1000:
+        assert auto.initial_temperature_ == (COLD_START if more_needed < 0 else HOT_START)
 
 
 def test_start_from_counts_keeps_the_hot_start_unless_the_cold_one_labels_two_more_rows_right():

@@ -70,7 +70,9 @@ def label_check_halves(y_enc, labeled, X=None):
 def count_correct_on_hidden_halves(estimator, rows, fractions):
     """Hidden labeled rows labeled right from each start: ``{HOT_START: n, COLD_START: n}``, or ``None``.
 
-    ``rows`` is the fit's backend view that fits the clones; ``None`` where the check is skipped.
+    ``rows`` is the fit's backend view that fits the clones; ``None`` where the check is skipped. The hot start
+    is fitted on both halves first; the cold start's fits stop once :func:`start_from_counts` decides the same
+    whatever the halves left would add (:func:`_cold_start_settled`), so its count may cover the first half only.
     """
     if estimator.classes_.shape[0] != 2 or not isinstance(estimator.alpha, str):
         return None
@@ -84,8 +86,10 @@ def count_correct_on_hidden_halves(estimator, rows, fractions):
     # The parent's alpha factor and k-means are handed down, not worked out again.
     given = estimator._label_check_given(rows.clusters)
     correct = {HOT_START: 0, COLD_START: 0}
-    for held in halves:
-        for start in correct:
+    for start in correct:  # the hot start first, on both halves
+        for i, held in enumerate(halves):
+            if start == COLD_START and _cold_start_settled(correct, sum(half.size for half in halves[i:])):
+                return correct
             check = clone(estimator).set_params(
                 initial_temperature=start,
                 positive_fraction=fraction,
@@ -96,6 +100,16 @@ def count_correct_on_hidden_halves(estimator, rows, fractions):
             check = rows.fit_hiding(check, held, given)
             correct[start] += int(np.count_nonzero(check._predicted_indices(X[held]) == y_enc[held]))
     return correct
+
+
+def _cold_start_settled(correct, n_left):
+    """Whether the cold start's fits on ``n_left`` more hidden rows could not change :func:`start_from_counts`.
+
+    ``correct`` holds the hot start's full count and the cold start's so far: the cold count grows by at most
+    ``n_left``, so it is settled when even that leaves it short of the margin, or when it has reached it.
+    """
+    needed = correct[HOT_START] + MIN_MORE_CORRECT
+    return correct[COLD_START] + n_left < needed or correct[COLD_START] >= needed
 
 
 def start_from_counts(correct):
@@ -123,7 +137,8 @@ def choose_initial_temperature(estimator, rows, fractions):
     if estimator.verbose and correct is not None:
         print(
             f"[{type(estimator).__name__}] start: with half of the labels hidden in turn, the hot start labels "
-            f"{correct[HOT_START]} of them right, the cold start {correct[COLD_START]}; initial_temperature={start}"
+            f"{correct[HOT_START]} of them right, the cold start {correct[COLD_START]} (its fits stop once the "
+            f"halves left could not change the start); initial_temperature={start}"
         )
     return start
 
