@@ -89,7 +89,8 @@ def compare_on_folds(X, y_enc, labeled, weights, predict_semi, predict_supervise
     # Weight of the held-out rows of each fold that the supervised model gets right and wrong: the most that
     # fold can add to b and to c.
     right = np.array([np.dot(row_weights[test], sup) for test, sup in zip(tests, supervised)])
-    wrong = np.array([row_weights[test].sum() for test in tests]) - right
+    # (A fold's total and its dot product round differently: all right left a negative wrong weight, and NaN.)
+    wrong = np.maximum(np.array([row_weights[test].sum() for test in tests]) - right, 0.0)
     hits, discordant, total = np.zeros(2), np.zeros(2), 0.0
     for held_out, (test, sup) in enumerate(zip(tests, supervised)):
         semi = predict_semi(labeled[labeled_fold == held_out], rows[test]) == classes[test]
