@@ -413,7 +413,7 @@ class _LinearFitMixin:
             )
 
     def _check_with_held_out_labels(self, rows):
-        """The safeguard's last step where it asks the labels: True where the supervised model replaced this one.
+        """The safeguard's check of the held-out labels, before its candidates: True where the supervised model won.
 
         ``rows``: the fit's rows as the stages see them (:class:`_RowsInMemory` or a Dask fit's view); the caller
         updates what depends on the model (``transduction_``).

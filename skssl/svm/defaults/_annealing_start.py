@@ -105,11 +105,10 @@ def count_correct_on_hidden_halves(estimator, rows, fractions):
 def _cold_start_settled(correct, n_left):
     """Whether the cold start's fits on ``n_left`` more hidden rows could not change :func:`start_from_counts`.
 
-    ``correct`` holds the hot start's full count and the cold start's so far: the cold count grows by at most
-    ``n_left``, so it is settled when even that leaves it short of the margin, or when it has reached it.
+    ``correct`` holds the hot start's full count and the cold start's so far, which grows by at most ``n_left``.
     """
-    needed = correct[HOT_START] + MIN_MORE_CORRECT
-    return correct[COLD_START] + n_left < needed or correct[COLD_START] >= needed
+    highest = {**correct, COLD_START: correct[COLD_START] + n_left}
+    return start_from_counts(correct) == start_from_counts(highest)
 
 
 def start_from_counts(correct):
