@@ -19,7 +19,8 @@ threads) between their entries and exits is credited to the stage the outermost 
 
 The work is also counted, free of the machine's noise: the Newton steps and CGLS iterations of every
 l2-SVM-MFN solve (``solvers._mfn.newton_solve``, on which every estimator's solves are built) in the default
-fit and in the one solve below.
+fit and in the one solve below, and a second table gives each stage's CGLS iterations in one solves, the check's
+supervised and semi-supervised folds apart.
 
 Then the same estimator is fitted once at the values the default fit chose (``alpha_``,
 ``intercept_scaling_``, ``initial_temperature_``, the class fractions it used, ``safeguard=None``), and the
@@ -115,13 +116,17 @@ class Profile:
 
     def shares(self):
         total = sum(self.seconds.values())
+        return (total, *self.by_stage(self.seconds))
+
+    def by_stage(self, per_stack):
+        """``per_stack`` (a figure by stack of labels) summed by stage, and inside the check's folds by nested stage."""
         out, nested = defaultdict(float), defaultdict(float)
-        for stack, seconds in self.seconds.items():
+        for stack, value in per_stack.items():
             stage, inner = self.stage_of(stack)
-            out[stage] += seconds
+            out[stage] += value
             if inner:
-                nested[inner] += seconds
-        return total, out, nested
+                nested[inner] += value
+        return out, nested
 
 
 def _record_top_fractions(profile, out):
@@ -187,16 +192,23 @@ def one_solve(est, fractions):
 
 
 class CountedWork:
-    """Newton steps and CGLS iterations of the l2-SVM-MFN solves run inside the ``with`` block."""
+    """Newton steps and CGLS iterations of the l2-SVM-MFN solves run inside the ``with`` block; with a
+    ``profile``, the CGLS iterations also by the stack of stage labels the solve ran in (``cgls_by_stack``)."""
+
+    def __init__(self, profile=None):
+        self.profile = profile
 
     def __enter__(self):
         self.newton = self.cgls = 0
+        self.cgls_by_stack = defaultdict(int)
         self._original = mfn.newton_solve
 
         def counting(*args, **kwargs):
             result = self._original(*args, **kwargs)
             self.newton += result.n_iter
             self.cgls += result.n_cg_iter
+            if self.profile is not None:
+                self.cgls_by_stack[tuple(self.profile.stack)] += result.n_cg_iter
             return result
 
         mfn.newton_solve = counting
@@ -211,7 +223,7 @@ def profile_fit(method, X, y):
     undo = instrument(profile)
     try:
         est = ESTIMATORS[method]()
-        with CountedWork() as work:
+        with CountedWork(profile) as work:
             profile.mark = time.process_time()
             est.fit(X, y)
             profile._credit()
@@ -219,6 +231,7 @@ def profile_fit(method, X, y):
         for restore in reversed(undo):
             restore()
     total, shares, nested = profile.shares()
+    cgls_stages, _ = profile.by_stage(work.cgls_by_stack)
     single = one_solve(est, used_fractions(est, profile))
     with CountedWork() as single_work:
         start = time.process_time()
@@ -232,11 +245,13 @@ def profile_fit(method, X, y):
         "fell_back": getattr(est, "safeguard_fell_back_", None),
         "cgls": (work.cgls, single_work.cgls),
         "newton": (work.newton, single_work.newton),
+        "cgls_stages": dict(cgls_stages),
+        "cgls_check_supervised": sum(n for stack, n in work.cgls_by_stack.items() if _in_supervised_fold(stack)),
     }
 
 
 def run(lines_out):
-    rows = []
+    rows, work_rows = [], []
     for name, methods in SETS:
         X, y = load_split(name)
         shape = f"{X.shape[0]} x {X.shape[1]}, {int((y != -1).sum())} labels, {np.unique(y[y != -1]).size} classes"
@@ -252,11 +267,48 @@ def run(lines_out):
             cells += [f"{newton} / {newton_one}", f"{cgls} / {cgls_one}", f"{cgls / cgls_one:.1f}"]
             print(" | ".join(cells), flush=True)
             rows.append(cells)
+            work_rows.append([name, cells[2], str(cgls_one), *_in_one_solves(r, cgls_one)])
     header = ["set", "rows", "estimator", "CPU s", *[f"{s} %" for s in STAGES]]
     header += [f"check's folds: {s} %" for s in NESTED]
     header += ["one solve CPU s", "ratio", "fell back"]
     header += ["Newton steps: default / one solve", "CGLS iterations: default / one solve", "CGLS ratio"]
     lines_out.append(markdown_table(header, rows))
+    work_header = ["set", "estimator", "one solve: CGLS iterations", *WORK_COLUMNS]
+    lines_out.append(WORK_TITLE + markdown_table(work_header, work_rows))
+
+
+#: The second table's stages: the first table's, with the cross-validated check split into its supervised fits
+#: (with their own alpha checks) and its semi-supervised ones, and the whole default fit last.
+WORK_COLUMNS = (
+    *[s for s in STAGES if s != "cross-validated check"][:-2],
+    "check: supervised folds",
+    "check: semi-supervised folds",
+    "final refit",
+    "rest",
+    "all",
+)
+WORK_TITLE = (
+    "\n\nThe same fits' CGLS iterations by stage, in one solves: a stage's CGLS iterations over those of the one "
+    "solve (deterministic, unlike the CPU shares above).\n\n"
+)
+
+
+def _in_one_solves(r, cgls_one):
+    """The cells of the second table for one profiled fit ``r``."""
+    by_stage = defaultdict(float, r["cgls_stages"])
+    check = by_stage.pop("cross-validated check", 0.0)
+    supervised = r["cgls_check_supervised"]
+    by_stage["check: supervised folds"], by_stage["check: semi-supervised folds"] = supervised, check - supervised
+    by_stage["all"] = r["cgls"][0]
+    return [f"{by_stage[column] / cgls_one:.2f}" for column in WORK_COLUMNS]
+
+
+def _in_supervised_fold(stack):
+    """Whether ``stack`` is inside a supervised fit of the cross-validated check's folds."""
+    if "check" not in stack or "folds" not in stack:
+        return False
+    inner = stack[stack.index("folds") + 1 :]
+    return bool(inner) and inner[0] == "fit LinearL2SVC"
 
 
 def main():
@@ -280,7 +332,8 @@ def main():
         "at `alpha_`, `intercept_scaling_`, `initial_temperature_`, the class fractions used and "
         "`safeguard=None`; `ratio`: the default fit's CPU over it; `fell back`: whether the cross-validated check "
         "returned the supervised model (None: the check did not run); the last three columns count the work of "
-        "every l2-SVM-MFN solve in the default fit and in the one solve (the before section predates them).\n\n"
+        "every l2-SVM-MFN solve in the default fit and in the one solve, and the second table each stage's CGLS "
+        "iterations over the one solve's (the before section predates both).\n\n"
     )
     titles = {
         "before": "Before (the stages as they were)",
