@@ -339,7 +339,7 @@ def main():
         "before": "Before (the stages as they were)",
         "after": "After (nothing computed twice, the check before the candidates)",
     }
-    body = f"## {titles[args.section]}\n\n{provenance()}\n\n" + lines[0]
+    body = f"## {titles[args.section]}\n\n{provenance()}\n\n" + "".join(lines)
     finish_sections(results, header, {args.section: body}, SECTIONS, only=[args.section])
 
 
