@@ -14,6 +14,8 @@ RESULTS = (
     "linear_vs_svmlin_reuters",
     "defaults_vs_svmlin_20ng",
     "defaults_vs_svmlin_polarity",
+    "defaults_profile",
+    "block_products",
     "linear_scaling",
     "linear_scaling_20ng",
     "dask_scaling",
