@@ -427,6 +427,28 @@ def test_a_block_with_nearly_all_rows_active_is_not_sliced(client, monkeypatch, 
     np.testing.assert_allclose(whole.coef_, sliced.coef_, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("safeguard", ["cross_validation", "agreement"])
+@pytest.mark.parametrize("on_dask", [False, True], ids=["memory", "dask"])
+def test_a_fit_that_fails_inside_the_safeguard_names_the_estimator_on_both_backends(
+    client, monkeypatch, on_dask, safeguard
+):
+    """An overflow in one of the safeguard's fits is the same ValueError on a cluster as in memory."""
+    from skssl.svm import _base
+    from skssl.svm.dask import _dask_fit
+
+    def overflowing(*args, **kwargs):
+        raise FloatingPointError("l2-SVM-MFN produced non-finite weights")
+
+    # The cross-validated check's folds, and the agreement's candidates on each backend.
+    monkeypatch.setattr(_base, "compare_on_folds", overflowing)
+    monkeypatch.setattr(_base, "candidates_agree", overflowing)
+    monkeypatch.setattr(_dask_fit, "_safeguard", overflowing)
+    X, y = _problem(2, False)
+    data = _dask(X, y, CHUNKINGS[0])[:2] if on_dask else (X, y)
+    with pytest.raises(ValueError, match=r"^TransductiveSVC: a fit of its safeguard failed .*non-finite weights"):
+        TransductiveSVC(safeguard=safeguard, max_iter=8).fit(*data)
+
+
 @pytest.mark.parametrize(
     "mutate, message",
     [
