@@ -449,6 +449,37 @@ def test_a_fit_that_fails_inside_the_safeguard_names_the_estimator_on_both_backe
         TransductiveSVC(safeguard=safeguard, max_iter=8).fit(*data)
 
 
+#: Inputs that an in-memory fit refuses, each with what the Dask fit's ValueError must say (None: any message).
+REFUSED_INPUTS = {
+    "complex-X": (lambda X, y: (X.astype(complex), y, None), "complex data is not supported"),
+    "no-features": (lambda X, y: (X[:, :0], y, None), "0 feature"),
+    "continuous-labels": (lambda X, y: (X, np.where(y == 1, 0.5, y), None), "continuous"),
+    "zero-weights": (lambda X, y: (X, y, np.zeros(y.size)), "0 on every labeled row"),
+    "zero-weights-labeled": (lambda X, y: (X, y, np.where(y == -1, 1.0, 0.0)), "0 on every labeled row"),
+    "nan-weight": (lambda X, y: (X, y, np.where(np.arange(y.size) == 3, np.nan, 1.0)), None),
+    "negative-weights": (lambda X, y: (X, y, -np.ones(y.size)), None),
+    "inf-in-X": (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.inf, X), y, None), None),
+    "one-class-labeled": (lambda X, y: (X, np.where(y == 1, -1, y), None), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_INPUTS))
+@pytest.mark.parametrize("estimator", [LinearL2SVC, TransductiveSVC, DeterministicAnnealingSVC])
+def test_input_that_an_in_memory_fit_refuses_is_refused_on_dask(client, estimator, case):
+    """A Dask fit divided by a zero labeled weight, and fitted complex X, no features or labels like 0.5."""
+    mutate, message = REFUSED_INPUTS[case]
+    X, y = _problem(2, False)
+    X, y, weight = mutate(X, y.astype(float))
+    with pytest.raises(ValueError):
+        estimator().fit(X, y, sample_weight=weight)
+    chunks = CHUNKINGS[0]
+    X_dask = da.from_array(X, chunks=(chunks, (X.shape[1],)), asarray=False)
+    y_dask = da.from_array(y, chunks=(chunks,))
+    weight_dask = None if weight is None else da.from_array(weight, chunks=(chunks,))
+    with pytest.raises(ValueError, match=message):
+        estimator().fit(X_dask, y_dask, sample_weight=weight_dask)
+
+
 @pytest.mark.parametrize(
     "mutate, message",
     [

@@ -25,6 +25,7 @@ from functools import cached_property, partial
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
 
 from .._base import (
     ALPHA_MIN,
@@ -134,6 +135,11 @@ _SOLVERS = {"mfn": _solve_mfn, "tsvm": _solve_tsvm, "da": _solve_da}
 
 def fit_on_dask(estimator, X, y, sample_weight=None):
     """Fit ``estimator`` (a one-vs-rest linear estimator) on the Dask array ``X`` with labels ``y``; returns it."""
+    if X.ndim == 2 and X.shape[1] == 0:  # (the message of the in-memory fit's check_array)
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required by "
+            f"{type(estimator).__name__}."
+        )
     for attempt in range(MAX_RESTARTS + 1):
         # After a lost worker the blocks are persisted and checked again: Dask recomputes the lost ones from
         # their lineage, and the fit starts over from them (it is deterministic, so it ends with the same model).
@@ -264,10 +270,17 @@ def _fit_rows(estimator, rows):
         raise ValueError("y has no labeled rows (every entry is -1); at least two classes must be labeled.")
     if classes.size < 2:
         raise ValueError(f"y has a single labeled class {classes.tolist()}; at least two are needed.")
+    check_classification_targets(classes)  # labels such as 0.5 are a regression target, as in memory
     estimator.classes_ = classes
     estimator.n_features_in_ = rows.n_features
     n_classes = classes.size
     cw = _class_weights(estimator, classes, counts)
+    # Before alpha="auto" and the class fractions, which divide by the labeled rows' weight.
+    loss_lab = class_sums if cw is None else class_sums * cw
+    n_lab = int(positive.sum() if cw is None else positive[cw > 0].sum())
+    if n_lab == 0 or not loss_lab.sum() > 0:
+        raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
+    check_every_class_weighted(classes, loss_lab)
     weighted = (rows.sample_weight_given and not all(s.all_unit for s in stats)) or (cw is not None and np.any(cw != 1))
     # The class fractions and alpha="auto" count rows by sample_weight (without class weights), as in memory.
     if getattr(estimator, "positive_fraction", None) is not None:
@@ -301,11 +314,6 @@ def _fit_rows(estimator, rows):
     if isinstance(estimator.alpha, str):
         estimator._check_penalty_on_labeled_rows(view)
     _check_alpha(estimator)
-    loss_lab = class_sums if cw is None else class_sums * cw
-    n_lab = int(positive.sum() if cw is None else positive[cw > 0].sum())
-    if n_lab == 0 or not loss_lab.sum() > 0:
-        raise ValueError("sample_weight (times class_weight) is 0 on every labeled row; nothing to fit.")
-    check_every_class_weighted(classes, loss_lab)
     n_unl = rows.sums("n_unlabeled")
     totals = ProblemTotals(n_lab, n_unl)
     if weighted:

@@ -109,6 +109,10 @@ def _check_block(X, y, sw, index):
     """Validate one block of rows, its labels and weights; return it as a :class:`CheckedBlock`."""
     if X.ndim != 2:
         raise ValueError(f"Block {index} of X has {X.ndim} dimension(s); expected rows of a 2-D array.")
+    if X.dtype.kind not in "biuf":  # a cast to float64 would drop an imaginary part, or fail on objects
+        raise ValueError(
+            f"Block {index} of X has dtype {X.dtype}; X must hold real numbers (complex data is not supported)."
+        )
     # scipy's compiled conversions and products on the worker trust a sparse block's indices, as skssl's
     # kernels do in memory: its structure is checked first, as fit checks an in-memory X.
     X = _as_block(check_sparse_structure(X, input_name=f"block {index} of X"))
