@@ -14,6 +14,7 @@ RESULTS = (
     "linear_vs_svmlin_reuters",
     "defaults_vs_svmlin_20ng",
     "defaults_vs_svmlin_polarity",
+    "defaults_vs_svmlin_20ng_da",
     "defaults_vs_svmlin_polarity_da",
     "defaults_profile",
     "block_products",
