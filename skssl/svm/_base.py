@@ -11,6 +11,7 @@ S3VMs", Implementation decisions, "Shared by the estimators".
 import importlib
 import warnings
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from numbers import Integral, Real
@@ -131,12 +132,17 @@ def _alpha_error(estimator, error):
     )
 
 
-def _safeguard_error(estimator, error):
-    """The ``ValueError`` raised where a fit inside the safeguard failed: it names the user's estimator."""
-    return ValueError(
-        f"{type(estimator).__name__}: a fit of its safeguard failed with alpha_={estimator.alpha_!r}, which may be "
-        f"too small for float64 arithmetic on this data{_against_unlabeled_weight(estimator)} ({error})"
-    )
+@contextmanager
+def _safeguard_failures_named(estimator):
+    """Run the ``with`` block (the safeguard's fits); a ``ValueError`` or ``FloatingPointError`` it raises becomes
+    a ``ValueError`` that names the user's estimator and its ``alpha_``, on every backend."""
+    try:
+        yield
+    except (ValueError, FloatingPointError) as error:
+        raise ValueError(
+            f"{type(estimator).__name__}: a fit of its safeguard failed with alpha_={estimator.alpha_!r}, which may "
+            f"be too small for float64 arithmetic on this data{_against_unlabeled_weight(estimator)} ({error})"
+        ) from error
 
 
 _MFN_CAP_MESSAGE = (
@@ -940,10 +946,8 @@ class _BaseLinearSVC(_LinearFitMixin, SemiSupervisedClassifierMixin, LinearClass
         outputs = np.column_stack([res.outputs for res in results])
         indices = (outputs[:, 0] > 0).astype(np.intp) if n_classes == 2 else outputs.argmax(axis=1)
         self._set_transduction(y_enc, indices)
-        try:
+        with _safeguard_failures_named(self):
             self._apply_safeguard(data)
-        except (ValueError, FloatingPointError) as error:
-            raise _safeguard_error(self, error) from error
         return self
 
     def _check_hooks(self, on_dask):

@@ -29,7 +29,7 @@ from ._base import (
     _capped_message,
     _check_finite_fit,
     _LinearFitMixin,
-    _safeguard_error,
+    _safeguard_failures_named,
     expanded_coef,
 )
 from ..utils._dask import is_dask_array
@@ -609,10 +609,8 @@ class PottsDeterministicAnnealingSVC(
         # Without unlabeled rows the fit is one supervised solve: one iteration.
         self.n_iter_ = int(max(res.n_temperatures, 1))
         del X_used, res  # the solve's arrays are not kept through the safeguard's fits
-        try:
+        with _safeguard_failures_named(self):
             self._apply_safeguard(data)
-        except (ValueError, FloatingPointError) as error:
-            raise _safeguard_error(self, error) from error
         return self
 
     def _apply_safeguard(self, data):

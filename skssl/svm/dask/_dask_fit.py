@@ -32,7 +32,7 @@ from .._base import (
     FIT_BACKENDS,
     _alpha_error,
     _check_alpha,
-    _safeguard_error,
+    _safeguard_failures_named,
     check_every_class_weighted,
     checked_class_weight,
 )
@@ -343,13 +343,10 @@ def _fit_rows(estimator, rows):
         estimator.safeguard_fell_back_ = None
         if estimator.safeguard is not None and estimator.positive_fraction is None and n_unl:
             # The cross-validated check first, as in memory (supervised fits on the gathered labeled rows, Dask
-            # fits with a fold hidden): where it returns the supervised model, no candidate is fitted. A fit
-            # that fails in there is reported as in memory, naming this estimator.
-            try:
+            # fits with a fold hidden): where it returns the supervised model, no candidate is fitted.
+            with _safeguard_failures_named(estimator):
                 if not estimator._check_with_held_out_labels(view):
                     _safeguard(estimator, rows, fractions, float(class_sums.sum()), cw, float(loss_lab.sum()))
-            except (ValueError, FloatingPointError) as error:
-                raise _safeguard_error(estimator, error) from error
     estimator.dask_rounds_ = rows.n_rounds
     return estimator
 
